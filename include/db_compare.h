@@ -1,0 +1,86 @@
+/* Pairing a reference tree with a target tree and measuring every pair.
+ * Pairs are joined on (phase, pass, rank, layer, stage, occurrence). For
+ * stages the profile marks sharded, a merged pair (rank -1) is added that
+ * unshards the per-rank tensors (concat along a dim, or sum of partials). */
+#ifndef DB_COMPARE_H
+#define DB_COMPARE_H
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "db_index.h"
+#include "db_metrics.h"
+
+typedef enum db_status {
+	DB_ST_OK = 0, DB_ST_REF_ONLY, DB_ST_TARGET_ONLY, DB_ST_SHAPE_MISMATCH,
+	DB_ST_ERROR
+} db_status;
+
+typedef struct db_pair {
+	db_fields f;            /* side empty; rank -1 for merged or rank-less */
+	int occurrence;
+	bool merged;            /* built by unsharding ranks */
+	const db_item *ref, *tgt;       /* NULL when missing (merged: first shard) */
+	const db_item **ref_shards, **tgt_shards;  /* merged only, by rank */
+	size_t n_ref_shards, n_tgt_shards;
+	int64_t seq;            /* execution order across both trees */
+	db_status status;
+	bool dtype_differs;     /* compared after casting both to float64 */
+	char *error;            /* status ERROR: the message */
+	/* Results: valid once state == DB_PAIR_DONE (release/acquire). */
+	db_metrics m;
+	db_band band;
+	_Atomic int state;
+} db_pair;
+
+enum { DB_PAIR_PENDING = 0, DB_PAIR_RUNNING, DB_PAIR_DONE };
+
+typedef struct db_compare_opts {
+	const char *profile;    /* name or file; NULL = auto-detect */
+	const char *filter;     /* PCRE2 regex on stage / key; NULL = all */
+	int threads;            /* 0 = number of CPUs */
+	const char *cache_dir;  /* metrics cache; NULL = default, "" = off */
+} db_compare_opts;
+
+typedef struct db_compare {
+	db_profile *profile;    /* owned */
+	char why[512];          /* how the profile was chosen */
+	char *ref_root, *tgt_root;
+	db_index *ref, *tgt;    /* owned; may be the same scan split by side */
+	db_pair *pairs;         /* in execution order */
+	size_t n_pairs;
+	char **phases;          /* present phases, causal order */
+	size_t n_phases;
+	_Atomic size_t n_done;  /* pairs finished (async progress) */
+	void *priv;             /* worker pool, cache */
+} db_compare;
+
+/* Scan both trees and build the pairs (no metrics yet). ref == tgt, or tgt
+ * NULL, for layouts where one folder holds both sides (the profile's side
+ * group splits them). -1 with err for unusable roots or a bad profile; an
+ * empty comparison (no pairs) is an error too, never a silent pass. */
+int db_compare_open(const char *ref, const char *tgt,
+                    const db_compare_opts *opts, db_compare **out, db_err *err);
+void db_compare_free(db_compare *c);
+
+/* Compute one pair (thread-safe; no-op when already done). */
+void db_compare_pair(db_compare *c, db_pair *p);
+/* Compute all pairs with a worker pool; blocks. */
+void db_compare_run(db_compare *c);
+/* Background computation for the TUI: returns at once; n_done grows;
+ * db_compare_stop cancels and joins (safe to call when not started). */
+int db_compare_start(db_compare *c);
+void db_compare_stop(db_compare *c);
+bool db_compare_finished(const db_compare *c);
+
+/* Rescan the trees (new files appeared), keeping computed results for
+ * unchanged pairs. Used by bisect when layers are dumped one at a time. */
+int db_compare_rescan(db_compare *c, db_err *err);
+
+const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
+/* Index of the first pair in execution order that leaves the ok band (or is
+ * not ok), restricted to phase/pass ("" or NULL = any) and rank (-2 = any,
+ * -1 merged/rank-less); -1 when none. */
+long db_first_divergence(const db_compare *c, const char *phase,
+                         const char *pass, int rank);
+
+#endif

@@ -1,0 +1,48 @@
+/* The layer × stage view of a comparison, shared by the heatmap, the bisect
+ * and the exports: rows = model-level stages before the layers, the layers,
+ * model-level stages after; columns = top-level stages in execution order. */
+#ifndef DB_GRID_H
+#define DB_GRID_H
+#include <stddef.h>
+#include "db_compare.h"
+
+#define DB_NO_PAIR ((size_t)-1)
+
+typedef struct db_grid_row {
+	int layer;              /* -1 for a model-level row */
+	char *label;            /* "L12" or the model-level stage name */
+	size_t *cells;          /* n_cols pair indices or DB_NO_PAIR; model rows use cells[0] */
+} db_grid_row;
+
+typedef struct db_grid {
+	char *phase, *pass;     /* the selection it was built for */
+	int rank;               /* -1 merged/rank-less, else one rank */
+	char **cols;            /* top-level stage names */
+	size_t n_cols;
+	db_grid_row *rows;
+	size_t n_rows;
+	size_t first_layer_row; /* rows before it are model-level "before" rows */
+	size_t n_layer_rows;
+} db_grid;
+
+/* phase/pass NULL = the first phase / the profile's pass selection. */
+int db_grid_build(const db_compare *c, const char *phase, const char *pass,
+                  int rank, db_grid *g);
+void db_grid_free(db_grid *g);
+
+/* Passes present for a phase, sorted; and the one the profile selects. */
+size_t db_passes(const db_compare *c, const char *phase, char ***out);
+const char *db_default_pass(const db_compare *c, const char *phase);
+/* Ranks present (sorted); -1 not included. */
+size_t db_ranks(const db_compare *c, int **out);
+
+/* Sub-stages of a cell's pair (same phase/pass/rank/layer) in execution
+ * order, ending with the top-level stage itself. Caller frees *out. */
+size_t db_substages(const db_compare *c, size_t pair, size_t **out);
+/* Per-rank pairs of the same cell (for a merged pair or any rank). */
+size_t db_rank_pairs(const db_compare *c, size_t pair, size_t **out);
+/* Pair of stage at layer in the grid's selection, or DB_NO_PAIR. */
+size_t db_grid_find(const db_compare *c, const db_grid *g, int layer,
+                    const char *stage);
+
+#endif

@@ -1,0 +1,53 @@
+/* Scanning a dump tree: every file the profile parses becomes items (one per
+ * tensor inside), each with its fields, dtype and shape. Tensor data is not
+ * read here; db_compare maps files again when it computes. */
+#ifndef DB_INDEX_H
+#define DB_INDEX_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "db_err.h"
+#include "db_profile.h"
+#include "db_tensor.h"
+
+typedef struct db_item {
+	char *path;             /* relative to the tree root */
+	char *key;              /* key inside the file ("" = the file's tensor) */
+	db_fields f;
+	db_dtype dtype;
+	int ndim;
+	int64_t shape[DB_MAX_DIMS];
+	char *err;              /* read error for this item (file, entry, offset) */
+	int64_t seq;            /* position in this tree's execution order */
+	int occurrence;         /* n-th repeat of the same fields (0 first) */
+	off_t size;             /* file size and mtime: cache key */
+	int64_t mtime_ns;
+} db_item;
+
+typedef struct db_index {
+	char *root;             /* as given */
+	const db_profile *profile;      /* borrowed */
+	db_item *items;         /* sorted by seq */
+	size_t n_items;
+	size_t n_files;         /* files the profile parsed */
+	char **unparsed;        /* relative paths of files that matched no pattern */
+	size_t n_unparsed;
+	char **skipped;         /* special files, symlink loops, unreadable: "path: why" */
+	size_t n_skipped;
+} db_index;
+
+/* Scan root with profile p. side: "ref" or "target" keeps only items whose
+ * side field is that (or empty); NULL keeps all. Errors in single files are
+ * items with err set; -1 only when root itself is missing, unreadable or not
+ * a directory/file. A root that is a single file indexes that file. */
+int db_index_scan(const char *root, const db_profile *p, const char *side,
+                  db_index **out, db_err *err);
+void db_index_free(db_index *ix);
+
+/* Try every profile on root; pick the one that parses the most files.
+ * why gets a one-line reason ("sglang-v1: 128 of 128 files parsed; next
+ * best generic: 0"). -1 when none parses anything. */
+int db_profile_detect(const char *root, db_profile **out, char *why,
+                      size_t whylen, db_err *err);
+
+#endif

@@ -1,0 +1,89 @@
+/* Comparison metrics, accumulated in float64 straight from the stored bytes
+ * (streaming: memory does not grow with tensor size). x = reference,
+ * y = target. Definitions (documented in man/dumpbisect.1):
+ *   cos      = Σxy / (‖x‖‖y‖)
+ *   rel      = max|y−x| / max(max|x|, 1e-12)      (ATOM's cos_max "rel")
+ *   rel_l2   = ‖y−x‖ / ‖x‖
+ *   rel_diff = 1 − 2Σxy / Σ(x²+y²)                (SGLang / DeepGEMM)
+ *   max_abs, mean_abs of |y−x|, argmax = flat index of the max
+ * Elements where either side is NaN/Inf are left out of the sums and
+ * counted; a position that is non-finite on one side only (or a different
+ * non-finite value) counts in nonfinite_mismatch and makes the pair "bug". */
+#ifndef DB_METRICS_H
+#define DB_METRICS_H
+#include <stdint.h>
+#include "db_err.h"
+#include "db_tensor.h"
+
+typedef struct db_metrics {
+	uint64_t n;                     /* real components compared */
+	double cos, rel, rel_l2, rel_diff, max_abs, mean_abs;
+	int64_t argmax;                 /* flat element index; -1 when n == 0 */
+	double byte_equal;              /* fraction of bytewise-equal elements; NaN when dtypes differ */
+	uint64_t nan_ref, nan_tgt, inf_ref, inf_tgt, nonfinite_mismatch;
+} db_metrics;
+
+/* Partial sums over a range of elements, mergeable across threads. */
+typedef struct db_accum {
+	uint64_t n, n_elems, byte_eq;
+	double sxy, sxx, syy, sdd, sabs, max_abs, max_absx;
+	int64_t argmax;
+	uint64_t nan_ref, nan_tgt, inf_ref, inf_tgt, nonfinite_mismatch;
+	int same_dtype;
+} db_accum;
+
+void db_accum_init(db_accum *a);
+/* Accumulate elements [begin, end) (flat C-order indices) of x and y, which
+ * must have the same numel. Thread-safe for distinct accumulators. */
+void db_accum_range(db_accum *a, const db_tensor *x, const db_tensor *y,
+                    int64_t begin, int64_t end);
+void db_accum_merge(db_accum *into, const db_accum *from);
+void db_accum_finish(const db_accum *a, db_metrics *m);
+
+/* Whole comparison. Returns -1 (err set) when numel differs or a dtype is
+ * not comparable (quantized, unknown). Same shape is the caller's check. */
+int db_metrics_compute(const db_tensor *x, const db_tensor *y, db_metrics *m,
+                       db_err *err);
+/* The simple one-element-at-a-time loop the fast path is tested against. */
+int db_metrics_reference(const db_tensor *x, const db_tensor *y,
+                         db_metrics *m, db_err *err);
+
+/* Severity bands, worst last. */
+typedef enum db_band {
+	DB_BAND_NONE = 0,       /* not computed / not comparable */
+	DB_BAND_OK, DB_BAND_DRIFT, DB_BAND_ALGO, DB_BAND_BUG, DB_BAND_SCRAMBLE
+} db_band;
+
+typedef struct db_thresholds {
+	double ok_cos, ok_rel;          /* ok:    cos > 0.9999 and rel < 0.01 */
+	double drift_cos, drift_rel;    /* drift: cos > 0.99   and rel < 0.10 */
+	double algo_cos, algo_rel;      /* algo:  cos > 0.9    and rel < 0.30 */
+	double scramble_cos;            /* scramble: cos <= 0.1 (also negative) */
+} db_thresholds;
+
+void db_thresholds_default(db_thresholds *t);
+/* Band of m; cos and rel each give a band and the worse wins ("trust rel").
+ * NaN cos (zero norm on one side) or nonfinite_mismatch > 0 -> BUG. */
+db_band db_band_of(const db_metrics *m, const db_thresholds *t);
+const char *db_band_name(db_band b);     /* "ok", "drift", "algo", "bug", "scramble", "-" */
+/* Glyph for tables: utf8 "✓" "~" "✗" "✗✗" "‼" / ascii "." "~" "x" "X" "#"; none "-" */
+const char *db_band_glyph(db_band b, int utf8);
+
+/* Per-side statistics (ls --stats, tensor view). Non-finite left out of
+ * sum/min/max/mean/std and counted. */
+typedef struct db_stats {
+	uint64_t n, nan, inf;
+	double sum, min, max, mean, std;
+} db_stats;
+int db_stats_compute(const db_tensor *t, db_stats *s, db_err *err);
+
+/* The k largest |y−x| with their flat indices, largest first. Returns the
+ * number found (<= k). */
+int db_topk_diff(const db_tensor *x, const db_tensor *y, int k,
+                 int64_t *idx, double *absdiff);
+/* Error profile along dimension 0 ("per token"): out[r] = ‖y_r−x_r‖/‖x_r‖
+ * for each of the first min(rows, shape[0]) rows. Returns rows written. */
+int64_t db_row_rel_l2(const db_tensor *x, const db_tensor *y, double *out,
+                      int64_t rows);
+
+#endif

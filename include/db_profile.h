@@ -1,0 +1,108 @@
+/* Profiles: how a dump tree's paths, and the keys inside dict payloads,
+ * map to the fields side/phase/pass/rank/layer/stage. A profile is YAML
+ * (libyaml) whose patterns are PCRE2 regexes with named groups. Built-in
+ * profiles are profiles/*.yaml embedded at build time; user profiles live
+ * in $XDG_CONFIG_HOME/dumpbisect/profiles/NAME.yaml. Format: man 5
+ * dumpbisect-profile. */
+#ifndef DB_PROFILE_H
+#define DB_PROFILE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "db_err.h"
+#include "db_metrics.h"
+
+/* Where one tensor sits in the model run. */
+typedef struct db_fields {
+	char side[16];          /* "ref", "target", or "" when the tree is one side */
+	char phase[32];         /* "" when the layout has none */
+	char pass[32];          /* forward pass / step / call; "" when none */
+	int rank;               /* -1: none */
+	int layer;              /* -1: model-level (embed, final logits, ...) */
+	char stage[256];        /* "hidden_out", "attn.q_rope", "self_attn.o_proj" */
+	int64_t order;          /* execution order from the name (dump_index); -1 none */
+} db_fields;
+
+typedef enum { DB_UNSHARD_CONCAT, DB_UNSHARD_SUM } db_unshard;
+
+typedef struct db_shard_rule {
+	char *pattern; void *re;        /* stage regex */
+	int dim;                        /* concat dimension; negative counts from the end */
+	db_unshard how;
+} db_shard_rule;
+
+typedef struct db_substage_rule {
+	char *parent;                   /* top-level stage */
+	char *pattern; void *re;        /* regex of its sub-stages */
+} db_substage_rule;
+
+typedef struct db_layer_class {
+	char *name;
+	int lo, hi;                     /* inclusive; hi == -1: open-ended */
+} db_layer_class;
+
+typedef enum {
+	DB_PASS_FIRST, DB_PASS_LAST, DB_PASS_ALL, DB_PASS_PREFILL, DB_PASS_VALUE
+} db_pass_select;
+
+/* All strings and arrays are owned by the profile (db_profile_free). */
+typedef struct db_profile {
+	char *name, *description;
+	char *origin;                   /* "built-in" or the file it came from */
+	char *files_pat; void *files_re;/* which files belong to the layout at all */
+	char *path_pat; void *path_re;  /* named groups over the relative path */
+	char *key_pat; void *key_re;    /* named groups over the inner key; NULL = any */
+	char *value_key;                /* dict payloads: key holding the tensor */
+	char **ignore_keys; size_t n_ignore_keys;
+	char *side_ref, *side_target;   /* values of (?<side>) meaning ref / target */
+	char **phase_order; size_t n_phase_order;
+	char **stage_order; size_t n_stage_order;   /* globs, execution order */
+	char **model_after; size_t n_model_after;   /* globs: model-level stages drawn after the layers */
+	db_substage_rule *substages; size_t n_substages;
+	char substage_sep;              /* "a.b" is a sub-stage of "a"; 0 = off */
+	db_shard_rule *shards; size_t n_shards;
+	db_pass_select pass_select;
+	char *pass_value;               /* DB_PASS_VALUE */
+	int pass_slots;                 /* DB_PASS_PREFILL: n_slots (default 1) */
+	db_thresholds thresholds;
+	char *probe;                    /* bisect probe stage, e.g. "hidden_out" */
+	db_layer_class *classes; size_t n_classes;
+	char *dump_command;             /* with {layer}; NULL = none */
+	char *input_ids_pat; void *input_ids_re; /* stages holding token ids */
+} db_profile;
+
+/* Parse YAML text. origin names it in errors ("file:line:col: ..."). */
+int db_profile_parse(const char *yaml, size_t len, const char *origin,
+                     db_profile **out, db_err *err);
+/* name_or_path: a built-in name, a user profile name, or a file path. */
+int db_profile_load(const char *name_or_path, db_profile **out, db_err *err);
+void db_profile_free(db_profile *p);
+/* Names of all profiles (built-in first, then user); caller frees the
+ * array and each string. */
+size_t db_profile_names(char ***names);
+/* The YAML text of a built-in profile, or NULL. Borrowed, static. */
+const char *db_profile_builtin_yaml(const char *name);
+
+/* Fill f from a relative path; false when the path does not match. Fields
+ * the path does not give are reset (rank -1, layer -1, order -1, "" ). */
+bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *f);
+/* Refine f from an inner key (may be ""): key groups override path groups,
+ * except stage, which is joined "path_stage.key_stage" when both exist.
+ * false when the profile has a key pattern and the key does not match. */
+bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f);
+
+bool db_glob_match(const char *glob, const char *s);
+/* Position of stage in stage_order (first matching glob) or -1. */
+int db_profile_stage_pos(const db_profile *p, const char *stage);
+/* Top-level stage of stage (itself when top-level); writes into buf. */
+const char *db_profile_parent(const db_profile *p, const char *stage,
+                              const char *const *known, size_t n_known,
+                              char *buf, size_t len);
+bool db_profile_is_model_after(const db_profile *p, const char *stage);
+bool db_profile_is_input_ids(const db_profile *p, const char *stage);
+const db_shard_rule *db_profile_shard(const db_profile *p, const char *stage);
+const char *db_profile_layer_class(const db_profile *p, int layer); /* NULL none */
+/* dump_command with {layer} replaced; caller frees; NULL when none. */
+char *db_profile_dump_command(const db_profile *p, int layer);
+
+#endif

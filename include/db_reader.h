@@ -1,0 +1,53 @@
+/* Opening dump files: torch.save (.pt zip and legacy), safetensors, .npy,
+ * .npz. Files are mmap'ed read-only; tensors point into the mapping (or
+ * into buffers the db_file owns, for deflated .npz members). Nothing in a
+ * file is ever executed: the pickle reader is a restricted VM. */
+#ifndef DB_READER_H
+#define DB_READER_H
+#include <stddef.h>
+#include <stdint.h>
+#include "db_err.h"
+#include "db_tensor.h"
+
+typedef enum db_format {
+	DB_FMT_UNKNOWN = 0, DB_FMT_PT_ZIP, DB_FMT_PT_LEGACY, DB_FMT_SAFETENSORS,
+	DB_FMT_NPY, DB_FMT_NPZ
+} db_format;
+
+typedef struct db_entry {
+	/* Flattened key: "" for a file holding one plain tensor; nested dict keys
+	 * joined with '.', list/tuple items by index ("layers.0.w", "out.1"). */
+	char *key;
+	db_tensor t;                    /* valid when err == NULL */
+	/* Set when this entry could not be read: a full message naming file,
+	 * entry and byte offset. The other entries of the file are still good. */
+	char *err;
+} db_entry;
+
+typedef struct db_file {
+	char *path;
+	db_format format;
+	db_entry *entries;              /* in file order (dict insertion order) */
+	size_t n_entries;
+	/* private to the readers */
+	const uint8_t *map;
+	size_t map_size;
+	void **owned;
+	size_t n_owned, cap_owned;
+	size_t cap_entries;
+} db_file;
+
+/* Open and parse path. On success *out owns everything (free with
+ * db_file_close) and returns 0. A file refused as a whole (unknown format,
+ * malicious pickle, truncated header) returns -1 with err set; the caller
+ * keeps going with the rest of the tree. */
+int db_file_open(const char *path, db_file **out, db_err *err);
+/* Same on bytes already in memory (fuzzers, tests). data must outlive f. */
+int db_file_open_mem(const char *name, const uint8_t *data, size_t size,
+                     db_file **out, db_err *err);
+void db_file_close(db_file *f);
+const char *db_format_name(db_format fmt);
+/* Entry with exactly this key, or NULL. */
+const db_entry *db_file_find(const db_file *f, const char *key);
+
+#endif

@@ -1,0 +1,36 @@
+/* A zero-copy view of one tensor inside an open file (see db_reader.h). */
+#ifndef DB_TENSOR_H
+#define DB_TENSOR_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "db_dtype.h"
+
+#define DB_MAX_DIMS 16
+
+typedef struct db_tensor {
+	db_dtype dtype;
+	int ndim;                       /* 0 = scalar (numel 1) */
+	int64_t shape[DB_MAX_DIMS];
+	int64_t stride[DB_MAX_DIMS];    /* in elements, >= 0; C order when contiguous */
+	/* Address of logical element 0 (storage start + storage_offset*itemsize).
+	 * Borrowed: valid while the db_file it came from is open. Every element
+	 * reachable through shape/stride was bounds-checked by the reader. */
+	const uint8_t *data;
+	bool swap;                      /* stored big-endian */
+	int64_t file_offset;            /* byte offset of data in the file; -1 if inflated */
+	/* quantized per-tensor affine parameters (scale 0 = none) */
+	double q_scale;
+	int64_t q_zero;
+} db_tensor;
+
+int64_t db_tensor_numel(const db_tensor *t);
+bool db_tensor_is_contiguous(const db_tensor *t);
+/* Byte offset from t->data of the element with flat (C-order) index i. */
+int64_t db_tensor_elem_offset(const db_tensor *t, int64_t i);
+/* "[2, 16, 64]" into buf; returns buf. */
+char *db_shape_str(const db_tensor *t, char *buf, size_t len);
+bool db_shape_equal(const db_tensor *a, const db_tensor *b);
+/* Set C-contiguous strides for the current shape. */
+void db_tensor_set_contiguous(db_tensor *t);
+
+#endif
