@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses with clang and runs each one.
+#   tests/fuzz/run.sh [SECONDS_PER_HARNESS] [HARNESS...]
+# Default 8 s each (the CI smoke). Long run, e.g. until 10 million execs:
+#   tests/fuzz/run.sh 0 fuzz_file   (with FUZZ_RUNS=10000000)
+# Seed corpora come from the committed fixtures; crashes land in
+# build-fuzz/crashes/ and make the script fail.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+secs=${1:-8}; shift || true
+b=build-fuzz
+CC=clang cmake -S . -B $b -DDB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build $b -j"$(nproc)" >/dev/null
+mkdir -p $b/crashes
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=($(cd $b/tests/fuzz && ls fuzz_* | grep -v '\.' ))
+fail=0
+for h in "${harnesses[@]}"; do
+	corpus=$b/corpus/$h; mkdir -p "$corpus"
+	seeds=tests/fuzz/seeds/$h
+	# seeds file: globs of files to start from; each file is copied once
+	if [ -f "$seeds" ]; then
+		for g in $(cat "$seeds"); do for f in $g; do [ -f "$f" ] && cp -f "$f" "$corpus/"; done; done
+	fi
+	args=(-max_len=65536 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=$b/crashes/$h- -print_final_stats=1)
+	if [ -n "${FUZZ_RUNS:-}" ]; then args+=(-runs="$FUZZ_RUNS"); else args+=(-max_total_time="$secs"); fi
+	echo "== $h" >&2
+	if ! $b/tests/fuzz/$h "${args[@]}" "$corpus" 2>$b/$h.log; then
+		echo "$h: FAILED, see $b/$h.log and $b/crashes/" >&2; tail -30 $b/$h.log >&2; fail=1
+	fi
+	grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' $b/$h.log | sed "s/^/$h: /" >&2 || true
+done
+exit $fail
