@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "db_index.h"
 #include "db_metrics.h"
 
@@ -25,7 +26,13 @@ typedef struct db_pair {
 	int64_t seq;            /* execution order across both trees */
 	db_status status;
 	bool dtype_differs;     /* compared after casting both to float64 */
-	char *error;            /* status ERROR: the message */
+	char *error;            /* status ERROR: the message (owned) */
+	/* Logical shapes and dtypes of each side (merged: the unsharded
+	 * tensor); ndim -1 when that side is missing. */
+	int ndim_ref, ndim_tgt;
+	int64_t shape_ref[DB_MAX_DIMS], shape_tgt[DB_MAX_DIMS];
+	db_dtype dtype_ref, dtype_tgt;
+	uint64_t numel;         /* elements compared (status OK) */
 	/* Results: valid once state == DB_PAIR_DONE (release/acquire). */
 	db_metrics m;
 	db_band band;
@@ -77,6 +84,10 @@ bool db_compare_finished(const db_compare *c);
 int db_compare_rescan(db_compare *c, db_err *err);
 
 const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
+/* "path" or "path:key" of an item (malloc'd); NULL for a missing side. */
+char *db_item_name(const db_item *it);
+/* The pair leaves the ok band or is not ok (computed pairs only). */
+bool db_pair_diverges(const db_pair *p);
 /* Index of the first pair in execution order that leaves the ok band (or is
  * not ok), restricted to phase/pass ("" or NULL = any) and rank (-2 = any,
  * -1 merged/rank-less); -1 when none. */

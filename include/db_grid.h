@@ -7,6 +7,9 @@
 #include "db_compare.h"
 
 #define DB_NO_PAIR ((size_t)-1)
+/* rank for db_grid_build: each cell shows the merged pair when there is
+ * one, else the rank-less pair, else the lowest rank's. */
+#define DB_RANK_ANY (-2)
 
 typedef struct db_grid_row {
 	int layer;              /* -1 for a model-level row */
@@ -16,7 +19,7 @@ typedef struct db_grid_row {
 
 typedef struct db_grid {
 	char *phase, *pass;     /* the selection it was built for */
-	int rank;               /* -1 merged/rank-less, else one rank */
+	int rank;               /* -1 merged/rank-less, DB_RANK_ANY, else one rank */
 	char **cols;            /* top-level stage names */
 	size_t n_cols;
 	db_grid_row *rows;
@@ -30,16 +33,19 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
                   int rank, db_grid *g);
 void db_grid_free(db_grid *g);
 
-/* Passes present for a phase, sorted; and the one the profile selects. */
+/* Passes present for a phase (NULL/"" = any), sorted; caller frees each
+ * string and the array. And the one the profile selects (borrowed, valid
+ * until db_compare_rescan/free; "all" selects the first). */
 size_t db_passes(const db_compare *c, const char *phase, char ***out);
 const char *db_default_pass(const db_compare *c, const char *phase);
-/* Ranks present (sorted); -1 not included. */
+/* Ranks present (sorted); -1 not included. Caller frees *out. */
 size_t db_ranks(const db_compare *c, int **out);
 
 /* Sub-stages of a cell's pair (same phase/pass/rank/layer) in execution
  * order, ending with the top-level stage itself. Caller frees *out. */
 size_t db_substages(const db_compare *c, size_t pair, size_t **out);
-/* Per-rank pairs of the same cell (for a merged pair or any rank). */
+/* Per-rank pairs of the same cell (for a merged pair or any rank), by
+ * rank. Caller frees *out. */
 size_t db_rank_pairs(const db_compare *c, size_t pair, size_t **out);
 /* Pair of stage at layer in the grid's selection, or DB_NO_PAIR. */
 size_t db_grid_find(const db_compare *c, const db_grid *g, int layer,

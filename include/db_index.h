@@ -34,6 +34,9 @@ typedef struct db_index {
 	size_t n_unparsed;
 	char **skipped;         /* special files, symlink loops, unreadable: "path: why" */
 	size_t n_skipped;
+	int root_is_file;       /* root names one file; items' path is its basename */
+	size_t n_files_seen;    /* regular files under root, matching profile->files or not */
+	size_t n_refused;       /* files the reader refused as a whole */
 } db_index;
 
 /* Scan root with profile p. side: "ref" or "target" keeps only items whose
@@ -43,6 +46,11 @@ typedef struct db_index {
 int db_index_scan(const char *root, const db_profile *p, const char *side,
                   db_index **out, db_err *err);
 void db_index_free(db_index *ix);
+/* Full path of an item's file (malloc'd; NULL on OOM). */
+char *db_index_path(const db_index *ix, const db_item *it);
+/* Identity of an item's fields, for pairing and occurrences:
+ * "phase\x1fpass\x1frank\x1flayer\x1fstage" into buf; returns buf. */
+char *db_fields_key(const db_fields *f, char *buf, size_t len);
 
 /* Try every profile on root; pick the one that parses the most files.
  * why gets a one-line reason ("sglang-v1: 128 of 128 files parsed; next

@@ -8,7 +8,25 @@
  *   max_abs, mean_abs of |y−x|, argmax = flat index of the max
  * Elements where either side is NaN/Inf are left out of the sums and
  * counted; a position that is non-finite on one side only (or a different
- * non-finite value) counts in nonfinite_mismatch and makes the pair "bug". */
+ * non-finite value) counts in nonfinite_mismatch and makes the pair "bug".
+ *
+ * Any two comparable dtypes may be compared (both cast to float64); complex
+ * tensors compare their interleaved (re, im) components, so n = 2*numel.
+ * Edge cases:
+ *   - n == 0 (empty tensors, or every position non-finite on both sides):
+ *     cos = 1, rel = rel_l2 = rel_diff = max_abs = mean_abs = 0,
+ *     argmax = -1; the band is ok unless nonfinite_mismatch > 0.
+ *   - both norms zero (identical zeros): cos = 1, rel_l2 = rel_diff = 0.
+ *   - one norm zero: cos = NaN (band bug); rel_l2 = inf when ‖x‖ = 0 and
+ *     y ≠ 0, 1 when ‖y‖ = 0; rel_diff = 1; rel = max|y| / 1e-12 when x ≡ 0.
+ *   - cos is clamped to [−1, 1] against rounding.
+ *   - rel_diff is evaluated as Σ(y−x)² / Σ(x²+y²) (algebraically the same,
+ *     no cancellation when x ≈ y).
+ *   - argmax: the first index holding the maximum; non-finite positions
+ *     never count as the maximum.
+ *   - byte_equal: fraction of elements (not components) whose stored bytes
+ *     are equal (byte order normalised); 1 when empty; NaN when dtypes differ.
+ *   - NaN/Inf counts are per component. */
 #ifndef DB_METRICS_H
 #define DB_METRICS_H
 #include <stdint.h>
@@ -25,6 +43,9 @@ typedef struct db_metrics {
 
 /* Partial sums over a range of elements, mergeable across threads. */
 typedef struct db_accum {
+	/* n: components summed; n_elems: elements visited; byte_eq: elements
+	 * whose bytes are equal. Fields are private to metrics.c: use the
+	 * functions below. */
 	uint64_t n, n_elems, byte_eq;
 	double sxy, sxx, syy, sdd, sabs, max_abs, max_absx;
 	int64_t argmax;
@@ -44,6 +65,10 @@ void db_accum_finish(const db_accum *a, db_metrics *m);
  * not comparable (quantized, unknown). Same shape is the caller's check. */
 int db_metrics_compute(const db_tensor *x, const db_tensor *y, db_metrics *m,
                        db_err *err);
+/* The checks db_metrics_compute makes before accumulating (comparable
+ * dtypes, same component count, same numel); callers that drive
+ * db_accum_range themselves call it first. 0 or -1 with err set. */
+int db_metrics_check(const db_tensor *x, const db_tensor *y, db_err *err);
 /* The simple one-element-at-a-time loop the fast path is tested against. */
 int db_metrics_reference(const db_tensor *x, const db_tensor *y,
                          db_metrics *m, db_err *err);

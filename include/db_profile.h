@@ -1,7 +1,7 @@
 /* Profiles: how a dump tree's paths, and the keys inside dict payloads,
  * map to the fields side/phase/pass/rank/layer/stage. A profile is YAML
  * (libyaml) whose patterns are PCRE2 regexes with named groups. Built-in
- * profiles are profiles/*.yaml embedded at build time; user profiles live
+ * profiles are profiles/NAME.yaml embedded at build time; user profiles live
  * in $XDG_CONFIG_HOME/dumpbisect/profiles/NAME.yaml. Format: man 5
  * dumpbisect-profile. */
 #ifndef DB_PROFILE_H
@@ -21,6 +21,9 @@ typedef struct db_fields {
 	int layer;              /* -1: model-level (embed, final logits, ...) */
 	char stage[256];        /* "hidden_out", "attn.q_rope", "self_attn.o_proj" */
 	int64_t order;          /* execution order from the name (dump_index); -1 none */
+	/* stage came from a (?<file_stage>) group: used only while the inner key
+	 * gives no stage (plain tensor files); db_profile_match_key clears it */
+	bool stage_is_file;
 } db_fields;
 
 typedef enum { DB_UNSHARD_CONCAT, DB_UNSHARD_SUM } db_unshard;
@@ -69,32 +72,60 @@ typedef struct db_profile {
 	db_layer_class *classes; size_t n_classes;
 	char *dump_command;             /* with {layer}; NULL = none */
 	char *input_ids_pat; void *input_ids_re; /* stages holding token ids */
+	char **rename_from, **rename_to; size_t n_rename; /* exact stage renames, applied last */
 } db_profile;
 
 /* Parse YAML text. origin names it in errors ("file:line:col: ..."). */
 int db_profile_parse(const char *yaml, size_t len, const char *origin,
                      db_profile **out, db_err *err);
-/* name_or_path: a built-in name, a user profile name, or a file path. */
+/* name_or_path: a file when it contains '/' or ends in ".yaml"; else
+ * $XDG_CONFIG_HOME/dumpbisect/profiles/NAME.yaml (default ~/.config/...)
+ * when it exists, else the built-in NAME. Errors: "FILE:LINE:COL: ...". */
 int db_profile_load(const char *name_or_path, db_profile **out, db_err *err);
 void db_profile_free(db_profile *p);
-/* Names of all profiles (built-in first, then user); caller frees the
- * array and each string. */
+/* Names of all profiles (built-in first, then user ones sorted, a user
+ * profile shadowing a built-in listed once); the array is NULL-terminated;
+ * caller frees the array and each string. */
 size_t db_profile_names(char ***names);
 /* The YAML text of a built-in profile, or NULL. Borrowed, static. */
 const char *db_profile_builtin_yaml(const char *name);
 
-/* Fill f from a relative path; false when the path does not match. Fields
- * the path does not give are reset (rank -1, layer -1, order -1, "" ). */
+/* Fill f from a relative path ('/'-separated); false when `files` or
+ * `path` does not match, or a side/rank/layer/order capture is not valid.
+ * Fields the path does not give are reset (rank -1, layer -1, order -1,
+ * ""). Decimal passes lose leading zeros. Thread-safe. */
 bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *f);
 /* Refine f from an inner key (may be ""): key groups override path groups,
  * except stage, which is joined "path_stage.key_stage" when both exist.
- * false when the profile has a key pattern and the key does not match. */
+ * false when the profile has a key pattern and the key does not match.
+ * An empty inner key (plain tensor, or the value_key entry) always matches
+ * and keeps the path's fields. Without a key pattern the whole inner key
+ * is the key stage.
+ * Call it once for EVERY entry, plain tensors too (key ""): it finalises
+ * the stage (file_stage, rename). key is the raw flattened key: value_key
+ * and ignore_keys are applied here (an ignored key returns false). */
 bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f);
+/* The key with value_key applied ("value" -> "", "value.0" -> "0"; a
+ * suffix of key, borrowed), or NULL when ignore_keys drops it. */
+const char *db_profile_inner_key(const db_profile *p, const char *key);
+/* Position of phase in phase_order, or -1. */
+int db_profile_phase_pos(const db_profile *p, const char *phase);
+/* Order of pass names: numeric when both are decimal, else strcmp. */
+int db_profile_pass_cmp(const char *a, const char *b);
+/* The pass the profile selects among n distinct passes given in ascending
+ * order; ntok[i] = dim-0 length of pass i's tensors (-1 unknown; only
+ * DB_PASS_PREFILL reads it, may be NULL otherwise). Returns its index, or
+ * -1 for DB_PASS_ALL / no pass / a literal value not present. */
+int db_profile_select_pass(const db_profile *p, const char *const *passes,
+                           const int64_t *ntok, size_t n);
 
 bool db_glob_match(const char *glob, const char *s);
 /* Position of stage in stage_order (first matching glob) or -1. */
 int db_profile_stage_pos(const db_profile *p, const char *stage);
-/* Top-level stage of stage (itself when top-level); writes into buf. */
+/* Top-level stage of stage (itself when top-level); writes into buf and
+ * returns buf. First the substages rules (first regex that matches wins),
+ * then substage_sep: the shortest prefix ending before a separator that is
+ * in known[] (known == NULL: any prefix counts, i.e. the first component). */
 const char *db_profile_parent(const db_profile *p, const char *stage,
                               const char *const *known, size_t n_known,
                               char *buf, size_t len);

@@ -35,6 +35,7 @@ typedef struct db_file {
 	void **owned;
 	size_t n_owned, cap_owned;
 	size_t cap_entries;
+	int map_is_mmap;                /* map came from mmap (munmap on close) */
 } db_file;
 
 /* Open and parse path. On success *out owns everything (free with

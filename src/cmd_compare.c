@@ -1,11 +1,387 @@
-/* Placeholder until the command lands; owned by the helper implementing it. */
+/* dumpbisect compare REF [TARGET]: pair two trees, measure every pair,
+ * print a table / CSV / JSON, exit 0 when all is in the ok band. */
 #include "db_cmd.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd_util.h"
+#include "db_compare.h"
+#include "db_json.h"
+
+static const char usage_text[] =
+	"usage: dumpbisect compare REF [TARGET] [options]\n"
+	"\n"
+	"Pair the tensors of a reference tree with a target tree (by phase, pass,\n"
+	"rank, layer and stage, as the profile says) and measure every pair in\n"
+	"float64. TARGET may be left out when one folder holds both sides.\n"
+	"\n"
+	"options:\n"
+	"  --profile P          profile name or YAML file (default: auto-detect)\n"
+	"  --filter RE          only stages (or inner keys) matching the PCRE2 regex\n"
+	"  --format F           table (default), csv or json\n"
+	"  --threads N          worker threads (default: number of CPUs)\n"
+	"  --no-cache           do not read or write the metrics cache\n"
+	"  -h, --help           this help\n"
+	"\n"
+	"exit status: 0 every pair is in the ok band, 1 something diverges (or a\n"
+	"pair is missing, mismatched or unreadable), 2 usage or input error.\n";
+
+static void progress(db_compare *c)
+{
+	if (!isatty(STDERR_FILENO) || db_compare_start(c) != 0) {
+		db_compare_run(c);
+		return;
+	}
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	bool shown = false;
+	while (!db_compare_finished(c)) {
+		nanosleep(&ts, NULL);
+		fprintf(stderr, "\rcomparing: %zu/%zu pairs", atomic_load(&c->n_done), c->n_pairs);
+		shown = true;
+	}
+	db_compare_stop(c);
+	if (shown)
+		fputs("\r\033[K", stderr);
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_num(FILE *out, double v)
+{
+	if (v == v)
+		fprintf(out, "%.17g", v);
+}
+
+static const char *band_or_null(const db_pair *p)
+{
+	return p->band == DB_BAND_NONE ? NULL : db_band_name(p->band);
+}
+
+static void print_json(const db_compare *c, FILE *out)
+{
+	fputs("{\"profile\": ", out);
+	db_json_str(out, c->profile->name);
+	fputs(", \"why\": ", out);
+	db_json_str(out, c->why);
+	fputs(", \"ref\": ", out);
+	db_json_str(out, c->ref_root);
+	fputs(", \"target\": ", out);
+	db_json_str(out, c->tgt_root);
+	long fd = db_first_divergence(c, NULL, NULL, -2);
+	fputs(", \"first_divergence\": ", out);
+	if (fd >= 0)
+		fprintf(out, "%ld", fd);
+	else
+		fputs("null", out);
+	fputs(", \"first_divergent_phase\": ", out);
+	db_json_str(out, fd >= 0 ? c->pairs[fd].f.phase : NULL);
+	fputs(", \"pairs\": [", out);
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		const db_metrics *m = &p->m;
+		fputs(i ? ",\n  {" : "\n  {", out);
+		fputs("\"phase\": ", out);
+		db_json_field(out, p->f.phase, false);
+		fputs(", \"pass\": ", out);
+		db_json_field(out, p->f.pass, true);
+		fputs(", \"rank\": ", out);
+		if (p->merged || p->f.rank < 0)
+			fputs("null", out);
+		else
+			fprintf(out, "%d", p->f.rank);
+		fputs(", \"layer\": ", out);
+		if (p->f.layer < 0)
+			fputs("null", out);
+		else
+			fprintf(out, "%d", p->f.layer);
+		fputs(", \"stage\": ", out);
+		db_json_str(out, p->f.stage);
+		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
+		fputs(", \"ref_name\": ", out);
+		db_json_str(out, rn);
+		fputs(", \"target_name\": ", out);
+		db_json_str(out, tn);
+		free(rn);
+		free(tn);
+		fputs(", \"shape\": ", out);
+		if (p->ndim_ref >= 0)
+			db_json_shape(out, p->ndim_ref, p->shape_ref);
+		else
+			db_json_shape(out, p->ndim_tgt, p->shape_tgt);
+		if (p->status == DB_ST_SHAPE_MISMATCH) {
+			fputs(", \"shape_target\": ", out);
+			db_json_shape(out, p->ndim_tgt, p->shape_tgt);
+		}
+		fputs(", \"dtype_ref\": ", out);
+		db_json_str(out, p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : NULL);
+		fputs(", \"dtype_target\": ", out);
+		db_json_str(out, p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : NULL);
+		fputs(", \"status\": ", out);
+		db_json_str(out, db_status_name(p->status));
+		fputs(", \"cos\": ", out);
+		db_json_num(out, m->cos);
+		fputs(", \"rel\": ", out);
+		db_json_num(out, m->rel);
+		fputs(", \"rel_l2\": ", out);
+		db_json_num(out, m->rel_l2);
+		fputs(", \"rel_diff\": ", out);
+		db_json_num(out, m->rel_diff);
+		fputs(", \"max_abs\": ", out);
+		db_json_num(out, m->max_abs);
+		fputs(", \"mean_abs\": ", out);
+		db_json_num(out, m->mean_abs);
+		fputs(", \"severity\": ", out);
+		db_json_str(out, band_or_null(p));
+		fputs(", \"error\": ", out);
+		db_json_str(out, p->status == DB_ST_ERROR ? p->error : NULL);
+		fprintf(out, ", \"occurrence\": %d, \"merged\": %s, \"dtype_differs\": %s",
+		        p->occurrence, p->merged ? "true" : "false",
+		        p->dtype_differs ? "true" : "false");
+		if (p->merged)
+			fprintf(out, ", \"ref_shards\": %zu, \"target_shards\": %zu",
+			        p->n_ref_shards, p->n_tgt_shards);
+		fputs(", \"argmax\": ", out);
+		if (p->status == DB_ST_OK && m->argmax >= 0)
+			fprintf(out, "%lld", (long long)m->argmax);
+		else
+			fputs("null", out);
+		fputs(", \"byte_equal\": ", out);
+		db_json_num(out, m->byte_equal);
+		if (p->status == DB_ST_OK)
+			fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
+			        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,
+			        (unsigned long long)m->nan_tgt, (unsigned long long)m->inf_ref,
+			        (unsigned long long)m->inf_tgt);
+		fputc('}', out);
+	}
+	fputs("\n]}\n", out);
+}
+
+static void print_csv(const db_compare *c, FILE *out)
+{
+	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
+	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error\n", out);
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		char shape[256];
+		if (p->ndim_ref >= 0)
+			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
+		else
+			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
+		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
+		csv_field(out, p->f.phase);
+		fputc(',', out);
+		csv_field(out, p->f.pass);
+		fputc(',', out);
+		if (!p->merged && p->f.rank >= 0)
+			fprintf(out, "%d", p->f.rank);
+		fputc(',', out);
+		if (p->f.layer >= 0)
+			fprintf(out, "%d", p->f.layer);
+		fputc(',', out);
+		csv_field(out, p->f.stage);
+		fputc(',', out);
+		csv_field(out, rn);
+		fputc(',', out);
+		csv_field(out, tn);
+		fputc(',', out);
+		csv_field(out, shape);
+		fputc(',', out);
+		csv_field(out, p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : NULL);
+		fputc(',', out);
+		csv_field(out, p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : NULL);
+		fputc(',', out);
+		csv_field(out, db_status_name(p->status));
+		const double v[] = {p->m.cos, p->m.rel, p->m.rel_l2, p->m.rel_diff, p->m.max_abs,
+		                    p->m.mean_abs};
+		for (size_t k = 0; k < 6; k++) {
+			fputc(',', out);
+			csv_num(out, v[k]);
+		}
+		fputc(',', out);
+		csv_field(out, band_or_null(p));
+		fputc(',', out);
+		csv_field(out, p->status == DB_ST_ERROR ? p->error : NULL);
+		fputc('\n', out);
+		free(rn);
+		free(tn);
+	}
+}
+
+/* s left-aligned in width columns; counts UTF-8 code points, not bytes. */
+static void put_pad(FILE *out, const char *s, int width)
+{
+	int cols = 0;
+	for (const unsigned char *q = (const unsigned char *)s; *q; q++)
+		cols += (*q & 0xC0) != 0x80;
+	fputs(s, out);
+	for (; cols < width; cols++)
+		fputc(' ', out);
+}
+
+static bool any_phase(const db_compare *c)
+{
+	return c->n_phases > 1 || (c->n_phases == 1 && c->phases[0][0]);
+}
+
+static bool any_pass(const db_compare *c)
+{
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (c->pairs[i].f.pass[0])
+			return true;
+	return false;
+}
+
+static void print_table(const db_compare *c, FILE *out)
+{
+	bool utf8 = db_term_utf8();
+	bool ph = any_phase(c), pa = any_pass(c);
+	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n\n", c->profile->name, c->why,
+	        c->ref_root, c->tgt_root);
+	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %s\n", "", ph ? "phase     " : "",
+	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "status");
+	size_t counts[DB_BAND_SCRAMBLE + 1] = {0}, st[DB_ST_ERROR + 1] = {0};
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		char shape[128], layer[16], rank[16], cos[32], rel[32];
+		if (p->ndim_ref >= 0)
+			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
+		else
+			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
+		if (p->status == DB_ST_SHAPE_MISMATCH) {
+			size_t l = strlen(shape);
+			snprintf(shape + l, sizeof shape - l, "%s", utf8 ? "≠" : "!=");
+			l = strlen(shape);
+			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape + l, sizeof shape - l);
+		}
+		snprintf(layer, sizeof layer, p->f.layer >= 0 ? "%d" : "-", p->f.layer);
+		if (p->merged)
+			snprintf(rank, sizeof rank, "all");
+		else
+			snprintf(rank, sizeof rank, p->f.rank >= 0 ? "%d" : "-", p->f.rank);
+		if (p->status == DB_ST_OK && p->m.cos == p->m.cos)
+			snprintf(cos, sizeof cos, "%.8f", p->m.cos);
+		else
+			snprintf(cos, sizeof cos, "-");
+		if (p->status == DB_ST_OK && p->m.rel == p->m.rel)
+			snprintf(rel, sizeof rel, "%.4e", p->m.rel);
+		else
+			snprintf(rel, sizeof rel, "-");
+		char stage[300];
+		snprintf(stage, sizeof stage, p->occurrence ? "%s #%d" : "%s", p->f.stage, p->occurrence);
+		put_pad(out, db_pair_glyph(p, utf8), 4);
+		if (ph)
+			fprintf(out, "%-9s ", p->f.phase);
+		if (pa)
+			fprintf(out, "%-6s ", p->f.pass);
+		fprintf(out, "%-5s %-5s ", layer, rank);
+		put_pad(out, stage, 29);
+		put_pad(out, shape, 19);
+		fprintf(out, "%-12s %-11s %s", cos, rel, p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status));
+		if (p->dtype_differs)
+			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
+			        db_dtype_name(p->dtype_tgt));
+		if (p->status == DB_ST_ERROR && p->error)
+			fprintf(out, ": %s", p->error);
+		fputc('\n', out);
+		st[p->status]++;
+		if (p->status == DB_ST_OK && p->band <= DB_BAND_SCRAMBLE)
+			counts[p->band]++;
+	}
+	fprintf(out, "\n%zu pairs: %zu ok, %zu drift, %zu algo, %zu bug, %zu scramble; "
+	        "%zu ref_only, %zu target_only, %zu shape_mismatch, %zu error\n", c->n_pairs,
+	        counts[DB_BAND_OK], counts[DB_BAND_DRIFT], counts[DB_BAND_ALGO], counts[DB_BAND_BUG],
+	        counts[DB_BAND_SCRAMBLE], st[DB_ST_REF_ONLY], st[DB_ST_TARGET_ONLY],
+	        st[DB_ST_SHAPE_MISMATCH], st[DB_ST_ERROR]);
+	long fd = db_first_divergence(c, NULL, NULL, -2);
+	if (fd < 0) {
+		fputs("no divergence: every pair is in the ok band\n", out);
+		return;
+	}
+	const db_pair *p = &c->pairs[fd];
+	if (ph)
+		fprintf(out, "first divergent phase: %s\n", p->f.phase);
+	char lab[512];
+	db_pair_label(p, lab, sizeof lab);
+	if (p->status == DB_ST_OK)
+		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]\n", lab, p->m.cos, p->m.rel,
+		        db_band_name(p->band));
+	else
+		fprintf(out, "first divergence: %s: %s\n", lab, db_status_name(p->status));
+}
 
 int db_cmd_compare(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "dumpbisect: %s: not implemented yet\n", argv[0]);
-	return 2;
+	const char *profile = NULL, *filter = NULL, *format = "table", *threads = NULL;
+	bool help = false, no_cache = false;
+	const db_opt opts[] = {
+		{"profile", 0, true, &profile, NULL},
+		{"filter", 0, true, &filter, NULL},
+		{"format", 0, true, &format, NULL},
+		{"threads", 'j', true, &threads, NULL},
+		{"no-cache", 0, false, NULL, &no_cache},
+		{"help", 'h', false, NULL, &help},
+	};
+	const char *pos[2];
+	int npos;
+	char msg[256];
+	if (db_opts_parse(argc, argv, opts, sizeof opts / sizeof *opts, pos, 2, &npos, msg,
+	                  sizeof msg) != 0) {
+		fprintf(stderr, "dumpbisect compare: %s\n%s", msg, usage_text);
+		return 2;
+	}
+	if (help) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (npos < 1) {
+		fprintf(stderr, "dumpbisect compare: REF is missing\n%s", usage_text);
+		return 2;
+	}
+	if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
+		fprintf(stderr, "dumpbisect compare: --format must be table, csv or json\n");
+		return 2;
+	}
+	db_compare_opts o = {.profile = profile, .filter = filter, .cache_dir = no_cache ? "" : NULL};
+	if (threads && (o.threads = db_parse_threads(threads)) < 0) {
+		fprintf(stderr, "dumpbisect compare: --threads needs a positive number\n");
+		return 2;
+	}
+	db_compare *c;
+	db_err err = {{0}};
+	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, &c, &err) != 0) {
+		fprintf(stderr, "dumpbisect compare: %s\n", err.msg);
+		return 2;
+	}
+	progress(c);
+	if (!strcmp(format, "json"))
+		print_json(c, stdout);
+	else if (!strcmp(format, "csv"))
+		print_csv(c, stdout);
+	else
+		print_table(c, stdout);
+	int rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
+	db_compare_free(c);
+	if (fflush(stdout) != 0)
+		return 2;
+	return rc;
 }

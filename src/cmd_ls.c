@@ -1,11 +1,360 @@
-/* Placeholder until the command lands; owned by the helper implementing it. */
+/* dumpbisect ls PATH: a tree — what the profile parsed, counted per
+ * side/phase/pass/rank/layer/stage, plus unparsed, skipped and refused
+ * files; a single file — its tensors (with --stats, sum/min/max/mean). */
 #include "db_cmd.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd_util.h"
+#include "db_index.h"
+#include "db_json.h"
+#include "db_metrics.h"
+#include "db_reader.h"
+#include "strmap.h"
+#include "walk.h"
+
+static const char usage_text[] =
+	"usage: dumpbisect ls PATH [options]\n"
+	"\n"
+	"PATH a directory: what the profile parses in it (counts per side, phase,\n"
+	"pass, rank, layer and stage; unparsed, skipped and refused files; the\n"
+	"profile chosen and why). PATH a file: its tensors.\n"
+	"\n"
+	"options:\n"
+	"  --profile P          profile name or YAML file (trees; default: auto-detect)\n"
+	"  --format F           table (default) or json\n"
+	"  --stats              files: sum, min, max and mean of each tensor\n"
+	"  -h, --help           this help\n"
+	"\n"
+	"exit status: 0 listed, 2 usage error, unreadable or refused input, or a tree\n"
+	"holding no tensor the profile understands.\n";
+
+/* ---- one file ---------------------------------------------------------- */
+
+static int ls_file(const char *path, bool json, bool stats)
+{
+	db_file *f;
+	db_err err = {{0}};
+	if (db_file_open(path, &f, &err) != 0) {
+		fprintf(stderr, "dumpbisect ls: %s\n", err.msg);
+		return 2;
+	}
+	int rc = 0;
+	if (json) {
+		fputs("{\"file\": ", stdout);
+		db_json_str(stdout, path);
+		fputs(", \"format\": ", stdout);
+		db_json_str(stdout, db_format_name(f->format));
+		fputs(", \"tensors\": [", stdout);
+	} else {
+		printf("%s (%s, %zu tensors)\n", path, db_format_name(f->format), f->n_entries);
+		if (stats)
+			printf("%-32s %-14s %-20s %14s %14s %14s %14s\n", "key", "dtype", "shape", "sum",
+			       "min", "max", "mean");
+		else
+			printf("%-32s %-14s %s\n", "key", "dtype", "shape");
+	}
+	for (size_t i = 0; i < f->n_entries; i++) {
+		const db_entry *e = &f->entries[i];
+		const char *key = e->key ? e->key : "";
+		db_stats s;
+		bool have_stats = false;
+		if (e->err) {
+			fprintf(stderr, "dumpbisect ls: %s\n", e->err);
+			rc = 2;
+		} else if (stats) {
+			db_err se;
+			have_stats = db_stats_compute(&e->t, &s, &se) == 0;
+		}
+		char shape[256];
+		if (!e->err)
+			db_fmt_shape(e->t.ndim, e->t.shape, shape, sizeof shape);
+		if (json) {
+			fputs(i ? ",\n  {\"key\": " : "\n  {\"key\": ", stdout);
+			db_json_str(stdout, key);
+			if (e->err) {
+				fputs(", \"error\": ", stdout);
+				db_json_str(stdout, e->err);
+			} else {
+				fputs(", \"dtype\": ", stdout);
+				db_json_str(stdout, db_dtype_name(e->t.dtype));
+				fputs(", \"shape\": ", stdout);
+				db_json_shape(stdout, e->t.ndim, e->t.shape);
+				if (stats) {
+					const char *names[] = {"sum", "min", "max", "mean"};
+					double v[] = {s.sum, s.min, s.max, s.mean};
+					for (int k = 0; k < 4; k++) {
+						printf(", \"%s\": ", names[k]);
+						db_json_num(stdout, have_stats && (k == 0 || s.n) ? v[k] : NAN);
+					}
+				}
+			}
+			fputc('}', stdout);
+		} else if (e->err) {
+			printf("%-32s error: %s\n", *key ? key : "(tensor)", e->err);
+		} else if (stats && have_stats) {
+			printf("%-32s %-14s %-20s %14.6g %14.6g %14.6g %14.6g\n", *key ? key : "(tensor)",
+			       db_dtype_name(e->t.dtype), shape, s.sum, s.min, s.max, s.mean);
+		} else {
+			printf("%-32s %-14s %s%s\n", *key ? key : "(tensor)", db_dtype_name(e->t.dtype),
+			       shape, stats ? "  (no stats: not comparable)" : "");
+		}
+	}
+	if (json)
+		fputs("\n]}\n", stdout);
+	db_file_close(f);
+	return rc;
+}
+
+/* ---- a tree ------------------------------------------------------------ */
+
+typedef struct counter {
+	db_strmap idx;
+	char **names;
+	size_t *counts;
+	size_t n;
+} counter;
+
+static void count(counter *c, const char *name)
+{
+	bool added;
+	size_t *v = db_strmap_put(&c->idx, name, c->n, &added);
+	if (!v)
+		return;
+	if (added) {
+		char **nn = realloc(c->names, (c->n + 1) * sizeof *nn);
+		size_t *nc = realloc(c->counts, (c->n + 1) * sizeof *nc);
+		if (nn)
+			c->names = nn;
+		if (nc)
+			c->counts = nc;
+		if (!nn || !nc || !(c->names[c->n] = strdup(name)))
+			return;
+		c->counts[c->n++] = 0;
+	}
+	c->counts[*v]++;
+}
+
+static void counter_free(counter *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->counts);
+	db_strmap_free(&c->idx);
+}
+
+static counter *sort_ctx;
+
+static int cmp_nat_idx(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return db_natcmp(sort_ctx->names[x], sort_ctx->names[y]);
+}
+
+/* Print a counter; sorted naturally unless keep_order (execution order). */
+static void print_counter(const char *title, counter *c, bool keep_order, bool json, bool first)
+{
+	size_t *ord = malloc((c->n + 1) * sizeof *ord);
+	if (!ord)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		ord[i] = i;
+	if (!keep_order) {
+		sort_ctx = c;
+		qsort(ord, c->n, sizeof *ord, cmp_nat_idx);
+	}
+	if (json) {
+		printf("%s\"%s\": {", first ? "" : ", ", title);
+		for (size_t k = 0; k < c->n; k++) {
+			fputs(k ? ", " : "", stdout);
+			db_json_str(stdout, c->names[ord[k]]);
+			printf(": %zu", c->counts[ord[k]]);
+		}
+		fputs("}", stdout);
+	} else if (c->n) {
+		printf("%-8s", title);
+		for (size_t k = 0; k < c->n; k++)
+			printf("%s%s %zu", k ? ", " : " ", *c->names[ord[k]] ? c->names[ord[k]] : "(none)",
+			       c->counts[ord[k]]);
+		putchar('\n');
+	}
+	free(ord);
+}
+
+static void json_list(const char *title, char **v, size_t n)
+{
+	printf(", \"%s\": [", title);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ", " : "", stdout);
+		db_json_str(stdout, v[i]);
+	}
+	fputc(']', stdout);
+}
+
+static int ls_tree(const char *root, const char *profile, bool json)
+{
+	db_profile *p = NULL;
+	db_err err = {{0}};
+	char why[512];
+	if (profile) {
+		if (db_profile_load(profile, &p, &err) != 0) {
+			fprintf(stderr, "dumpbisect ls: %s\n", err.msg);
+			return 2;
+		}
+		snprintf(why, sizeof why, "%s: given with --profile", p->name);
+	} else if (db_profile_detect(root, &p, why, sizeof why, &err) != 0) {
+		fprintf(stderr, "dumpbisect ls: %s\n", err.msg);
+		return 2;
+	}
+	db_index *ix;
+	if (db_index_scan(root, p, NULL, &ix, &err) != 0) {
+		fprintf(stderr, "dumpbisect ls: %s\n", err.msg);
+		db_profile_free(p);
+		return 2;
+	}
+	counter sides = {0}, phases = {0}, passes = {0}, ranks = {0}, layers = {0}, stages = {0};
+	counter *all[] = {&sides, &phases, &passes, &ranks, &layers, &stages};
+	for (size_t k = 0; k < 6; k++)
+		db_strmap_init(&all[k]->idx);
+	size_t n_err = 0;
+	bool any_side = false;
+	for (size_t i = 0; i < ix->n_items; i++) {
+		const db_item *it = &ix->items[i];
+		char b[32];
+		any_side |= it->f.side[0] != 0;
+		count(&sides, it->f.side);
+		count(&phases, it->f.phase);
+		count(&passes, it->f.pass);
+		snprintf(b, sizeof b, it->f.rank >= 0 ? "%d" : "-", it->f.rank);
+		count(&ranks, b);
+		snprintf(b, sizeof b, it->f.layer >= 0 ? "%d" : "-", it->f.layer);
+		count(&layers, b);
+		count(&stages, it->f.stage);
+		n_err += it->err != NULL;
+	}
+	if (json) {
+		fputs("{\"root\": ", stdout);
+		db_json_str(stdout, root);
+		fputs(", \"profile\": ", stdout);
+		db_json_str(stdout, p->name);
+		fputs(", \"why\": ", stdout);
+		db_json_str(stdout, why);
+		printf(", \"files_seen\": %zu, \"files\": %zu, \"refused\": %zu, \"tensors\": %zu, ",
+		       ix->n_files_seen, ix->n_files, ix->n_refused, ix->n_items);
+		print_counter("sides", &sides, false, true, true);
+		print_counter("phases", &phases, true, true, false);
+		print_counter("passes", &passes, false, true, false);
+		print_counter("ranks", &ranks, false, true, false);
+		print_counter("layers", &layers, false, true, false);
+		print_counter("stages", &stages, true, true, false);
+		json_list("unparsed", ix->unparsed, ix->n_unparsed);
+		json_list("skipped", ix->skipped, ix->n_skipped);
+		fputs(", \"errors\": [", stdout);
+		size_t k = 0;
+		for (size_t i = 0; i < ix->n_items; i++) {
+			const db_item *it = &ix->items[i];
+			if (!it->err)
+				continue;
+			fputs(k++ ? ", {\"path\": " : "{\"path\": ", stdout);
+			db_json_str(stdout, it->path);
+			fputs(", \"key\": ", stdout);
+			db_json_str(stdout, it->key);
+			fputs(", \"error\": ", stdout);
+			db_json_str(stdout, it->err);
+			fputc('}', stdout);
+		}
+		fputs("]}\n", stdout);
+	} else {
+		printf("profile %s (%s)\nroot    %s\n", p->name, why, root);
+		printf("files   %zu parsed, %zu unparsed, %zu skipped, %zu refused (of %zu files)\n",
+		       ix->n_files, ix->n_unparsed, ix->n_skipped, ix->n_refused, ix->n_files_seen);
+		printf("tensors %zu\n", ix->n_items);
+		if (any_side)
+			print_counter("sides", &sides, false, false, false);
+		if (phases.n > 1 || (phases.n == 1 && *phases.names[0]))
+			print_counter("phases", &phases, true, false, false);
+		if (passes.n > 1 || (passes.n == 1 && *passes.names[0]))
+			print_counter("passes", &passes, false, false, false);
+		print_counter("ranks", &ranks, false, false, false);
+		print_counter("layers", &layers, false, false, false);
+		print_counter("stages", &stages, true, false, false);
+		if (ix->n_unparsed) {
+			puts("unparsed (no pattern of the profile matches):");
+			for (size_t i = 0; i < ix->n_unparsed; i++)
+				printf("  %s\n", ix->unparsed[i]);
+		}
+		if (ix->n_skipped) {
+			puts("skipped:");
+			for (size_t i = 0; i < ix->n_skipped; i++)
+				printf("  %s\n", ix->skipped[i]);
+		}
+		if (n_err) {
+			puts("errors:");
+			for (size_t i = 0; i < ix->n_items; i++)
+				if (ix->items[i].err)
+					printf("  %s\n", ix->items[i].err);
+		}
+	}
+	int rc = 0;
+	if (ix->n_items == 0) {
+		fprintf(stderr, "dumpbisect ls: %s: no tensors the profile %s understands\n", root,
+		        p->name);
+		rc = 2;
+	}
+	for (size_t k = 0; k < 6; k++)
+		counter_free(all[k]);
+	db_index_free(ix);
+	db_profile_free(p);
+	return rc;
+}
 
 int db_cmd_ls(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "dumpbisect: %s: not implemented yet\n", argv[0]);
-	return 2;
+	const char *profile = NULL, *format = "table";
+	bool help = false, stats = false;
+	const db_opt opts[] = {
+		{"profile", 0, true, &profile, NULL},
+		{"format", 0, true, &format, NULL},
+		{"stats", 0, false, NULL, &stats},
+		{"help", 'h', false, NULL, &help},
+	};
+	const char *pos[1];
+	int npos;
+	char msg[256];
+	if (db_opts_parse(argc, argv, opts, sizeof opts / sizeof *opts, pos, 1, &npos, msg,
+	                  sizeof msg) != 0) {
+		fprintf(stderr, "dumpbisect ls: %s\n%s", msg, usage_text);
+		return 2;
+	}
+	if (help) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (npos < 1) {
+		fprintf(stderr, "dumpbisect ls: PATH is missing\n%s", usage_text);
+		return 2;
+	}
+	if (strcmp(format, "table") && strcmp(format, "json")) {
+		fprintf(stderr, "dumpbisect ls: --format must be table or json\n");
+		return 2;
+	}
+	struct stat st;
+	if (stat(pos[0], &st) != 0) {
+		fprintf(stderr, "dumpbisect ls: %s: %s\n", pos[0], strerror(errno));
+		return 2;
+	}
+	bool json = !strcmp(format, "json");
+	if (S_ISREG(st.st_mode))
+		return ls_file(pos[0], json, stats);
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "dumpbisect ls: %s: not a directory or regular file\n", pos[0]);
+		return 2;
+	}
+	return ls_tree(pos[0], profile, json);
 }

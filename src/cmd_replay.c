@@ -1,11 +1,203 @@
-/* Placeholder until the command lands; owned by the helper implementing it. */
+/* dumpbisect replay SESSION: re-judge every logged step against the dumps
+ * as they are now (or other trees) and say which verdicts still hold, and
+ * whether the first bad layer moved. A step holds when the data gives the
+ * same verdict as when it was logged (for a user override: the data's
+ * verdict then and now agree, so the user's judgement still rests on the
+ * same evidence). */
 #include "db_cmd.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect_cli.h"
+#include "db_bisect.h"
+#include "db_json.h"
+#include "db_session.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: dumpbisect replay SESSION [--ref DIR] [--target DIR] [--format text|json] [--tui]\n"
+	      "exit: 0 every verdict holds, 1 some changed, 2 unreadable session or trees\n", out);
+}
+
+typedef struct replay_row {
+	const db_bisect_step *then;
+	db_probe now;
+	bool holds;
+} replay_row;
+
+static void json_layer(FILE *f, int layer)
+{
+	if (layer == DB_LAYER_FINAL)
+		fputs("\"final\"", f);
+	else
+		fprintf(f, "%d", layer);
+}
+
+static void json_first_bad(FILE *f, const db_bisect *b)
+{
+	if (b->phase == DB_BP_FOUND)
+		json_layer(f, b->layers[b->first_bad]);
+	else
+		fputs("null", f);
+}
+
+static const char *first_bad_text(const db_bisect *b, char *buf, size_t len)
+{
+	if (b->phase == DB_BP_FOUND)
+		return db_layer_label(b->layers[b->first_bad], buf, len);
+	snprintf(buf, len, "none (%s)", db_bisect_phase_name(b->phase));
+	return buf;
+}
 
 int db_cmd_replay(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "dumpbisect: %s: not implemented yet\n", argv[0]);
-	return 2;
+	const char *file = NULL, *ref = NULL, *tgt = NULL, *format = "text", *v;
+	bool tui = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		v = NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--tui")) {
+			tui = true;
+			continue;
+		} else if (bcli_opt(argc, argv, &i, "--ref", &v)) { ref = v;
+		} else if (bcli_opt(argc, argv, &i, "--target", &v)) { tgt = v;
+		} else if (bcli_opt(argc, argv, &i, "--format", &v)) { format = v;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "dumpbisect replay: unknown option %s\n", a);
+			usage(stderr);
+			return 2;
+		} else if (!file) {
+			file = a;
+			continue;
+		} else {
+			fprintf(stderr, "dumpbisect replay: too many arguments: %s\n", a);
+			return 2;
+		}
+		if (!v) {
+			fprintf(stderr, "dumpbisect replay: %s needs a value\n", a);
+			return 2;
+		}
+	}
+	if (!file || (strcmp(format, "text") && strcmp(format, "json"))) {
+		usage(stderr);
+		return 2;
+	}
+	if (tui) {
+		if (db_tui_session_hook)
+			return db_tui_session_hook(file, ref, tgt);
+		fprintf(stderr, "dumpbisect replay: --tui: open the session in the TUI with "
+		        "dumpbisect --session %s\n", file);
+		return 2;
+	}
+	db_err err = {{0}};
+	db_session *s = NULL;
+	db_compare *c = NULL;
+	db_bisect_run *r = NULL, *fresh = NULL;
+	db_bisect then = {0};
+	replay_row *rows = NULL;
+	int rc = 2;
+	if (db_session_load(file, &s, &err) < 0)
+		goto fail;
+	if (ref) {
+		free(s->ref);
+		s->ref = bcli_abspath(ref);
+	}
+	if (tgt) {
+		free(s->target);
+		s->target = bcli_abspath(tgt);
+	}
+	if (db_session_check_trees(s, &err) < 0)
+		goto fail;
+	if (db_session_to_bisect(s, &then, &err) < 0)
+		goto fail;
+	if (bcli_open_compare(s->ref, s->target, s->profile, &c, &err) < 0)
+		goto fail;
+	if (bcli_run_from_session(s, c, false, &r, &err) < 0)
+		goto fail;
+	rows = calloc(s->n_steps + 1, sizeof *rows);
+	if (!rows) {
+		db_err_set(&err, file, NULL, -1, "out of memory");
+		goto fail;
+	}
+	size_t changed = 0;
+	for (size_t i = 0; i < s->n_steps; i++) {
+		rows[i].then = &s->steps[i];
+		db_bisect_probe(r, s->steps[i].layer, &rows[i].now);
+		rows[i].holds = rows[i].now.auto_verdict == s->steps[i].auto_verdict;
+		changed += !rows[i].holds;
+	}
+	/* A fresh auto bisect over the same candidates: did the first bad move? */
+	if (bcli_run_from_session(s, c, false, &fresh, &err) < 0 ||
+	    db_bisect_run_auto(fresh, NULL, NULL, &err) < 0)
+		goto fail;
+	bool moved = !(then.phase == fresh->sm.phase &&
+	               (then.phase != DB_BP_FOUND ||
+	                then.layers[then.first_bad] == fresh->sm.layers[fresh->sm.first_bad]));
+	char l[32], b1[64], b2[64];
+	if (!strcmp(format, "json")) {
+		fputs("{\"session\": ", stdout);
+		db_json_str(stdout, file);
+		fputs(", \"steps\": [", stdout);
+		for (size_t i = 0; i < s->n_steps; i++) {
+			const replay_row *w = &rows[i];
+			fputs(i ? ",\n  {\"layer\": " : "\n  {\"layer\": ", stdout);
+			json_layer(stdout, w->then->layer);
+			printf(", \"verdict\": \"%s\", \"by\": \"%s\", \"then\": {\"auto\": \"%s\", \"cos\": ",
+			       db_verdict_name(w->then->verdict), w->then->by_user ? "user" : "auto",
+			       db_verdict_name(w->then->auto_verdict));
+			db_json_num(stdout, w->then->cos);
+			fputs(", \"rel\": ", stdout);
+			db_json_num(stdout, w->then->rel);
+			printf("}, \"now\": {\"auto\": \"%s\", \"cos\": ", db_verdict_name(w->now.auto_verdict));
+			db_json_num(stdout, w->now.dumped ? w->now.m.cos : NAN);
+			fputs(", \"rel\": ", stdout);
+			db_json_num(stdout, w->now.dumped ? w->now.m.rel : NAN);
+			printf("}, \"holds\": %s}", w->holds ? "true" : "false");
+		}
+		fputs(s->n_steps ? "\n], " : "], ", stdout);
+		printf("\"all_hold\": %s, \"first_bad_then\": ", changed ? "false" : "true");
+		json_first_bad(stdout, &then);
+		fputs(", \"first_bad_now\": ", stdout);
+		json_first_bad(stdout, &fresh->sm);
+		printf(", \"first_bad_moved\": %s}\n", moved ? "true" : "false");
+	} else {
+		printf("replay of %s (%zu steps) against\n  ref    %s\n  target %s\n\n", file,
+		       s->n_steps, s->ref, s->target ? s->target : "(same tree)");
+		for (size_t i = 0; i < s->n_steps; i++) {
+			const replay_row *w = &rows[i];
+			printf("  %2zu. %-6s %-4s (%s)  then %-4s cos %-12.8f  now %-4s cos %-12.8f  %s\n",
+			       i + 1, db_layer_label(w->then->layer, l, sizeof l),
+			       db_verdict_name(w->then->verdict), w->then->by_user ? "user" : "auto",
+			       db_verdict_name(w->then->auto_verdict), w->then->cos,
+			       db_verdict_name(w->now.auto_verdict), w->now.dumped ? w->now.m.cos : NAN,
+			       w->holds ? "holds" : "CHANGED");
+		}
+		printf("\n%zu of %zu verdicts hold\n", s->n_steps - changed, s->n_steps);
+		printf("first bad layer: then %s, now %s%s\n", first_bad_text(&then, b1, sizeof b1),
+		       first_bad_text(&fresh->sm, b2, sizeof b2), moved ? " (moved)" : "");
+	}
+	if (fflush(stdout) != 0) {
+		db_err_set(&err, NULL, NULL, -1, "writing the result: %s", strerror(errno));
+		goto fail;
+	}
+	rc = changed || moved ? 1 : 0;
+	goto done;
+fail:
+	fprintf(stderr, "dumpbisect replay: %s\n", err.msg);
+	rc = 2;
+done:
+	free(rows);
+	db_bisect_free(&then);
+	db_bisect_run_free(fresh);
+	db_bisect_run_free(r);
+	db_compare_free(c);
+	db_session_free(s);
+	return rc;
 }

@@ -1,11 +1,523 @@
-/* Placeholder until the TUI lands. */
+/* The workbench: options, terminal setup, the one input loop (keys, script,
+ * resize, mouse, background progress), global actions, title and bottom
+ * lines. Views draw the body; see view.h. */
 #include "tui.h"
 
+#include <curses.h>
+#include <errno.h>
+#include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#include "db_session.h"
+#include "draw.h"
+#include "keys.h"
+#include "script.h"
+
+#define MIN_COLS 60
+#define MIN_LINES 15
+
+static struct timespec t_start;
+static FILE *timing;
+static SCREEN *screen;
+
+static double ms_since(const struct timespec *a)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) * 1e3 + (double)(b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* ---- drawing ---- */
+
+static void draw_title(struct tui *t)
+{
+	int W = COLS;
+	draw_fill(stdscr, 0, 0, W, C_TITLE, 0);
+	const char *view = tui_top(t)->ops->name;
+	int vw = draw_width(view) + 2;
+	int x = draw_text(stdscr, 0, 0, W - vw, C_TITLE, A_BOLD, " dumpbisect ");
+	x += draw_textf(stdscr, 0, x, W - vw - x, C_TITLE, 0, " %s %s %s", t->cmp->ref_root,
+	                G("⇄", "<>"), t->cmp->tgt_root ? t->cmp->tgt_root : "(same tree)");
+	draw_textf(stdscr, 0, x, W - vw - x, C_TITLE, 0, "  profile %s",
+	           t->cmp->profile && t->cmp->profile->name ? t->cmp->profile->name : "?");
+	draw_textf(stdscr, 0, W - vw, vw, C_TITLE, A_BOLD, "%s ", view);
+}
+
+static void draw_bottom(struct tui *t)
+{
+	int y = LINES - 1, W = COLS;
+	if (t->prompt.active) {
+		tui_prompt_draw(t, stdscr, y);
+		return;
+	}
+	draw_fill(stdscr, y, 0, W, C_DEFAULT, 0);
+	if (t->msg[0]) {
+		draw_text(stdscr, y, 0, W, t->msg_err ? C_ERROR : C_DEFAULT, 0, t->msg);
+		return;
+	}
+	size_t done = atomic_load(&t->cmp->n_done), n = t->cmp->n_pairs;
+	if (tui_computing(t)) {
+		static struct timespec t0;
+		static bool started;
+		if (!started) {
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			started = true;
+		}
+		double el = ms_since(&t0) / 1e3;
+		int pct = n ? (int)(100.0 * (double)done / (double)n) : 100;
+		int bw = W / 4 > 10 ? W / 4 : 10, fill = bw * pct / 100;
+		int x = draw_text(stdscr, y, 0, W, C_DEFAULT, 0, "computing ");
+		for (int i = 0; i < bw && x < W; i++)
+			x += draw_text(stdscr, y, x, 1, i < fill ? C_GOOD : C_DIM, 0,
+			               i < fill ? G("█", "#") : G("░", "-"));
+		char eta[32] = "";
+		if (done > 0 && done < n)
+			snprintf(eta, sizeof eta, "  ETA %.0fs", el * (double)(n - done) / (double)done);
+		draw_textf(stdscr, y, x, W - x, C_DEFAULT, 0, " %3d%%  %zu/%zu pairs%s  (q quits)", pct,
+		           done, n, eta);
+		return;
+	}
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += db_pair_diverges(&t->cmp->pairs[i]);
+	int x = draw_text(stdscr, y, 0, W, C_DIM, 0,
+	                  "? help  : command  / filter  <Enter> open  f first divergence  q quit");
+	char right[96];
+	snprintf(right, sizeof right, "%zu pairs, %zu diverge", n, bad);
+	int rw = draw_width(right);
+	if (W - rw > x + 1)
+		draw_text(stdscr, y, W - rw, rw, bad ? C_MARK : C_GOOD, 0, right);
+}
+
+static void draw_too_small(void)
+{
+	erase();
+	char a[96], b[64];
+	snprintf(a, sizeof a, "terminal too small: %dx%d", COLS, LINES);
+	snprintf(b, sizeof b, "needs %dx%d; q quits", MIN_COLS, MIN_LINES);
+	int y = LINES / 2 - 1;
+	draw_text(stdscr, y < 0 ? 0 : y, 0, COLS, C_ERROR, A_BOLD, a);
+	draw_text(stdscr, y + 1 < LINES ? y + 1 : LINES - 1, 0, COLS, C_DEFAULT, 0, b);
+}
+
+void tui_draw(struct tui *t)
+{
+	curs_set(0);
+	t->too_small = COLS < MIN_COLS || LINES < MIN_LINES;
+	if (t->too_small) {
+		draw_too_small();
+	} else {
+		erase();
+		draw_title(t);
+		struct view *v = tui_top(t);
+		v->height = LINES - 2;
+		v->ops->draw(v, t, stdscr, 1, LINES - 2);
+		draw_bottom(t);
+		if (t->prompt.active && !t->script)
+			curs_set(1);
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+	t->dirty = false;
+}
+
+/* ---- actions ---- */
+
+static void cycle(size_t *i, size_t n, int dir)
+{
+	if (n)
+		*i = (*i + n + (size_t)(dir > 0 ? 1 : n - 1)) % n;
+}
+
+static void global_action(struct tui *t, enum tui_action a)
+{
+	size_t p;
+	switch (a) {
+	case A_VIEW_CLOSE:
+		if (t->n_views <= 1)
+			t->quit = true;
+		else
+			tui_pop(t);
+		break;
+	case A_VIEW_BACK: tui_pop(t); break;
+	case A_QUIT: t->quit = true; break;
+	case A_HELP: tui_push(t, &help_view, DB_NO_PAIR); break;
+	case A_PROMPT: tui_prompt_open(t, ":", NULL, NULL); break;
+	case A_SEARCH: tui_prompt_open(t, "/", NULL, NULL); break;
+	case A_REDRAW: clearok(curscr, TRUE); break;
+	case A_VIEW_HEATMAP:
+		while (t->n_views > 1)
+			tui_pop(t);
+		break;
+	case A_SEARCH_NEXT: case A_SEARCH_PREV: case A_FIRST_DIVERGENCE: case A_TRANSPOSE:
+		while (t->n_views > 1)
+			tui_pop(t);
+		t->views[0].ops->request(&t->views[0], t, a);
+		break;
+	case A_VIEW_STAGES: case A_VIEW_RANKS: case A_VIEW_TENSOR:
+		p = tui_selected_pair(t);
+		if (p == DB_NO_PAIR)
+			tui_msg(t, true, "no tensor selected");
+		else
+			tui_push(t, a == A_VIEW_STAGES ? &stages_view
+			            : a == A_VIEW_RANKS ? &ranks_view : &tensor_view, p);
+		break;
+	case A_VIEW_CURVE: tui_push(t, &curve_view, tui_selected_pair(t)); break;
+	case A_VIEW_BISECT: tui_push(t, &bisect_view, DB_NO_PAIR); break;
+	case A_VIEW_NOTES: tui_push(t, &notes_view, DB_NO_PAIR); break;
+	case A_NOTE_NEW: tui_note_new(t, NULL); break;
+	case A_MARK: tui_mark(t, ""); break;
+	case A_EXPORT: tui_export(t, NULL); break;
+	case A_PHASE_NEXT: case A_PHASE_PREV:
+		if (t->cmp->n_phases < 2) {
+			tui_msg(t, false, "only one phase in these trees");
+			break;
+		}
+		cycle(&t->phase, t->cmp->n_phases, a == A_PHASE_NEXT ? 1 : -1);
+		tui_selection_changed(t);
+		break;
+	case A_PASS_NEXT: case A_PASS_PREV:
+		if (t->n_passes < 2) {
+			tui_msg(t, false, "only one pass in this phase");
+			break;
+		}
+		cycle(&t->pass, t->n_passes, a == A_PASS_NEXT ? 1 : -1);
+		tui_selection_changed(t);
+		break;
+	case A_RANK_NEXT: case A_RANK_PREV:
+		if (!t->n_ranks) {
+			tui_msg(t, false, "no ranks in these trees");
+			break;
+		}
+		cycle(&t->rank_sel, t->n_ranks + 1, a == A_RANK_NEXT ? 1 : -1);
+		if (!t->rank_sel && !t->has_merged)     /* nothing merged to show */
+			cycle(&t->rank_sel, t->n_ranks + 1, a == A_RANK_NEXT ? 1 : -1);
+		tui_selection_changed(t);
+		break;
+	case A_METRIC_TOGGLE: t->metric = t->metric == M_COS ? M_REL : M_COS; break;
+	case A_METRIC_NEXT: t->metric = (enum tui_metric)((t->metric + 1) % M__COUNT); break;
+	default: {
+		const struct tui_action_info *ai = tui_action(a);
+		tui_msg(t, false, "%s: not available in the %s view", ai->name,
+		        tui_top(t)->ops->name);
+		break;
+	}
+	}
+	t->dirty = true;
+}
+
+void tui_action_run(struct tui *t, enum tui_action a)
+{
+	struct view *v = tui_top(t);
+	if (!v->ops->request || !v->ops->request(v, t, a))
+		global_action(t, a);
+	t->dirty = true;
+}
+
+static void handle_key(struct tui *t, int key)
+{
+	t->msg[0] = '\0';
+	t->dirty = true;
+	if (tui_prompt_key(t, key))
+		return;
+	struct view *v = tui_top(t);
+	enum tui_action a = tui_key_action(v->ops->keymap, key);
+	if (a == A_NONE) {
+		char name[32];
+		tui_msg(t, false, "%s is not bound (? lists the keys)",
+		        tui_key_name(key, name, sizeof name));
+		return;
+	}
+	if (t->too_small && a != A_QUIT && a != A_VIEW_CLOSE && a != A_PROMPT &&
+	    a != A_VIEW_BACK)
+		return;
+	tui_action_run(t, a);
+}
+
+/* ---- the loop ---- */
+
+static bool views_busy(struct tui *t)
+{
+	for (int i = 0; i < t->n_views; i++)
+		if (t->views[i].ops->busy && t->views[i].ops->busy(&t->views[i]))
+			return true;
+	return false;
+}
+
+static void loop(struct tui *t)
+{
+	bool shown_fin = false, shown_busy = false, first = true;
+	size_t shown_done = (size_t)-1;
+	struct timespec last_draw = {0, 0}, key_t0;
+	bool key_pending = false;
+	char key_name[32] = "";
+	for (;;) {
+		bool fin = !tui_computing(t), busy = views_busy(t);
+		size_t done = atomic_load(&t->cmp->n_done);
+		if (fin && !shown_fin) {
+			tui_update_first_div(t);
+			if (timing)
+				fprintf(timing, "scan_done_ms %.3f\n", ms_since(&t_start));
+		}
+		if (fin != shown_fin || busy != shown_busy ||
+		    (done != shown_done && ms_since(&last_draw) > 50))
+			t->dirty = true;
+		if (t->dirty) {
+			tui_draw(t);
+			clock_gettime(CLOCK_MONOTONIC, &last_draw);
+			shown_fin = fin, shown_busy = busy, shown_done = done;
+			if (first && timing)
+				fprintf(timing, "first_frame_ms %.3f\n", ms_since(&t_start));
+			first = false;
+			if (key_pending && timing)
+				fprintf(timing, "key %s %.3f\n", key_name, ms_since(&key_t0));
+			key_pending = false;
+		}
+		if (t->quit)
+			break;
+		int key;
+		if (script_active()) {
+			if (!fin || busy) {
+				napms(1);
+				continue;
+			}
+			key = script_next();
+			if (key < 0)
+				break;
+		} else {
+			timeout(!fin || busy ? 100 : -1);
+			wint_t ch;
+			int r = get_wch(&ch);
+			if (r == ERR)
+				continue;
+			if (r == KEY_CODE_YES && ch == KEY_RESIZE) {
+				t->dirty = true;
+				continue;
+			}
+			if (r == KEY_CODE_YES && ch == KEY_MOUSE) {
+				MEVENT ev;
+				struct view *v = tui_top(t);
+				if (getmouse(&ev) == OK && v->ops->click && !t->too_small)
+					v->ops->click(v, t, ev.y, ev.x);
+				continue;
+			}
+			key = tui_key_from_curses((int)ch, r == KEY_CODE_YES);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &key_t0);
+		key_pending = true;
+		tui_key_name(key, key_name, sizeof key_name);
+		handle_key(t, key);
+	}
+}
+
+/* ---- setup ---- */
+
+static void usage(FILE *out)
+{
+	fputs("usage: dumpbisect [--profile P] [--filter RE] [--session FILE] [--notes DIR]\n"
+	      "                  [--no-mouse] REF [TARGET]\n"
+	      "       dumpbisect --keys-man   (the key list as man-page text)\n", out);
+}
+
+static int init_selection(struct tui *t)
+{
+	t->n_ranks = db_ranks(t->cmp, &t->ranks);
+	t->phase = 0;           /* causal order: the first phase first */
+	for (size_t i = 0; i < t->cmp->n_pairs; i++)
+		t->has_merged |= t->cmp->pairs[i].merged || t->cmp->pairs[i].f.rank < 0;
+	/* Without merged or rank-less tensors, start on the first rank. */
+	t->rank_sel = !t->has_merged && t->n_ranks ? 1 : 0;
+	const char *probe = t->cmp->profile && t->cmp->profile->probe ? t->cmp->profile->probe
+	                                                              : "hidden_out";
+	snprintf(t->probe, sizeof t->probe, "%s", probe);
+	tui_selection_changed(t);
+	return 0;
+}
+
+static int start_curses(struct tui *t, bool utf8)
+{
+	if (t->script) {
+		/* Tests: no tty needed; size from LINES/COLUMNS (tig's approach). */
+		FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+		const char *term = getenv("TERM");
+		if (!out || !in ||
+		    !(screen = newterm(term && *term ? term : "xterm", out, in))) {
+			fprintf(stderr, "dumpbisect: cannot set up the terminal %s\n",
+			        term ? term : "");
+			return -1;
+		}
+	} else if (!(screen = newterm(NULL, stdout, stdin))) {
+		fprintf(stderr, "dumpbisect: cannot set up the terminal (TERM=%s)\n",
+		        getenv("TERM") ? getenv("TERM") : "");
+		return -1;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	const char *nc = getenv("NO_COLOR");
+	bool color = has_colors() && !(nc && *nc);
+	if (color) {
+		start_color();
+		use_default_colors();
+	}
+	draw_init(color, utf8);
+	if (t->mouse && !t->script)
+		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED, NULL);
+	return 0;
+}
 
 int tui_main(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "%s: the TUI is not implemented yet\n", argv[0]);
-	return 2;
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	static const struct option opts[] = {
+		{"profile", required_argument, NULL, 'p'},
+		{"filter", required_argument, NULL, 'f'},
+		{"session", required_argument, NULL, 's'},
+		{"notes", required_argument, NULL, 'n'},
+		{"keys-man", no_argument, NULL, 'K'},
+		{"no-mouse", no_argument, NULL, 'M'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct tui tui;
+	struct tui *t = &tui;
+	memset(t, 0, sizeof *t);
+	t->mouse = true;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': t->profile_opt = optarg; break;
+		case 'f': t->filter_opt = optarg; break;
+		case 's': t->session_path = optarg; break;
+		case 'n': t->notes_dir = optarg; break;
+		case 'M': t->mouse = false; break;
+		case 'K': tui_actions_man(stdout); return 0;
+		case 'h': usage(stdout); return 0;
+		default:
+			fprintf(stderr, "dumpbisect: unknown option %s\n", argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	int npos = argc - optind;
+	if (npos > 2) {
+		usage(stderr);
+		return 2;
+	}
+	db_err err = {{0}};
+	if (t->session_path) {
+		FILE *probe = fopen(t->session_path, "r");
+		if (probe) {
+			fclose(probe);
+			if (db_session_load(t->session_path, &t->session, &err) < 0) {
+				fprintf(stderr, "dumpbisect: %s\n", err.msg);
+				return 2;
+			}
+		} else if (errno != ENOENT) {
+			fprintf(stderr, "dumpbisect: %s: %s\n", t->session_path, strerror(errno));
+			return 2;
+		}
+	}
+	t->ref_path = npos >= 1 ? argv[optind] : t->session ? t->session->ref : NULL;
+	t->tgt_path = npos >= 2 ? argv[optind + 1] : t->session ? t->session->target : NULL;
+	if (!t->profile_opt && t->session)
+		t->profile_opt = t->session->profile;
+	if (!t->ref_path) {
+		usage(stderr);
+		return 2;
+	}
+	if (t->session && npos == 0 && db_session_check_trees(t->session, &err) < 0) {
+		fprintf(stderr, "dumpbisect: %s\n", err.msg);
+		db_session_free(t->session);
+		return 2;
+	}
+	if (t->session_path && !t->session) {
+		t->session = db_session_new(t->ref_path, t->tgt_path);
+		if (t->session && t->profile_opt)
+			t->session->profile = strdup(t->profile_opt);
+	}
+
+	setlocale(LC_ALL, "");
+	bool utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+	const char *tf = getenv("DUMPBISECT_TIMING");
+	if (tf && *tf)
+		timing = fopen(tf, "a");
+
+	db_compare_opts co = {.profile = t->profile_opt, .filter = t->filter_opt};
+	if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
+		fprintf(stderr, "dumpbisect: %s\n", err.msg);
+		db_session_free(t->session);
+		return 2;
+	}
+	if (timing)
+		fprintf(timing, "open_ms %.3f\n", ms_since(&t_start));
+
+	tui_bind_defaults();
+	char kerr[512] = "", kpath[1024];
+	int kbad = tui_keymap_path(kpath, sizeof kpath)
+	               ? tui_keymap_load(kpath, kerr, sizeof kerr) : 0;
+
+	const char *sp = getenv("DUMPBISECT_SCRIPT");
+	int rc = 0;
+	if (sp && *sp) {
+		char serr[512];
+		if (script_open(sp, serr, sizeof serr) < 0) {
+			fprintf(stderr, "dumpbisect: %s\n", serr);
+			rc = 2;
+			goto out_cmp;
+		}
+		t->script = true;
+	}
+	if (start_curses(t, utf8) < 0) {
+		rc = 2;
+		goto out_cmp;
+	}
+	init_selection(t);
+	tui_push(t, &heatmap_view, DB_NO_PAIR);
+	if (kbad)
+		tui_msg(t, true, "%s%s", kerr,
+		        kbad > 1 ? " (and more; defaults kept)" : " (defaults kept)");
+	db_compare_start(t->cmp);
+	loop(t);
+	db_compare_stop(t->cmp);
+
+	while (t->n_views > 1)
+		tui_pop(t);
+	if (t->n_views) {
+		struct view *v = &t->views[0];
+		if (v->ops->done)
+			v->ops->done(v, t);
+		free(v->priv);
+	}
+	endwin();
+	delscreen(screen);
+	rc = t->exit_code;
+out_cmp:
+	script_free();
+	tui_bindings_free();
+	if (t->have_grid)
+		db_grid_free(&t->grid);
+	for (size_t i = 0; i < t->n_passes; i++)
+		free(t->passes[i]);
+	free(t->passes);
+	free(t->ranks);
+	if (t->filter_re)
+		tui_filter_set(t, NULL);
+	free(t->col_match);
+	db_compare_free(t->cmp);
+	db_session_free(t->session);
+	if (timing)
+		fclose(timing);
+	return rc;
 }

@@ -1,0 +1,23 @@
+/* Files the program writes (sessions, exports) are replaced atomically:
+ * write a temp file in the same directory, fsync it, rename it over the
+ * target, fsync the directory. A crash (even kill -9) at any point leaves
+ * either the old file or the new one, never a torn mix. */
+#ifndef DB_ATOMIC_H
+#define DB_ATOMIC_H
+#include <stddef.h>
+#include <stdio.h>
+#include "db_err.h"
+
+/* Writer callback: writes the whole content to f (a temp file); returns 0,
+ * or -1 with err set to abort (the temp file is removed, target untouched). */
+typedef int (*db_atomic_fn)(FILE *f, void *ctx, db_err *err);
+
+/* Replace path with what fn writes. The temp file is "<path>.tmp.XXXXXX"
+ * (mkstemp, mode 0644 & ~umask). -1 with err naming the path and the
+ * failing call (open, write, fsync, rename) on any error. */
+int db_atomic_write(const char *path, db_atomic_fn fn, void *ctx, db_err *err);
+/* Same with a buffer of len bytes. */
+int db_atomic_write_buf(const char *path, const void *buf, size_t len,
+                        db_err *err);
+
+#endif

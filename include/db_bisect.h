@@ -1,0 +1,279 @@
+/* Layer bisect, git-bisect style (seed 002 Phase 4/5).
+ *
+ * Part 1, pure state machine (src/bisect.c, no I/O): a sorted list of
+ * candidate layers, a good bound (default: before the first layer — the
+ * model-level input counts as good) and a log of steps. Everything derived
+ * (bounds, proposal, phase, probes left) is recomputed from the log after
+ * every change, so undo is "drop the last step" and a session replays the
+ * same state from its steps.
+ *
+ * Part 2, the runner (src/bisect_run.c): drives the state machine over a
+ * db_compare — probe stage per layer, auto verdicts from the predicate,
+ * layers not dumped yet (dump command / --run), and the end analysis
+ * (input ids, intra-layer sub-stage walk, bad ranks, drift vs sudden drop). */
+#ifndef DB_BISECT_H
+#define DB_BISECT_H
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "db_compare.h"
+#include "db_err.h"
+#include "db_metrics.h"
+
+/* ------------------------------------------------------------ verdicts */
+
+typedef enum db_verdict {
+	DB_V_NONE = 0,          /* no verdict (not dumped / not comparable) */
+	DB_V_GOOD, DB_V_BAD, DB_V_SKIP
+} db_verdict;
+
+const char *db_verdict_name(db_verdict v);      /* "good" "bad" "skip" "none" */
+/* Parses the names above; DB_V_NONE (and false) for anything else. */
+bool db_verdict_parse(const char *s, db_verdict *v);
+
+/* When a probe is bad. Default: leaves the ok band. */
+typedef enum db_pred_kind {
+	DB_PRED_BAND,           /* bad when band is worse than worst_good */
+	DB_PRED_THRESH          /* bad when cos < cos_min or rel > rel_max */
+} db_pred_kind;
+
+typedef struct db_predicate {
+	db_pred_kind kind;
+	db_band worst_good;     /* BAND: DB_BAND_OK (default) or DB_BAND_DRIFT, ... */
+	double cos_min, rel_max;/* THRESH: NaN = that side unused */
+} db_predicate;
+
+void db_predicate_default(db_predicate *p);
+/* Verdict for metrics m with band b: GOOD or BAD; NONE when b is
+ * DB_BAND_NONE (not computed). NaN cos counts as bad. */
+db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
+                             db_band b);
+/* Text form, also used in session files: "band:ok", "band:drift",
+ * "cos<0.99", "rel>0.1", "cos<0.99,rel>0.1". -1 with err on bad text. */
+int db_predicate_parse(const char *s, db_predicate *p, db_err *err);
+/* Writes the text form into buf (always NUL-terminated); returns buf. */
+char *db_predicate_str(const db_predicate *p, char *buf, size_t len);
+
+/* ------------------------------------------------------- state machine */
+
+/* Layer value of the "final output" sentinel: a runner may append it as the
+ * last candidate so a bug after the last layer (final norm, lm_head) is
+ * found as "final". Labels print it as "final". */
+#define DB_LAYER_FINAL INT_MAX
+/* Good bound before the first candidate (model-level input rows). */
+#define DB_GOOD_BEFORE (-1L)
+
+typedef struct db_bisect_step {
+	int layer;
+	db_verdict verdict;     /* what counts: GOOD, BAD or SKIP */
+	db_verdict auto_verdict;/* the predicate's verdict then; NONE = none */
+	bool by_user;           /* the user chose/overrode (else accepted auto) */
+	double cos, rel;        /* probe metrics then; NaN when not available */
+	db_band band;           /* probe band then; DB_BAND_NONE when n/a */
+	int64_t time;           /* unix seconds; 0 unknown */
+} db_bisect_step;
+
+typedef enum db_bisect_phase {
+	DB_BP_BOUND,            /* checking the bad bound: next = last layer
+	                           (walking down past skipped ones) */
+	DB_BP_SEARCH,           /* narrowing (good, bad); next = midpoint */
+	DB_BP_FOUND,            /* first_bad is the first bad layer */
+	DB_BP_ONLY_SKIPPED,     /* only skipped layers left between the bounds:
+	                           the first bad is one of them or the bad bound */
+	DB_BP_NO_BAD,           /* the bad bound came out good (or all skipped):
+	                           nothing to bisect, said plainly in msg */
+	DB_BP_CONTRADICTORY,    /* a good verdict at/after a bad one; msg says which */
+	DB_BP_EMPTY             /* no candidate layers */
+} db_bisect_phase;
+
+const char *db_bisect_phase_name(db_bisect_phase p);
+
+/* All arrays owned by the struct (db_bisect_free). Fields below "derived"
+ * are read-only for callers and valid after every call that changes steps. */
+typedef struct db_bisect {
+	int *layers;            /* candidates, ascending, unique */
+	size_t n_layers;
+	long start_good;        /* index of the initial good bound, DB_GOOD_BEFORE */
+	db_bisect_step *steps;  /* the log, oldest first */
+	size_t n_steps, cap_steps;
+	/* derived */
+	db_bisect_phase phase;
+	long good;              /* index of the good bound, DB_GOOD_BEFORE = -1 */
+	long bad;               /* index of the bad bound, -1 = not known yet */
+	long next;              /* index of the proposed layer, -1 = none */
+	long first_bad;         /* FOUND: index of the first bad layer, else -1 */
+	size_t n_remaining;     /* unskipped candidates strictly inside (good, bad) */
+	size_t n_skipped_inside;/* skipped ones strictly inside */
+	int probes_left;        /* ⌈log2(n_remaining + 1)⌉ (+1 in BOUND) */
+	char msg[256];          /* plain status: "first bad layer: L5", ... */
+} db_bisect;
+
+/* layers need not be sorted (they are sorted and deduplicated here).
+ * good_layer: a layer known good, or DB_GOOD_BEFORE for "before the first";
+ * a good_layer that is not a candidate counts as the last candidate below
+ * it. -1 with err on OOM. */
+int db_bisect_init(db_bisect *b, const int *layers, size_t n, long good_layer,
+                   db_err *err);
+void db_bisect_free(db_bisect *b);
+
+/* Append a step (copied) and recompute. Any candidate layer may be given,
+ * not only the proposal (an explicit good/bad bound). -1 with err when the
+ * layer is not a candidate, the verdict is NONE, or on OOM. */
+int db_bisect_record(db_bisect *b, const db_bisect_step *s, db_err *err);
+/* Drop the last step; false when there is none. */
+bool db_bisect_undo(db_bisect *b);
+/* Drop all steps (the bounds go back to the start). */
+void db_bisect_reset(db_bisect *b);
+/* Current verdict of layer (its latest step), DB_V_NONE when none. */
+db_verdict db_bisect_layer_verdict(const db_bisect *b, int layer);
+/* Candidate index of layer, -1 when not a candidate. */
+long db_bisect_index(const db_bisect *b, int layer);
+/* True once nothing is left to probe (FOUND, ONLY_SKIPPED, NO_BAD,
+ * CONTRADICTORY, EMPTY). */
+bool db_bisect_done(const db_bisect *b);
+/* "L12", "final", "input" (for DB_GOOD_BEFORE); writes into buf. */
+const char *db_layer_label(int layer, char *buf, size_t len);
+
+/* ---------------------------------------------------------- the runner */
+
+typedef struct db_bisect_opts {
+	const char *stage;      /* probe; NULL = profile probe, else "hidden_out" */
+	const char *phase;      /* NULL = first phase that diverges, else first */
+	const char *pass;       /* NULL = the profile's pass selection */
+	db_predicate pred;
+	long good_layer;        /* DB_GOOD_BEFORE (default) or a layer */
+	int n_layers;           /* > 0: candidates are 0..n_layers-1 */
+	bool fill_gaps;         /* n_layers 0: true = 0..the highest layer any
+	                           stage shows, layers not dumped yet included
+	                           (TUI; implied by run_cmd); false = the layers
+	                           whose probe is dumped in either tree */
+	const char *run_cmd;    /* --run; NULL = none */
+	bool final_sentinel;    /* add DB_LAYER_FINAL when the profile has
+	                           model-level "after" stages (default true) */
+} db_bisect_opts;
+
+void db_bisect_opts_default(db_bisect_opts *o);
+
+/* Probe of one layer right now. */
+typedef struct db_probe {
+	int layer;
+	size_t pair;            /* pair used (merged/rank-less, else worst rank),
+	                           DB_NO_PAIR when not dumped on both sides */
+	bool dumped;            /* both sides have the probe for this layer */
+	db_metrics m;           /* valid when dumped and computed */
+	db_band band;
+	db_verdict auto_verdict;/* NONE when not dumped or not comparable */
+} db_probe;
+
+/* Sub-stage row of the end analysis (intra-layer walk). */
+typedef struct db_substage_row {
+	size_t pair;
+	const char *stage;      /* borrowed from the pair */
+	const char *top;        /* top-level stage it belongs to (borrowed) */
+	double cos, rel;
+	db_band band;
+	double step_drop;       /* cos(previous row) - cos(this row) */
+	bool culprit;           /* the first row leaving ok or dropping > 0.001 */
+} db_substage_row;
+
+typedef enum db_bisect_kind {
+	DB_KIND_NONE,           /* nothing bad ("none") */
+	DB_KIND_SUDDEN,         /* "sudden-drop" */
+	DB_KIND_DRIFT,          /* "accumulated-drift" */
+	DB_KIND_INPUT_IDS,      /* "input-ids": token ids differ, nothing else said */
+	DB_KIND_INCONCLUSIVE    /* "inconclusive": only skipped layers left,
+	                           contradictory bounds, or the bad bound good
+	                           while a later model-level stage is bad */
+} db_bisect_kind;
+
+const char *db_bisect_kind_name(db_bisect_kind k);
+
+/* End analysis. Strings owned by the result (db_bisect_result_free) or
+ * borrowed from the compare/profile where said.
+ *
+ * Drift vs sudden drop (seed 002 Phase 4). Over the probe of every dumped
+ * layer in order, starting from the input (cos 1, rel 0), each layer has a
+ * step dcos = cos(prev) - cos(layer) and drel = rel(layer) - rel(prev).
+ * A layer "stands out" when
+ *   (dcos > 0.001 and dcos > 4 × median(dcos over all layers))  or
+ *   (drel > ok_rel and drel > 4 × median(drel over all layers)),
+ * and its band is worse than the previous layer's band (it jumps a band by
+ * itself). kind = "sudden-drop" when the first bad layer stands out;
+ * otherwise, when the probe leaves the ok band somewhere, "accumulated-
+ * drift" with first_bad_layer null; crossing_layer is always the first
+ * dumped layer whose probe leaves the ok band (null when none). */
+typedef struct db_bisect_result {
+	db_bisect_kind kind;
+	bool input_ids_mismatch;
+	char *input_ids_stage;  /* the stage that differs, NULL */
+	bool has_first_bad;     /* false: first_bad_layer is null */
+	int first_bad_layer;    /* DB_LAYER_FINAL: after the last layer */
+	char *first_bad_stage;  /* top-level stage of the culprit (probe when
+	                           no walk), NULL when nothing bad */
+	char *first_bad_substage;/* first sub-stage leaving ok / dropping; NULL */
+	const char *layer_class;/* borrowed from the profile; NULL none */
+	int *bad_ranks;         /* ranks bad at the culprit when only some are */
+	size_t n_bad_ranks;
+	bool has_crossing;
+	int crossing_layer;
+	db_substage_row *walk;  /* the intra-layer walk (owned array) */
+	size_t n_walk;
+	int standout_layer;     /* first layer that stands out; INT_MIN none */
+	char summary[512];      /* one line for the text output */
+} db_bisect_result;
+
+void db_bisect_result_free(db_bisect_result *r);
+
+/* Called after every recorded step (e.g. to save the session). Returning
+ * -1 (with err) stops the run. */
+typedef int (*db_bisect_step_cb)(const db_bisect *b, void *ctx, db_err *err);
+
+typedef struct db_bisect_run {
+	db_compare *c;          /* borrowed */
+	db_bisect_opts o;       /* strings copied into the fields below */
+	char *stage, *phase, *pass, *run_cmd;   /* owned; phase/pass NULL = any */
+	char *final_stage;      /* owned: the model-level stage probed for
+	                           DB_LAYER_FINAL (final logits), NULL = none */
+	db_bisect sm;           /* owned */
+} db_bisect_run;
+
+/* Set up a run over c (already opened; metrics may be pending — probes are
+ * computed on demand). -1 with err when the probe stage does not exist in
+ * either tree or there are no layers. */
+int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
+                       db_bisect_run **out, db_err *err);
+void db_bisect_run_free(db_bisect_run *r);
+
+/* Probe of layer now (computes the pair when needed). */
+void db_bisect_probe(db_bisect_run *r, int layer, db_probe *out);
+/* The profile's dump command for layer ({layer} filled in), NULL when the
+ * profile has none. Caller frees. */
+char *db_bisect_dump_hint(const db_bisect_run *r, int layer);
+/* Fill a step for layer from its probe (auto verdict, metrics, time now).
+ * verdict = auto verdict (SKIP when not available); by_user false. */
+void db_bisect_auto_step(db_bisect_run *r, int layer, db_bisect_step *s);
+/* Rescan the trees (new dumps) and keep the run's state. */
+int db_bisect_rescan(db_bisect_run *r, db_err *err);
+/* --run: sh -c CMD with {layer} substituted and DUMPBISECT_LAYER set, then
+ * rescan. Returns 0 (ran, rescanned), 125 (the command said skip), or -1
+ * with err (non-zero exit, signal, rescan failed) = abort. */
+int db_bisect_run_cmd(db_bisect_run *r, int layer, db_err *err);
+/* Whole bisect with auto verdicts (headless --auto). Layers not dumped are
+ * produced with --run when set, else skipped. cb may be NULL. */
+int db_bisect_run_auto(db_bisect_run *r, db_bisect_step_cb cb, void *ctx,
+                       db_err *err);
+/* End analysis from the current state (works at any point; uses FOUND's
+ * first bad layer when there is one). */
+int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err);
+
+/* JSON of the headless command: {"kind", "first_bad_layer", ...,
+ * "steps": [...]} followed by a newline. */
+void db_bisect_result_json(FILE *out, const db_bisect *b,
+                           const db_bisect_result *res);
+/* Human text: summary, the walk, the steps. */
+void db_bisect_result_text(FILE *out, const db_bisect *b,
+                           const db_bisect_result *res);
+
+#endif

@@ -1,0 +1,41 @@
+/* Export of a session (dumpbisect export, the TUI's `e`): into out_dir,
+ * each written atomically,
+ *   report.md     seed 000's report outline: summary, divergence point,
+ *                 severity, bisect log, marks, notes index
+ *   heatmap.svg   layer × stage cells coloured by band, cos in each cell,
+ *                 marks outlined
+ *   metrics.json  every pair, same pair schema as `compare --format json`
+ *   metrics.csv   the same, one row per pair */
+#ifndef DB_EXPORT_H
+#define DB_EXPORT_H
+#include <stdio.h>
+#include "db_bisect.h"
+#include "db_compare.h"
+#include "db_grid.h"
+#include "db_session.h"
+
+/* Everything the report needs; all borrowed. res/b may be NULL (no bisect
+ * yet); notes_dir NULL = db_notes_dir_for(s->path). c must be run (all
+ * pairs computed). */
+typedef struct db_export_ctx {
+	const db_session *s;
+	db_compare *c;
+	const db_bisect *b;
+	const db_bisect_result *res;
+	const char *notes_dir;
+} db_export_ctx;
+
+/* Write the four files into out_dir (created). -1 with err naming the file
+ * that failed; files already written stay. */
+int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err);
+
+/* The parts, to a stream (tests, TUI). Return 0 or -1 on write error. */
+int db_export_report_md(FILE *f, const db_export_ctx *x);
+int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
+                  const db_session *s);
+int db_export_metrics_json(FILE *f, const db_compare *c);
+int db_export_metrics_csv(FILE *f, const db_compare *c);
+/* One pair as a JSON object (the compare --format json pair schema). */
+void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);
+
+#endif

@@ -1,0 +1,120 @@
+/* A bisect session on disk (YAML, libyaml): both tree paths, the profile,
+ * the probe and predicate, every step, marks, notes created and the TUI's
+ * view state. Saved after every step with db_atomic_write. A file that does
+ * not parse is an error with file:line:column — never silently reset.
+ *
+ * Format (version 1):
+ *   dumpbisect_session: 1
+ *   ref: /abs/ref            target: /abs/target
+ *   profile: sglang-v1       (omitted = auto-detect)
+ *   phase: prefill  pass: "0"  probe: hidden_out  predicate: band:ok
+ *   good: -1                 (start good layer; -1 = before the first)
+ *   layers: [0, 1, 2, ...]   (candidates; 2147483647 = final)
+ *   created: 1700000000  updated: 1700000123
+ *   steps:
+ *     - {layer: 4, verdict: bad, by: auto, auto: bad, cos: 0.5, rel: 0.9,
+ *        band: bug, time: 1700000001}
+ *   marks:
+ *     - {layer: 4, stage: attn.o_proj, rank: 1, status: confirmed,
+ *        text: "sign flip", time: 1700000050}
+ *   notes: [notes/01_first_look.md]
+ *   view: {cursor: "4,2", rank: "-1"}   (free-form string map)
+ */
+#ifndef DB_SESSION_H
+#define DB_SESSION_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "db_bisect.h"
+#include "db_err.h"
+
+typedef enum db_mark_status {
+	DB_MARK_SUSPECT = 0, DB_MARK_CONFIRMED, DB_MARK_REFUTED
+} db_mark_status;
+
+const char *db_mark_status_name(db_mark_status s); /* "suspect", ... */
+bool db_mark_status_parse(const char *s, db_mark_status *out);
+
+/* A finding on a cell, sub-stage or rank. Strings owned by the session. */
+typedef struct db_mark {
+	int layer;              /* -1: model-level */
+	char *stage;            /* top-level stage or full sub-stage name; NULL = whole row */
+	int rank;               /* -1: merged / all ranks */
+	db_mark_status status;
+	char *text;             /* one line */
+	int64_t time;
+} db_mark;
+
+typedef struct db_kv {
+	char *key, *value;      /* owned */
+} db_kv;
+
+/* Everything owned by the session (db_session_free). */
+typedef struct db_session {
+	char *path;             /* file it was loaded from / saved to; NULL new */
+	char *ref, *target;     /* tree paths (absolute when created by us) */
+	char *profile;          /* NULL = auto-detect */
+	char *phase, *pass;     /* NULL = defaults */
+	char *probe;            /* NULL = profile default */
+	db_predicate pred;
+	long good;              /* start good layer, DB_GOOD_BEFORE */
+	int *layers;            /* bisect candidates; may be empty (not started) */
+	size_t n_layers;
+	db_bisect_step *steps;
+	size_t n_steps;
+	db_mark *marks;
+	size_t n_marks;
+	char **notes;           /* note files, as given to db_session_add_note */
+	size_t n_notes;
+	db_kv *view;            /* free-form view state (TUI) */
+	size_t n_view;
+	int64_t created, updated;
+} db_session;
+
+/* New empty session (predicate default, good DB_GOOD_BEFORE, created now).
+ * ref/target copied (may be NULL). NULL on OOM. */
+db_session *db_session_new(const char *ref, const char *target);
+void db_session_free(db_session *s);
+
+/* Load path. -1 with err "path:line:col: what" on unreadable or corrupt
+ * files (line/col 1-based, from libyaml or the offending node). */
+int db_session_load(const char *path, db_session **out, db_err *err);
+/* Parse text (origin names it in errors). */
+int db_session_parse(const char *text, size_t len, const char *origin,
+                     db_session **out, db_err *err);
+/* Save atomically to path (NULL = s->path); sets s->path and s->updated. */
+int db_session_save(db_session *s, const char *path, db_err *err);
+/* The YAML text (malloc'd, NUL-terminated) or NULL on OOM. */
+char *db_session_dump(const db_session *s, size_t *len);
+
+/* Copy the candidates and the steps of b into s (replacing them). */
+int db_session_sync_bisect(db_session *s, const db_bisect *b, db_err *err);
+/* Init b from s's candidates, good bound and steps (steps on layers that
+ * are no longer candidates are an error naming the step). */
+int db_session_to_bisect(const db_session *s, db_bisect *b, db_err *err);
+
+/* Append a mark (strings copied). Returns its index or -1 on OOM. */
+long db_session_add_mark(db_session *s, int layer, const char *stage,
+                         int rank, db_mark_status st, const char *text);
+bool db_session_remove_mark(db_session *s, size_t i);
+/* Marks on (layer, stage) — stage NULL matches row marks — for the
+ * heatmap; returns the first match index or -1. */
+long db_session_find_mark(const db_session *s, int layer, const char *stage);
+int db_session_add_note(db_session *s, const char *note_path);
+/* View state: set copies (value NULL removes); get borrows or NULL. */
+int db_session_view_set(db_session *s, const char *key, const char *value);
+const char *db_session_view_get(const db_session *s, const char *key);
+
+/* Check that both trees exist. -1 with err like "session.yaml: reference
+ * tree /old/ref is gone (moved?); give --ref DIR / --target DIR". */
+int db_session_check_trees(const db_session *s, db_err *err);
+
+/* Opening the TUI from a headless command (`replay --tui`, `bisect` on a
+ * terminal without --auto). The binary's main (ui/) sets it; the commands
+ * call it with the session file (may be NULL) and the trees (NULL = the
+ * session's) and return its exit code. NULL = no TUI linked: the commands
+ * then tell the user to run `dumpbisect --session FILE REF TARGET`. */
+extern int (*db_tui_session_hook)(const char *session, const char *ref,
+                                  const char *target);
+
+#endif

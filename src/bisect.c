@@ -1,0 +1,392 @@
+/* The layer bisect state machine: pure, no I/O. All derived state is
+ * recomputed from the step log (see db_bisect.h). */
+#include "db_bisect.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *db_verdict_name(db_verdict v)
+{
+	switch (v) {
+	case DB_V_GOOD: return "good";
+	case DB_V_BAD: return "bad";
+	case DB_V_SKIP: return "skip";
+	default: return "none";
+	}
+}
+
+bool db_verdict_parse(const char *s, db_verdict *v)
+{
+	static const db_verdict all[] = {DB_V_GOOD, DB_V_BAD, DB_V_SKIP, DB_V_NONE};
+	for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
+		if (!strcmp(s, db_verdict_name(all[i]))) {
+			*v = all[i];
+			return all[i] != DB_V_NONE;
+		}
+	*v = DB_V_NONE;
+	return false;
+}
+
+/* ------------------------------------------------------------ predicate */
+
+void db_predicate_default(db_predicate *p)
+{
+	p->kind = DB_PRED_BAND;
+	p->worst_good = DB_BAND_OK;
+	p->cos_min = NAN;
+	p->rel_max = NAN;
+}
+
+db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
+                             db_band b)
+{
+	if (b == DB_BAND_NONE)
+		return DB_V_NONE;
+	if (p->kind == DB_PRED_BAND)
+		return b > p->worst_good ? DB_V_BAD : DB_V_GOOD;
+	if (isnan(m->cos) || m->nonfinite_mismatch > 0)
+		return DB_V_BAD;
+	if (!isnan(p->cos_min) && m->cos < p->cos_min)
+		return DB_V_BAD;
+	if (!isnan(p->rel_max) && !(m->rel <= p->rel_max))
+		return DB_V_BAD;
+	return DB_V_GOOD;
+}
+
+static int parse_band(const char *s, db_band *b)
+{
+	static const db_band all[] = {DB_BAND_OK, DB_BAND_DRIFT, DB_BAND_ALGO,
+	                              DB_BAND_BUG, DB_BAND_SCRAMBLE};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (!strcmp(s, db_band_name(all[i]))) {
+			*b = all[i];
+			return 0;
+		}
+	return -1;
+}
+
+int db_predicate_parse(const char *s, db_predicate *p, db_err *err)
+{
+	db_predicate_default(p);
+	if (!s || !*s)
+		return db_err_set(err, NULL, NULL, -1, "empty predicate");
+	if (!strncmp(s, "band:", 5)) {
+		if (parse_band(s + 5, &p->worst_good) < 0)
+			return db_err_set(err, NULL, NULL, -1,
+			                  "predicate '%s': unknown band (ok, drift, algo, bug, scramble)", s);
+		return 0;
+	}
+	p->kind = DB_PRED_THRESH;
+	const char *q = s;
+	while (*q) {
+		char *end;
+		double v;
+		if (!strncmp(q, "cos<", 4)) {
+			v = strtod(q + 4, &end);
+			if (end == q + 4 || !isfinite(v))
+				goto bad;
+			p->cos_min = v;
+		} else if (!strncmp(q, "rel>", 4)) {
+			v = strtod(q + 4, &end);
+			if (end == q + 4 || !isfinite(v) || v < 0)
+				goto bad;
+			p->rel_max = v;
+		} else {
+			goto bad;
+		}
+		q = end;
+		if (*q == ',')
+			q++;
+		else if (*q)
+			goto bad;
+	}
+	if (isnan(p->cos_min) && isnan(p->rel_max))
+		goto bad;
+	return 0;
+bad:
+	db_predicate_default(p);
+	return db_err_set(err, NULL, NULL, -1,
+	                  "predicate '%s': expected band:NAME, cos<X, rel>Y or cos<X,rel>Y", s);
+}
+
+char *db_predicate_str(const db_predicate *p, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	if (p->kind == DB_PRED_BAND) {
+		snprintf(buf, len, "band:%s", db_band_name(p->worst_good));
+		return buf;
+	}
+	buf[0] = '\0';
+	if (!isnan(p->cos_min))
+		snprintf(buf, len, "cos<%.17g", p->cos_min);
+	if (!isnan(p->rel_max)) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, len - n, "%srel>%.17g", n ? "," : "", p->rel_max);
+	}
+	return buf;
+}
+
+/* -------------------------------------------------------- state machine */
+
+const char *db_bisect_phase_name(db_bisect_phase p)
+{
+	switch (p) {
+	case DB_BP_BOUND: return "bound";
+	case DB_BP_SEARCH: return "search";
+	case DB_BP_FOUND: return "found";
+	case DB_BP_ONLY_SKIPPED: return "only-skipped";
+	case DB_BP_NO_BAD: return "no-bad";
+	case DB_BP_CONTRADICTORY: return "contradictory";
+	case DB_BP_EMPTY: return "empty";
+	}
+	return "?";
+}
+
+const char *db_layer_label(int layer, char *buf, size_t len)
+{
+	if (layer == DB_LAYER_FINAL)
+		snprintf(buf, len, "final");
+	else if (layer < 0)
+		snprintf(buf, len, "input");
+	else
+		snprintf(buf, len, "L%d", layer);
+	return buf;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+long db_bisect_index(const db_bisect *b, int layer)
+{
+	size_t lo = 0, hi = b->n_layers;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->layers[mid] < layer)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->n_layers && b->layers[lo] == layer ? (long)lo : -1;
+}
+
+static int ceil_log2(size_t n)
+{
+	int k = 0;
+	while (((size_t)1 << k) < n && k < 62)
+		k++;
+	return k;
+}
+
+/* Latest verdict of each candidate, into v (n_layers entries). */
+static void latest_verdicts(const db_bisect *b, db_verdict *v)
+{
+	for (size_t i = 0; i < b->n_layers; i++)
+		v[i] = DB_V_NONE;
+	for (size_t i = 0; i < b->n_steps; i++) {
+		long ix = db_bisect_index(b, b->steps[i].layer);
+		if (ix >= 0)
+			v[ix] = b->steps[i].verdict;
+	}
+}
+
+static void recompute(db_bisect *b)
+{
+	char l1[32], l2[32];
+	b->next = -1;
+	b->first_bad = -1;
+	b->bad = -1;
+	b->good = b->start_good;
+	b->n_remaining = 0;
+	b->n_skipped_inside = 0;
+	b->probes_left = 0;
+	b->msg[0] = '\0';
+	if (!b->n_layers) {
+		b->phase = DB_BP_EMPTY;
+		snprintf(b->msg, sizeof b->msg, "no layers to bisect");
+		return;
+	}
+	db_verdict *v = calloc(b->n_layers, sizeof *v);
+	if (!v) {
+		b->phase = DB_BP_EMPTY;
+		snprintf(b->msg, sizeof b->msg, "out of memory");
+		return;
+	}
+	latest_verdicts(b, v);
+	for (size_t i = 0; i < b->n_layers; i++) {
+		if (v[i] == DB_V_GOOD && (long)i > b->good)
+			b->good = (long)i;
+		if (v[i] == DB_V_BAD && b->bad < 0)
+			b->bad = (long)i;
+	}
+	if (b->bad >= 0 && b->good >= b->bad) {
+		b->phase = DB_BP_CONTRADICTORY;
+		if (b->good == b->start_good && v[b->good] != DB_V_GOOD)
+			snprintf(b->msg, sizeof b->msg,
+			         "contradictory bounds: %s is bad but the start good bound is %s",
+			         db_layer_label(b->layers[b->bad], l1, sizeof l1),
+			         db_layer_label(b->layers[b->good], l2, sizeof l2));
+		else
+			snprintf(b->msg, sizeof b->msg,
+			         "contradictory bounds: %s is good but %s before it is bad",
+			         db_layer_label(b->layers[b->good], l1, sizeof l1),
+			         db_layer_label(b->layers[b->bad], l2, sizeof l2));
+		free(v);
+		return;
+	}
+	if (b->bad < 0) {
+		/* Bound check: the last layer not yet judged, from the end. */
+		long cand = -1;
+		for (long i = (long)b->n_layers - 1; i > b->good; i--) {
+			if (v[i] == DB_V_SKIP)
+				continue;
+			cand = i;
+			break;
+		}
+		if (cand < 0) {
+			b->phase = DB_BP_NO_BAD;
+			if (b->good == (long)b->n_layers - 1)
+				snprintf(b->msg, sizeof b->msg,
+				         "the bad bound %s is good: nothing bad to bisect",
+				         db_layer_label(b->layers[b->good], l1, sizeof l1));
+			else
+				snprintf(b->msg, sizeof b->msg,
+				         "no bad layer: %s good, every later layer skipped",
+				         b->good >= 0 ? db_layer_label(b->layers[b->good], l1, sizeof l1)
+				                      : "input");
+			free(v);
+			return;
+		}
+		b->phase = DB_BP_BOUND;
+		b->next = cand;
+		for (long i = b->good + 1; i < (long)b->n_layers; i++)
+			b->n_remaining += v[i] != DB_V_SKIP;
+		/* one probe for the bound, then the search over the rest */
+		b->probes_left = 1 + ceil_log2(b->n_remaining);
+		snprintf(b->msg, sizeof b->msg, "checking the bad bound: %s",
+		         db_layer_label(b->layers[cand], l1, sizeof l1));
+		free(v);
+		return;
+	}
+	long m = (b->good + b->bad) / 2;
+	if (b->good + b->bad < 0)
+		m = -1; /* floor for good = -1, bad = 0 */
+	long best = -1;
+	for (long i = b->good + 1; i < b->bad; i++) {
+		if (v[i] == DB_V_SKIP) {
+			b->n_skipped_inside++;
+			continue;
+		}
+		b->n_remaining++;
+		if (best < 0 || labs(i - m) < labs(best - m))
+			best = i;
+	}
+	b->probes_left = ceil_log2(b->n_remaining + 1);
+	if (best >= 0) {
+		b->phase = DB_BP_SEARCH;
+		b->next = best;
+		snprintf(b->msg, sizeof b->msg, "between %s (good) and %s (bad): %zu left, ~%d probes",
+		         b->good >= 0 ? db_layer_label(b->layers[b->good], l1, sizeof l1) : "input",
+		         db_layer_label(b->layers[b->bad], l2, sizeof l2),
+		         b->n_remaining, b->probes_left);
+	} else if (b->n_skipped_inside) {
+		b->phase = DB_BP_ONLY_SKIPPED;
+		snprintf(b->msg, sizeof b->msg,
+		         "only skipped layers left: the first bad layer is one of %s..%s",
+		         db_layer_label(b->layers[b->good + 1], l1, sizeof l1),
+		         db_layer_label(b->layers[b->bad], l2, sizeof l2));
+	} else {
+		b->phase = DB_BP_FOUND;
+		b->first_bad = b->bad;
+		snprintf(b->msg, sizeof b->msg, "first bad layer: %s",
+		         db_layer_label(b->layers[b->bad], l1, sizeof l1));
+	}
+	free(v);
+}
+
+int db_bisect_init(db_bisect *b, const int *layers, size_t n, long good_layer,
+                   db_err *err)
+{
+	memset(b, 0, sizeof *b);
+	if (n) {
+		b->layers = malloc(n * sizeof *b->layers);
+		if (!b->layers)
+			return db_err_set(err, NULL, NULL, -1, "out of memory");
+		memcpy(b->layers, layers, n * sizeof *layers);
+		qsort(b->layers, n, sizeof *b->layers, cmp_int);
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!k || b->layers[k - 1] != b->layers[i])
+				b->layers[k++] = b->layers[i];
+		b->n_layers = k;
+	}
+	b->start_good = DB_GOOD_BEFORE;
+	if (good_layer != DB_GOOD_BEFORE)
+		for (size_t i = 0; i < b->n_layers; i++)
+			if (b->layers[i] <= good_layer)
+				b->start_good = (long)i;
+	recompute(b);
+	return 0;
+}
+
+void db_bisect_free(db_bisect *b)
+{
+	free(b->layers);
+	free(b->steps);
+	memset(b, 0, sizeof *b);
+}
+
+int db_bisect_record(db_bisect *b, const db_bisect_step *s, db_err *err)
+{
+	char l[32];
+	if (db_bisect_index(b, s->layer) < 0)
+		return db_err_set(err, NULL, NULL, -1, "%s is not a bisect candidate",
+		                  db_layer_label(s->layer, l, sizeof l));
+	if (s->verdict != DB_V_GOOD && s->verdict != DB_V_BAD && s->verdict != DB_V_SKIP)
+		return db_err_set(err, NULL, NULL, -1, "%s: a step needs good, bad or skip",
+		                  db_layer_label(s->layer, l, sizeof l));
+	if (b->n_steps == b->cap_steps) {
+		size_t cap = b->cap_steps ? 2 * b->cap_steps : 16;
+		db_bisect_step *ns = realloc(b->steps, cap * sizeof *ns);
+		if (!ns)
+			return db_err_set(err, NULL, NULL, -1, "out of memory");
+		b->steps = ns;
+		b->cap_steps = cap;
+	}
+	b->steps[b->n_steps++] = *s;
+	recompute(b);
+	return 0;
+}
+
+bool db_bisect_undo(db_bisect *b)
+{
+	if (!b->n_steps)
+		return false;
+	b->n_steps--;
+	recompute(b);
+	return true;
+}
+
+void db_bisect_reset(db_bisect *b)
+{
+	b->n_steps = 0;
+	recompute(b);
+}
+
+db_verdict db_bisect_layer_verdict(const db_bisect *b, int layer)
+{
+	for (size_t i = b->n_steps; i-- > 0;)
+		if (b->steps[i].layer == layer)
+			return b->steps[i].verdict;
+	return DB_V_NONE;
+}
+
+bool db_bisect_done(const db_bisect *b)
+{
+	return b->phase != DB_BP_BOUND && b->phase != DB_BP_SEARCH;
+}

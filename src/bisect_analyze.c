@@ -1,0 +1,383 @@
+/* End analysis of a bisect: input ids, drift vs sudden drop, the
+ * intra-layer sub-stage walk and the bad ranks (seed 002 Phases 4-5). */
+#include "db_bisect.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect_priv.h"
+#include "db_grid.h"
+
+#define STEP_DROP 0.001         /* seed: a single-step cos drop > 0.001 is the culprit */
+#define STANDOUT_K 4.0          /* a step K× the median of the others stands out */
+
+const char *db_bisect_kind_name(db_bisect_kind k)
+{
+	switch (k) {
+	case DB_KIND_SUDDEN: return "sudden-drop";
+	case DB_KIND_DRIFT: return "accumulated-drift";
+	case DB_KIND_INPUT_IDS: return "input-ids";
+	case DB_KIND_INCONCLUSIVE: return "inconclusive";
+	default: return "none";
+	}
+}
+
+void db_bisect_result_free(db_bisect_result *r)
+{
+	free(r->input_ids_stage);
+	free(r->first_bad_stage);
+	free(r->first_bad_substage);
+	free(r->bad_ranks);
+	free(r->walk);
+	memset(r, 0, sizeof *r);
+}
+
+static double fin_cos(double c)
+{
+	return isfinite(c) ? c : 0.0;
+}
+
+static double fin_rel(double r)
+{
+	return isfinite(r) ? r : 1.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median of v without element skip (skip may be out of range). */
+static double median_except(const double *v, size_t n, size_t skip, double *tmp)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i != skip)
+			tmp[k++] = v[i];
+	if (!k)
+		return 0.0;
+	qsort(tmp, k, sizeof *tmp, cmp_double);
+	return k % 2 ? tmp[k / 2] : 0.5 * (tmp[k / 2 - 1] + tmp[k / 2]);
+}
+
+/* Token ids differ anywhere in the run's selection: the stage, else NULL. */
+static const char *input_ids_differ(db_bisect_run *r)
+{
+	db_compare *c = r->c;
+	if (!c->profile)
+		return NULL;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		db_pair *p = &c->pairs[i];
+		if (!db_bisect_pair_in(r, p) || !db_profile_is_input_ids(c->profile, p->f.stage))
+			continue;
+		if (p->status == DB_ST_SHAPE_MISMATCH)
+			return p->f.stage;
+		if (p->status != DB_ST_OK)
+			continue;
+		db_compare_pair(c, p);
+		if (p->band == DB_BAND_NONE)
+			continue;
+		if (p->m.max_abs > 0 || p->m.nonfinite_mismatch > 0 || isnan(p->m.cos))
+			return p->f.stage;
+	}
+	return NULL;
+}
+
+typedef struct series {
+	int *layer;
+	double *cos, *rel;
+	db_band *band;
+	db_verdict *v;
+	size_t n;
+} series;
+
+static void series_free(series *s)
+{
+	free(s->layer);
+	free(s->cos);
+	free(s->rel);
+	free(s->band);
+	free(s->v);
+}
+
+static int build_series(db_bisect_run *r, series *s)
+{
+	size_t cap = r->sm.n_layers + 1;
+	memset(s, 0, sizeof *s);
+	s->layer = malloc(cap * sizeof *s->layer);
+	s->cos = malloc(cap * sizeof *s->cos);
+	s->rel = malloc(cap * sizeof *s->rel);
+	s->band = malloc(cap * sizeof *s->band);
+	s->v = malloc(cap * sizeof *s->v);
+	if (!s->layer || !s->cos || !s->rel || !s->band || !s->v)
+		return -1;
+	for (size_t i = 0; i < r->sm.n_layers; i++) {
+		int l = r->sm.layers[i];
+		if (l == DB_LAYER_FINAL)
+			continue;
+		db_probe pr;
+		db_bisect_probe(r, l, &pr);
+		if (!pr.dumped)
+			continue;
+		s->layer[s->n] = l;
+		s->cos[s->n] = fin_cos(pr.m.cos);
+		s->rel[s->n] = fin_rel(pr.m.rel);
+		s->band[s->n] = pr.band;
+		s->v[s->n] = pr.auto_verdict;
+		s->n++;
+	}
+	return 0;
+}
+
+/* Index in s of the first layer that stands out (see db_bisect.h), or -1. */
+static long standout(const db_bisect_run *r, const series *s, long only)
+{
+	if (!s->n)
+		return -1;
+	double *dc = malloc(s->n * sizeof *dc), *dr = malloc(s->n * sizeof *dr);
+	double *tmp = malloc(s->n * sizeof *tmp);
+	long found = -1;
+	if (!dc || !dr || !tmp)
+		goto out;
+	for (size_t i = 0; i < s->n; i++) {
+		dc[i] = (i ? s->cos[i - 1] : 1.0) - s->cos[i];
+		dr[i] = s->rel[i] - (i ? s->rel[i - 1] : 0.0);
+	}
+	double ok_rel = r->c->profile ? r->c->profile->thresholds.ok_rel : 0.01;
+	for (size_t i = 0; i < s->n; i++) {
+		if (only >= 0 && (long)i != only)
+			continue;
+		db_band prev = i ? s->band[i - 1] : DB_BAND_OK;
+		if (s->band[i] <= prev)
+			continue;
+		bool jump2 = s->band[i] >= prev + 2;
+		double mc = median_except(dc, s->n, i, tmp), mr = median_except(dr, s->n, i, tmp);
+		bool big_c = dc[i] > STEP_DROP && dc[i] > STANDOUT_K * mc;
+		bool big_r = dr[i] > ok_rel && dr[i] > STANDOUT_K * mr;
+		if (jump2 || big_c || big_r) {
+			found = (long)i;
+			break;
+		}
+	}
+out:
+	free(dc);
+	free(dr);
+	free(tmp);
+	return found;
+}
+
+static const char *c_layer_class(const db_bisect_run *r, int layer)
+{
+	return r->c->profile ? db_profile_layer_class(r->c->profile, layer) : NULL;
+}
+
+static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
+                      db_bisect_result *res)
+{
+	db_compare *c = r->c;
+	/* distinct stages of the layer, in execution order */
+	const char **stages = malloc((c->n_pairs + 1) * sizeof *stages);
+	if (!stages)
+		return -1;
+	size_t ns = 0;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		if (p->f.layer != layer || !db_bisect_pair_in(r, p))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < ns && !seen; j++)
+			seen = !strcmp(stages[j], p->f.stage);
+		if (!seen)
+			stages[ns++] = p->f.stage;
+	}
+	res->walk = calloc(ns ? ns : 1, sizeof *res->walk);
+	if (!res->walk) {
+		free(stages);
+		return -1;
+	}
+	long culprit = -1;
+	for (size_t j = 0; j < ns; j++) {
+		bool mismatch;
+		size_t pi = db_bisect_pick_pair(r, layer, stages[j], &mismatch, NULL);
+		if (pi == DB_NO_PAIR && !mismatch)
+			continue;
+		db_substage_row *w = &res->walk[res->n_walk++];
+		char buf[256];
+		const char *top = c->profile
+			? db_profile_parent(c->profile, stages[j], stages, ns, buf, sizeof buf)
+			: stages[j];
+		/* borrow the top-level name from the layer's own stage list */
+		w->top = stages[j];
+		for (size_t k = 0; k < ns; k++)
+			if (!strcmp(stages[k], top))
+				w->top = stages[k];
+		w->stage = stages[j];
+		w->pair = pi;
+		if (pi == DB_NO_PAIR) {
+			w->cos = w->rel = NAN;
+			w->band = DB_BAND_BUG;
+			w->step_drop = NAN;
+		} else {
+			const db_pair *p = &c->pairs[pi];
+			w->cos = p->m.cos;
+			w->rel = p->m.rel;
+			w->band = p->band;
+			w->step_drop = prev_cos - fin_cos(p->m.cos);
+			prev_cos = fin_cos(p->m.cos);
+		}
+		if (culprit < 0) {
+			bool leaves = w->band > DB_BAND_OK ||
+			              (pi != DB_NO_PAIR &&
+			               db_predicate_eval(&r->o.pred, &c->pairs[pi].m, w->band) == DB_V_BAD);
+			if (leaves || (isfinite(w->step_drop) && w->step_drop > STEP_DROP)) {
+				culprit = (long)res->n_walk - 1;
+				w->culprit = true;
+			}
+		}
+	}
+	/* stage pointers point into c->pairs (stable until a rescan) */
+	free(stages);
+	if (culprit < 0)
+		return 0;
+	const db_substage_row *w = &res->walk[culprit];
+	res->first_bad_stage = strdup(w->top);
+	if (strcmp(w->stage, w->top))
+		res->first_bad_substage = strdup(w->stage);
+	if (!res->first_bad_stage || (strcmp(w->stage, w->top) && !res->first_bad_substage))
+		return -1;
+	/* bad ranks at the culprit, when only some are */
+	size_t n_ranks = 0, n_bad = 0;
+	int *bad = malloc((c->n_pairs + 1) * sizeof *bad);
+	if (!bad)
+		return -1;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		db_pair *p = &c->pairs[i];
+		if (p->merged || p->f.rank < 0 || p->f.layer != layer ||
+		    strcmp(p->f.stage, w->stage) || !db_bisect_pair_in(r, p))
+			continue;
+		bool is_bad = p->status == DB_ST_SHAPE_MISMATCH;
+		if (p->status == DB_ST_OK) {
+			db_compare_pair(c, p);
+			is_bad = p->band > DB_BAND_OK ||
+			         db_predicate_eval(&r->o.pred, &p->m, p->band) == DB_V_BAD;
+		} else if (!is_bad) {
+			continue;
+		}
+		n_ranks++;
+		if (!is_bad)
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < n_bad && !dup; k++)
+			dup = bad[k] == p->f.rank;
+		if (!dup)
+			bad[n_bad++] = p->f.rank;
+	}
+	if (n_bad && n_bad < n_ranks) {
+		for (size_t a = 1; a < n_bad; a++)   /* insertion sort: few ranks */
+			for (size_t b = a; b > 0 && bad[b - 1] > bad[b]; b--) {
+				int t = bad[b];
+				bad[b] = bad[b - 1];
+				bad[b - 1] = t;
+			}
+		res->bad_ranks = bad;
+		res->n_bad_ranks = n_bad;
+	} else {
+		free(bad);
+	}
+	return 0;
+}
+
+int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
+{
+	char l1[32];
+	memset(res, 0, sizeof *res);
+	res->standout_layer = INT_MIN;
+	const char *ids = input_ids_differ(r);
+	if (ids) {
+		res->input_ids_mismatch = true;
+		if (!(res->input_ids_stage = strdup(ids)))
+			return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
+	series s;
+	if (build_series(r, &s) < 0) {
+		series_free(&s);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
+	for (size_t i = 0; i < s.n && !res->has_crossing; i++)
+		if (s.v[i] == DB_V_BAD) {
+			res->has_crossing = true;
+			res->crossing_layer = s.layer[i];
+		}
+	long so = standout(r, &s, -1);
+	if (so >= 0)
+		res->standout_layer = s.layer[so];
+	const db_bisect *b = &r->sm;
+	int rc = 0;
+	if (b->phase == DB_BP_FOUND) {
+		int f = b->layers[b->first_bad];
+		long si = -1;
+		for (size_t i = 0; i < s.n; i++)
+			if (s.layer[i] == f)
+				si = (long)i;
+		if (f == DB_LAYER_FINAL) {
+			res->kind = DB_KIND_SUDDEN;
+			res->first_bad_layer = f;
+			res->first_bad_stage = r->final_stage ? strdup(r->final_stage) : NULL;
+			snprintf(res->summary, sizeof res->summary,
+			         "every layer is good but %s is bad: the bug is after the last layer",
+			         r->final_stage ? r->final_stage : "the final output");
+		} else if (si >= 0 && standout(r, &s, si) == si) {
+			res->kind = DB_KIND_SUDDEN;
+			res->has_first_bad = true;
+			res->first_bad_layer = f;
+			res->layer_class = c_layer_class(r, f);
+			double prev = si > 0 ? s.cos[si - 1] : 1.0;
+			rc = walk_layer(r, f, prev, res);
+			if (!res->first_bad_stage && rc == 0)
+				res->first_bad_stage = strdup(r->stage);
+			snprintf(res->summary, sizeof res->summary,
+			         "first bad layer %s%s%s%s: %s cos %.6g -> %.6g, rel %.3g",
+			         db_layer_label(f, l1, sizeof l1),
+			         res->layer_class ? " (class " : "",
+			         res->layer_class ? res->layer_class : "",
+			         res->layer_class ? ")" : "", r->stage, prev, s.cos[si], s.rel[si]);
+		} else {
+			res->kind = DB_KIND_DRIFT;
+			snprintf(res->summary, sizeof res->summary,
+			         "accumulated drift: no single layer stands out; %s leaves the %s band at %s",
+			         r->stage, r->o.pred.kind == DB_PRED_BAND
+			                   ? db_band_name(r->o.pred.worst_good) : "chosen",
+			         res->has_crossing ? db_layer_label(res->crossing_layer, l1, sizeof l1)
+			                           : db_layer_label(f, l1, sizeof l1));
+		}
+	} else if (b->phase == DB_BP_NO_BAD && !res->has_crossing) {
+		res->kind = DB_KIND_NONE;
+		snprintf(res->summary, sizeof res->summary, "nothing bad: %s", b->msg);
+	} else {
+		res->kind = DB_KIND_INCONCLUSIVE;
+		snprintf(res->summary, sizeof res->summary, "inconclusive: %s%s", b->msg,
+		         b->phase == DB_BP_NO_BAD ? " (yet a layer before it is bad: non-monotone data)"
+		                                  : "");
+	}
+	series_free(&s);
+	/* Token ids first: whatever the layers say, different inputs explain
+	 * it (the most common false alarm in the seeds). */
+	if (res->input_ids_mismatch) {
+		char line[2 * sizeof res->summary];
+		snprintf(line, sizeof line,
+		         "input ids differ (%s): the runs did not see the same tokens; fix the "
+		         "inputs first (then: %s)", ids, res->summary);
+		res->kind = DB_KIND_INPUT_IDS;
+		memcpy(res->summary, line, sizeof res->summary - 1);
+		res->summary[sizeof res->summary - 1] = '\0';
+	}
+	if (rc < 0 || (res->kind == DB_KIND_SUDDEN && res->first_bad_layer != DB_LAYER_FINAL &&
+	               !res->first_bad_stage)) {
+		db_bisect_result_free(res);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
+	return 0;
+}

@@ -1,0 +1,17 @@
+/* Internals shared by bisect_run.c, bisect_analyze.c, bisect_report.c. */
+#ifndef DB_BISECT_PRIV_H
+#define DB_BISECT_PRIV_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "db_bisect.h"
+
+/* p is in the run's phase and pass selection. */
+bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p);
+/* The pair standing for (layer, stage) in the run's selection, computed:
+ * the merged/rank-less one, else the worst rank. DB_NO_PAIR when none is
+ * comparable; *shape_mismatch tells that one exists with unequal shapes,
+ * *partial (may be NULL) that one side only has it. */
+size_t db_bisect_pick_pair(db_bisect_run *r, int layer, const char *stage,
+                           bool *shape_mismatch, bool *partial);
+
+#endif

@@ -1,0 +1,98 @@
+/* Outputs of a headless bisect: the JSON the issue specifies and text. */
+#include "db_bisect.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "db_json.h"
+
+static void json_layer(FILE *out, int layer)
+{
+	if (layer == DB_LAYER_FINAL)
+		fputs("\"final\"", out);
+	else
+		fprintf(out, "%d", layer);
+}
+
+void db_bisect_result_json(FILE *out, const db_bisect *b,
+                           const db_bisect_result *res)
+{
+	fputs("{\"kind\": ", out);
+	db_json_str(out, db_bisect_kind_name(res->kind));
+	fputs(", \"first_bad_layer\": ", out);
+	if (res->has_first_bad)
+		json_layer(out, res->first_bad_layer);
+	else
+		fputs("null", out);
+	fputs(", \"first_bad_stage\": ", out);
+	db_json_str(out, res->first_bad_stage);
+	fputs(", \"first_bad_substage\": ", out);
+	db_json_str(out, res->first_bad_substage);
+	fputs(", \"bad_ranks\": [", out);
+	for (size_t i = 0; i < res->n_bad_ranks; i++)
+		fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
+	fputs("], \"crossing_layer\": ", out);
+	if (res->has_crossing)
+		json_layer(out, res->crossing_layer);
+	else
+		fputs("null", out);
+	fprintf(out, ", \"input_ids_mismatch\": %s, \"steps\": [",
+	        res->input_ids_mismatch ? "true" : "false");
+	for (size_t i = 0; i < b->n_steps; i++) {
+		const db_bisect_step *s = &b->steps[i];
+		fputs(i ? ",\n  {\"layer\": " : "\n  {\"layer\": ", out);
+		json_layer(out, s->layer);
+		fputs(", \"verdict\": ", out);
+		db_json_str(out, db_verdict_name(s->verdict));
+		fprintf(out, ", \"by\": \"%s\", \"cos\": ", s->by_user ? "user" : "auto");
+		db_json_num(out, s->cos);
+		fputs(", \"rel\": ", out);
+		db_json_num(out, s->rel);
+		fputc('}', out);
+	}
+	fputs(b->n_steps ? "\n]}\n" : "]}\n", out);
+}
+
+void db_bisect_result_text(FILE *out, const db_bisect *b,
+                           const db_bisect_result *res)
+{
+	char l[32];
+	fprintf(out, "%s\n", res->summary);
+	if (res->first_bad_stage && res->kind == DB_KIND_SUDDEN) {
+		fprintf(out, "  stage:    %s\n", res->first_bad_stage);
+		if (res->first_bad_substage)
+			fprintf(out, "  substage: %s\n", res->first_bad_substage);
+	}
+	if (res->n_bad_ranks) {
+		fputs("  bad ranks:", out);
+		for (size_t i = 0; i < res->n_bad_ranks; i++)
+			fprintf(out, " %d", res->bad_ranks[i]);
+		fputs(" (the other ranks are good)\n", out);
+	}
+	if (res->has_crossing)
+		fprintf(out, "  crosses the band at %s\n",
+		        db_layer_label(res->crossing_layer, l, sizeof l));
+	if (res->standout_layer != INT_MIN && res->kind == DB_KIND_DRIFT)
+		fprintf(out, "  note: %s drops on its own beyond the drift; bisect again with a "
+		        "looser predicate (--band drift) to isolate it\n",
+		        db_layer_label(res->standout_layer, l, sizeof l));
+	if (res->n_walk) {
+		fputs("\nintra-layer walk:\n", out);
+		for (size_t i = 0; i < res->n_walk; i++) {
+			const db_substage_row *w = &res->walk[i];
+			fprintf(out, "  %s %-32s cos %-12.8f rel %-10.3g %-8s dcos %+.3g\n",
+			        w->culprit ? ">" : " ", w->stage, w->cos, w->rel, db_band_name(w->band),
+			        isfinite(w->step_drop) ? -w->step_drop : NAN);
+		}
+	}
+	if (b->n_steps) {
+		fputs("\nsteps:\n", out);
+		for (size_t i = 0; i < b->n_steps; i++) {
+			const db_bisect_step *s = &b->steps[i];
+			fprintf(out, "  %2zu. %-6s %-4s (%s) cos %.8f rel %.3g %s\n", i + 1,
+			        db_layer_label(s->layer, l, sizeof l), db_verdict_name(s->verdict),
+			        s->by_user ? "user" : "auto", s->cos, s->rel, db_band_name(s->band));
+		}
+	}
+	fprintf(out, "\nstate: %s\n", b->msg);
+}

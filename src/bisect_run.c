@@ -1,0 +1,417 @@
+/* Driving the bisect state machine over a comparison: probes, auto
+ * verdicts, layers not dumped yet, --run. The end analysis lives in
+ * bisect_analyze.c, the outputs in bisect_report.c. */
+#include "db_bisect.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bisect_priv.h"
+#include "db_grid.h"
+
+void db_bisect_opts_default(db_bisect_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	db_predicate_default(&o->pred);
+	o->good_layer = DB_GOOD_BEFORE;
+	o->final_sentinel = true;
+}
+
+bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p)
+{
+	if (r->phase && strcmp(p->f.phase, r->phase))
+		return false;
+	if (r->pass && strcmp(p->f.pass, r->pass))
+		return false;
+	return true;
+}
+
+/* Worse first: higher band, then lower cos. */
+static bool worse(const db_pair *a, const db_pair *b)
+{
+	if (a->band != b->band)
+		return a->band > b->band;
+	double ca = isnan(a->m.cos) ? -2 : a->m.cos, cb = isnan(b->m.cos) ? -2 : b->m.cos;
+	return ca < cb;
+}
+
+size_t db_bisect_pick_pair(db_bisect_run *r, int layer, const char *stage,
+                           bool *shape_mismatch, bool *partial)
+{
+	db_compare *c = r->c;
+	size_t best = DB_NO_PAIR, best_merged = DB_NO_PAIR;
+	*shape_mismatch = false;
+	if (partial)
+		*partial = false;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		db_pair *p = &c->pairs[i];
+		if (p->f.layer != layer || strcmp(p->f.stage, stage) || !db_bisect_pair_in(r, p))
+			continue;
+		if (p->status == DB_ST_SHAPE_MISMATCH) {
+			*shape_mismatch = true;
+			continue;
+		}
+		if (p->status != DB_ST_OK) {
+			if (partial && (p->status == DB_ST_REF_ONLY || p->status == DB_ST_TARGET_ONLY))
+				*partial = true;
+			continue;
+		}
+		db_compare_pair(c, p);
+		if (p->band == DB_BAND_NONE)
+			continue;
+		size_t *slot = (p->merged || p->f.rank == -1) ? &best_merged : &best;
+		if (*slot == DB_NO_PAIR || worse(p, &c->pairs[*slot]))
+			*slot = i;
+	}
+	return best_merged != DB_NO_PAIR ? best_merged : best;
+}
+
+void db_bisect_probe(db_bisect_run *r, int layer, db_probe *out)
+{
+	memset(out, 0, sizeof *out);
+	out->layer = layer;
+	out->pair = DB_NO_PAIR;
+	out->m.cos = out->m.rel = NAN;
+	out->band = DB_BAND_NONE;
+	out->auto_verdict = DB_V_NONE;
+	const char *stage = r->stage;
+	int l = layer;
+	if (layer == DB_LAYER_FINAL) {
+		stage = r->final_stage;
+		l = -1;
+		if (!stage)
+			return;
+	}
+	bool mismatch;
+	size_t i = db_bisect_pick_pair(r, l, stage, &mismatch, NULL);
+	if (i == DB_NO_PAIR && mismatch) {
+		/* Different shapes on the two sides: nothing to measure, but
+		 * certainly not equal. */
+		out->dumped = true;
+		out->band = DB_BAND_BUG;
+		out->auto_verdict = DB_V_BAD;
+		return;
+	}
+	if (i == DB_NO_PAIR)
+		return;
+	const db_pair *p = &r->c->pairs[i];
+	out->pair = i;
+	out->dumped = true;
+	out->m = p->m;
+	out->band = p->band;
+	out->auto_verdict = db_predicate_eval(&r->o.pred, &p->m, p->band);
+}
+
+char *db_bisect_dump_hint(const db_bisect_run *r, int layer)
+{
+	if (layer == DB_LAYER_FINAL || !r->c->profile)
+		return NULL;
+	return db_profile_dump_command(r->c->profile, layer);
+}
+
+void db_bisect_auto_step(db_bisect_run *r, int layer, db_bisect_step *s)
+{
+	db_probe pr;
+	db_bisect_probe(r, layer, &pr);
+	memset(s, 0, sizeof *s);
+	s->layer = layer;
+	s->auto_verdict = pr.auto_verdict;
+	s->verdict = pr.auto_verdict != DB_V_NONE ? pr.auto_verdict : DB_V_SKIP;
+	s->by_user = false;
+	s->cos = pr.dumped ? pr.m.cos : NAN;
+	s->rel = pr.dumped ? pr.m.rel : NAN;
+	s->band = pr.band;
+	s->time = (int64_t)time(NULL);
+}
+
+/* Candidates: 0..n_layers-1; or 0..the highest layer seen (gaps filled);
+ * or the layers whose probe is dumped in either tree. */
+static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
+{
+	db_compare *c = r->c;
+	bool fill = r->o.fill_gaps || r->run_cmd;
+	int hi = -1;
+	if (r->o.n_layers > 0)
+		hi = r->o.n_layers - 1;
+	else
+		for (size_t i = 0; i < c->n_pairs; i++) {
+			const db_pair *p = &c->pairs[i];
+			if (db_bisect_pair_in(r, p) && p->f.layer > hi &&
+			    (fill || !strcmp(p->f.stage, r->stage)))
+				hi = p->f.layer;
+		}
+	size_t span = hi >= 0 ? (size_t)hi + 1 : 0;
+	bool *have = calloc(span + 1, sizeof *have);
+	int *v = malloc((span + 2) * sizeof *v);
+	if (!have || !v) {
+		free(have);
+		free(v);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
+	if (fill || r->o.n_layers > 0)
+		for (size_t i = 0; i < span; i++)
+			have[i] = true;
+	else
+		for (size_t i = 0; i < c->n_pairs; i++) {
+			const db_pair *p = &c->pairs[i];
+			if (p->f.layer >= 0 && (size_t)p->f.layer < span && db_bisect_pair_in(r, p) &&
+			    !strcmp(p->f.stage, r->stage))
+				have[p->f.layer] = true;
+		}
+	size_t k = 0;
+	for (size_t i = 0; i < span; i++)
+		if (have[i])
+			v[k++] = (int)i;
+	free(have);
+	if (r->final_stage)
+		v[k++] = DB_LAYER_FINAL;
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* The last model-level stage drawn after the layers (final logits). */
+static const char *find_final_stage(db_bisect_run *r)
+{
+	const char *last = NULL;
+	for (size_t i = 0; i < r->c->n_pairs; i++) {
+		const db_pair *p = &r->c->pairs[i];
+		if (p->f.layer != -1 || !db_bisect_pair_in(r, p))
+			continue;
+		if (r->c->profile && db_profile_is_model_after(r->c->profile, p->f.stage) &&
+		    !db_profile_is_input_ids(r->c->profile, p->f.stage))
+			last = p->f.stage;
+	}
+	return last;
+}
+
+static bool stage_exists(db_bisect_run *r, const char *phase)
+{
+	for (size_t i = 0; i < r->c->n_pairs; i++) {
+		const db_pair *p = &r->c->pairs[i];
+		if (p->f.layer >= 0 && !strcmp(p->f.stage, r->stage) &&
+		    (!phase || !strcmp(p->f.phase, phase)))
+			return true;
+	}
+	return false;
+}
+
+/* Default phase: the first (causal order) whose probe at its last dumped
+ * layer is bad; else the first with the probe at all. */
+static int choose_phase(db_bisect_run *r, db_err *err)
+{
+	db_compare *c = r->c;
+	if (r->o.phase || c->n_phases == 0) {
+		if (r->o.phase && !(r->phase = strdup(r->o.phase)))
+			return db_err_set(err, NULL, NULL, -1, "out of memory");
+		return 0;
+	}
+	long first_with = -1;
+	for (size_t ph = 0; ph < c->n_phases; ph++) {
+		if (!stage_exists(r, c->phases[ph]))
+			continue;
+		if (first_with < 0)
+			first_with = (long)ph;
+		r->phase = c->phases[ph];
+		const char *dp = db_default_pass(c, r->phase);
+		r->pass = (char *)(r->o.pass ? r->o.pass : dp);
+		int last = -1;
+		for (size_t i = 0; i < c->n_pairs; i++)
+			if (db_bisect_pair_in(r, &c->pairs[i]) && !strcmp(c->pairs[i].f.stage, r->stage) &&
+			    c->pairs[i].f.layer > last)
+				last = c->pairs[i].f.layer;
+		db_probe pr;
+		db_bisect_probe(r, last, &pr);
+		r->phase = r->pass = NULL;
+		if (pr.auto_verdict == DB_V_BAD) {
+			first_with = (long)ph;
+			break;
+		}
+	}
+	if (first_with >= 0 && !(r->phase = strdup(c->phases[first_with])))
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	return 0;
+}
+
+void db_bisect_run_free(db_bisect_run *r)
+{
+	if (!r)
+		return;
+	db_bisect_free(&r->sm);
+	free(r->stage);
+	free(r->phase);
+	free(r->pass);
+	free(r->run_cmd);
+	free(r->final_stage);
+	free(r);
+}
+
+int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
+                       db_bisect_run **out, db_err *err)
+{
+	*out = NULL;
+	db_bisect_run *r = calloc(1, sizeof *r);
+	if (!r)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	r->c = c;
+	r->o = *o;
+	const char *probe = o->stage ? o->stage
+	                  : (c->profile && c->profile->probe ? c->profile->probe : "hidden_out");
+	r->stage = strdup(probe);
+	if (!r->stage || (o->run_cmd && !(r->run_cmd = strdup(o->run_cmd)))) {
+		db_bisect_run_free(r);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
+	r->o.stage = r->stage;
+	r->o.run_cmd = r->run_cmd;
+	if (!stage_exists(r, o->phase)) {
+		db_err_set(err, NULL, NULL, -1,
+		           "probe stage '%s' is not dumped for any layer%s%s in either tree; "
+		           "choose one with --stage", r->stage, o->phase ? " of phase " : "",
+		           o->phase ? o->phase : "");
+		db_bisect_run_free(r);
+		return -1;
+	}
+	if (choose_phase(r, err) < 0) {
+		db_bisect_run_free(r);
+		return -1;
+	}
+	const char *pass = o->pass ? o->pass : db_default_pass(c, r->phase);
+	if (pass && !(r->pass = strdup(pass))) {
+		db_bisect_run_free(r);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
+	r->o.phase = r->phase;
+	r->o.pass = r->pass;
+	if (o->final_sentinel) {
+		const char *fs = find_final_stage(r);
+		if (fs && !(r->final_stage = strdup(fs))) {
+			db_bisect_run_free(r);
+			return db_err_set(err, NULL, NULL, -1, "out of memory");
+		}
+	}
+	int *layers = NULL;
+	size_t n = 0;
+	if (collect_layers(r, &layers, &n, err) < 0 ||
+	    db_bisect_init(&r->sm, layers, n, o->good_layer, err) < 0) {
+		free(layers);
+		db_bisect_run_free(r);
+		return -1;
+	}
+	free(layers);
+	*out = r;
+	return 0;
+}
+
+int db_bisect_rescan(db_bisect_run *r, db_err *err)
+{
+	return db_compare_rescan(r->c, err);
+}
+
+/* CMD with every "{layer}" replaced by layer. Caller frees. */
+static char *subst_layer(const char *cmd, const char *layer)
+{
+	size_t n = 0, ll = strlen(layer);
+	for (const char *p = cmd; (p = strstr(p, "{layer}")); p += 7)
+		n++;
+	char *out = malloc(strlen(cmd) + n * ll + 1);
+	if (!out)
+		return NULL;
+	char *o = out;
+	for (const char *p = cmd; *p;) {
+		if (!strncmp(p, "{layer}", 7)) {
+			memcpy(o, layer, ll);
+			o += ll;
+			p += 7;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+int db_bisect_run_cmd(db_bisect_run *r, int layer, db_err *err)
+{
+	char lb[32];
+	if (!r->run_cmd)
+		return db_err_set(err, NULL, NULL, -1, "no --run command");
+	if (layer == DB_LAYER_FINAL)
+		snprintf(lb, sizeof lb, "final");
+	else
+		snprintf(lb, sizeof lb, "%d", layer);
+	char *cmd = subst_layer(r->run_cmd, lb);
+	if (!cmd)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		free(cmd);
+		return db_err_set(err, NULL, NULL, -1, "--run: fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		/* Our stdout may be JSON: the command's output goes to stderr. */
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		setenv("DUMPBISECT_LAYER", lb, 1);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			db_err_set(err, NULL, NULL, -1, "--run: waitpid: %s", strerror(errno));
+			free(cmd);
+			return -1;
+		}
+	}
+	if (WIFSIGNALED(st)) {
+		db_err_set(err, NULL, NULL, -1, "--run '%s' for layer %s was killed by signal %d; aborting",
+		           cmd, lb, WTERMSIG(st));
+		free(cmd);
+		return -1;
+	}
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+	if (code == 125) {
+		free(cmd);
+		return 125;
+	}
+	if (code != 0) {
+		db_err_set(err, NULL, NULL, -1, "--run '%s' for layer %s exited with status %d; aborting "
+		           "(exit 125 skips a layer)", cmd, lb, code);
+		free(cmd);
+		return -1;
+	}
+	free(cmd);
+	return db_bisect_rescan(r, err);
+}
+
+int db_bisect_run_auto(db_bisect_run *r, db_bisect_step_cb cb, void *ctx,
+                       db_err *err)
+{
+	while (!db_bisect_done(&r->sm)) {
+		int layer = r->sm.layers[r->sm.next];
+		db_bisect_step s;
+		db_bisect_auto_step(r, layer, &s);
+		if (s.auto_verdict == DB_V_NONE && r->run_cmd) {
+			int rc = db_bisect_run_cmd(r, layer, err);
+			if (rc < 0)
+				return -1;
+			if (rc == 0)
+				db_bisect_auto_step(r, layer, &s);
+			if (rc == 125 || s.auto_verdict == DB_V_NONE)
+				s.verdict = DB_V_SKIP;
+		}
+		if (db_bisect_record(&r->sm, &s, err) < 0)
+			return -1;
+		if (cb && cb(&r->sm, ctx, err) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,81 @@
+/* Internals shared by compare.c (pairing), unshard.c (merged pairs),
+ * workers.c (the pool) and cache.c (metrics cache). Not a public header. */
+#ifndef DB_COMPARE_PRIV_H
+#define DB_COMPARE_PRIV_H
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "db_compare.h"
+#include "db_reader.h"
+
+/* A big pair is split into chunks of this many elements; chunk bounds
+ * depend only on numel, and chunk results merge in chunk order, so results
+ * do not depend on the number of threads. */
+#define DB_CHUNK_ELEMS ((int64_t)1 << 21)
+/* Merged pairs are decoded through buffers of this many elements. */
+#define DB_SEG_ELEMS ((int64_t)1 << 14)
+
+/* One worker's open files (LRU) and decode buffers. */
+typedef struct db_wfile {
+	char *path;
+	db_file *f;
+	uint64_t used;
+} db_wfile;
+
+typedef struct db_wctx {
+	db_wfile *files;
+	size_t n_files, cap_files;
+	uint64_t tick;
+	double *buf[4];         /* x, y, and scratch for sums (DB_SEG_ELEMS*2 each) */
+} db_wctx;
+
+int db_wctx_init(db_wctx *w, size_t cap_files);
+void db_wctx_free(db_wctx *w);
+/* The tensor of item it (an item of index ix), opened through w's cache.
+ * Checks the file did not change since indexing. Borrowed until the next
+ * call that may evict (keep at most cap_files distinct files per use). */
+int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
+                   const db_tensor **t, db_err *err);
+
+/* Accumulate elements [b, e) of pair p into a (initialised by the caller). */
+int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                  int64_t e, db_accum *a, db_err *err);
+/* Merged pairs (unshard.c). */
+int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                     int64_t e, db_accum *a, db_err *err);
+/* Logical shape of shards unsharded by rule r (NULL: a single tensor).
+ * -1 with msg when the shards disagree. */
+int db_unshard_shape(const db_item *const *shards, size_t n,
+                     const db_shard_rule *r, int *ndim, int64_t *shape,
+                     char *msg, size_t msglen);
+
+/* Store the results of a finished pair and publish it (state DONE). msg
+ * non-NULL turns the pair into an error pair. */
+void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a,
+                     const char *msg);
+/* Compute the whole pair in the calling thread (chunk by chunk). */
+void db_pair_compute_all(db_compare *c, db_wctx *w, db_pair *p);
+/* Metrics cache (cache.c): on a hit, fill p and publish it (state DONE,
+ * n_done counted) and return true. */
+bool db_cache_lookup(db_compare *c, db_pair *p);
+void db_cache_store(db_compare *c, const db_pair *p);
+void db_cache_flush(db_compare *c);
+void db_cache_close(db_compare *c);
+
+typedef struct db_pool db_pool;
+
+typedef struct db_cmp_priv {
+	char *filter;           /* as given */
+	void *filter_re;        /* pcre2_code */
+	int threads;
+	size_t max_shards;      /* most shards a merged pair needs on one side */
+	_Atomic int *owner;     /* per pair: 0 free, 1 pool, 2 caller */
+	db_pool *pool;
+	char *cache_dir;        /* NULL: cache off */
+	void *cache;            /* cache.c state */
+} db_cmp_priv;
+
+enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };
+
+#endif

@@ -1,0 +1,432 @@
+/* Export of a session: report.md (seed 000's report outline), metrics as
+ * JSON (the compare --format json schema) and CSV; heatmap.svg lives in
+ * export_svg.c. Every file is written atomically. */
+#include "db_export.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cmd_util.h"
+#include "db_atomic.h"
+#include "db_json.h"
+#include "db_notes.h"
+
+/* ------------------------------------------------------------ metrics */
+
+static const char *band_or_null(const db_pair *p)
+{
+	return p->band == DB_BAND_NONE ? NULL : db_band_name(p->band);
+}
+
+void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
+{
+	(void)c;
+	const db_metrics *m = &p->m;
+	fputs("{\"phase\": ", out);
+	db_json_str(out, p->f.phase);
+	fputs(", \"pass\": ", out);
+	db_json_str(out, p->f.pass);
+	fputs(", \"rank\": ", out);
+	if (p->merged || p->f.rank < 0)
+		fputs("null", out);
+	else
+		fprintf(out, "%d", p->f.rank);
+	fputs(", \"layer\": ", out);
+	if (p->f.layer < 0)
+		fputs("null", out);
+	else
+		fprintf(out, "%d", p->f.layer);
+	fputs(", \"stage\": ", out);
+	db_json_str(out, p->f.stage);
+	char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
+	fputs(", \"ref_name\": ", out);
+	db_json_str(out, rn);
+	fputs(", \"target_name\": ", out);
+	db_json_str(out, tn);
+	free(rn);
+	free(tn);
+	fputs(", \"shape\": ", out);
+	if (p->ndim_ref >= 0)
+		db_json_shape(out, p->ndim_ref, p->shape_ref);
+	else
+		db_json_shape(out, p->ndim_tgt, p->shape_tgt);
+	if (p->status == DB_ST_SHAPE_MISMATCH) {
+		fputs(", \"shape_target\": ", out);
+		db_json_shape(out, p->ndim_tgt, p->shape_tgt);
+	}
+	fputs(", \"dtype_ref\": ", out);
+	db_json_str(out, p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : NULL);
+	fputs(", \"dtype_target\": ", out);
+	db_json_str(out, p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : NULL);
+	fputs(", \"status\": ", out);
+	db_json_str(out, db_status_name(p->status));
+	const char *names[] = {"cos", "rel", "rel_l2", "rel_diff", "max_abs", "mean_abs"};
+	const double v[] = {m->cos, m->rel, m->rel_l2, m->rel_diff, m->max_abs, m->mean_abs};
+	for (size_t k = 0; k < 6; k++) {
+		fprintf(out, ", \"%s\": ", names[k]);
+		db_json_num(out, v[k]);
+	}
+	fputs(", \"severity\": ", out);
+	db_json_str(out, band_or_null(p));
+	fputs(", \"error\": ", out);
+	db_json_str(out, p->status == DB_ST_ERROR ? p->error : NULL);
+	fprintf(out, ", \"occurrence\": %d, \"merged\": %s, \"dtype_differs\": %s",
+	        p->occurrence, p->merged ? "true" : "false", p->dtype_differs ? "true" : "false");
+	if (p->merged)
+		fprintf(out, ", \"ref_shards\": %zu, \"target_shards\": %zu", p->n_ref_shards,
+		        p->n_tgt_shards);
+	fputs(", \"argmax\": ", out);
+	if (p->status == DB_ST_OK && m->argmax >= 0)
+		fprintf(out, "%lld", (long long)m->argmax);
+	else
+		fputs("null", out);
+	fputs(", \"byte_equal\": ", out);
+	db_json_num(out, m->byte_equal);
+	if (p->status == DB_ST_OK)
+		fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
+		        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,
+		        (unsigned long long)m->nan_tgt, (unsigned long long)m->inf_ref,
+		        (unsigned long long)m->inf_tgt);
+	fputc('}', out);
+}
+
+int db_export_metrics_json(FILE *out, const db_compare *c)
+{
+	fputs("{\"profile\": ", out);
+	db_json_str(out, c->profile ? c->profile->name : NULL);
+	fputs(", \"why\": ", out);
+	db_json_str(out, c->why);
+	fputs(", \"ref\": ", out);
+	db_json_str(out, c->ref_root);
+	fputs(", \"target\": ", out);
+	db_json_str(out, c->tgt_root);
+	long fd = db_first_divergence(c, NULL, NULL, -2);
+	fputs(", \"first_divergence\": ", out);
+	if (fd >= 0)
+		fprintf(out, "%ld", fd);
+	else
+		fputs("null", out);
+	fputs(", \"first_divergent_phase\": ", out);
+	db_json_str(out, fd >= 0 ? c->pairs[fd].f.phase : NULL);
+	fputs(", \"pairs\": [", out);
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		fputs(i ? ",\n  " : "\n  ", out);
+		db_export_pair_json(out, c, &c->pairs[i]);
+	}
+	fputs("\n]}\n", out);
+	return ferror(out) ? -1 : 0;
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+int db_export_metrics_csv(FILE *out, const db_compare *c)
+{
+	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
+	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error\n", out);
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		char shape[256];
+		if (p->ndim_ref >= 0)
+			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
+		else
+			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
+		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
+		csv_field(out, p->f.phase);
+		fputc(',', out);
+		csv_field(out, p->f.pass);
+		fputc(',', out);
+		if (!p->merged && p->f.rank >= 0)
+			fprintf(out, "%d", p->f.rank);
+		fputc(',', out);
+		if (p->f.layer >= 0)
+			fprintf(out, "%d", p->f.layer);
+		fputc(',', out);
+		csv_field(out, p->f.stage);
+		fputc(',', out);
+		csv_field(out, rn);
+		fputc(',', out);
+		csv_field(out, tn);
+		fputc(',', out);
+		csv_field(out, shape);
+		fputc(',', out);
+		csv_field(out, p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : NULL);
+		fputc(',', out);
+		csv_field(out, p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : NULL);
+		fputc(',', out);
+		csv_field(out, db_status_name(p->status));
+		const double v[] = {p->m.cos, p->m.rel, p->m.rel_l2, p->m.rel_diff, p->m.max_abs,
+		                    p->m.mean_abs};
+		for (size_t k = 0; k < 6; k++) {
+			fputc(',', out);
+			if (v[k] == v[k])
+				fprintf(out, "%.17g", v[k]);
+		}
+		fputc(',', out);
+		csv_field(out, band_or_null(p));
+		fputc(',', out);
+		csv_field(out, p->status == DB_ST_ERROR ? p->error : NULL);
+		fputc('\n', out);
+		free(rn);
+		free(tn);
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- report */
+
+/* Seed 000's severity guide, by rel_diff. */
+static const char *severity_meaning(double rd)
+{
+	if (!isfinite(rd))
+		return "not measurable (non-finite values or a zero norm)";
+	if (rd < 1e-7)
+		return "identical (fp rounding only)";
+	if (rd < 1e-5)
+		return "numerically equivalent (recompute / op order)";
+	if (rd < 1e-3)
+		return "minor difference — may be acceptable (e.g. a different attention backend)";
+	if (rd < 1e-1)
+		return "significant divergence — likely a bug";
+	return "severe — completely wrong computation";
+}
+
+/* The pair the report centres on: the culprit of the bisect, else the
+ * first divergence of the comparison. DB_NO_PAIR when nothing diverges. */
+static size_t focus_pair(const db_export_ctx *x)
+{
+	const db_bisect_result *r = x->res;
+	const db_compare *c = x->c;
+	if (r && r->n_walk)
+		for (size_t i = 0; i < r->n_walk; i++)
+			if (r->walk[i].culprit && r->walk[i].pair != DB_NO_PAIR)
+				return r->walk[i].pair;
+	if (r && r->input_ids_mismatch && r->input_ids_stage)
+		for (size_t i = 0; i < c->n_pairs; i++)
+			if (!strcmp(c->pairs[i].f.stage, r->input_ids_stage))
+				return i;
+	long fd = db_first_divergence(c, NULL, NULL, -2);
+	return fd >= 0 ? (size_t)fd : DB_NO_PAIR;
+}
+
+static void md_escape_line(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\n' || *s == '\r')
+			fputc(' ', f);
+		else if (*s == '|')
+			fputs("\\|", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+int db_export_report_md(FILE *f, const db_export_ctx *x)
+{
+	const db_session *s = x->s;
+	db_compare *c = x->c;
+	const db_bisect_result *r = x->res;
+	char l1[32];
+	size_t fp = focus_pair(x);
+	const db_pair *p = fp != DB_NO_PAIR ? &c->pairs[fp] : NULL;
+
+	fputs("# dumpbisect report\n\n", f);
+	fprintf(f, "- reference: `%s`\n- target: `%s`\n- profile: %s (%s)\n",
+	        c->ref_root ? c->ref_root : "", c->tgt_root ? c->tgt_root : "(same tree)",
+	        c->profile ? c->profile->name : "-", c->why);
+	if (s && s->path)
+		fprintf(f, "- session: `%s`\n", s->path);
+	fputs("\n## Summary\n\n", f);
+	if (r)
+		fprintf(f, "%s.\n", r->summary);
+	else if (p)
+		fprintf(f, "No bisect run yet; the first divergent pair is `%s` in layer %s.\n",
+		        p->f.stage, p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "-");
+	else
+		fputs("Every pair is in the ok band.\n", f);
+
+	fputs("\n## Divergence point\n\n", f);
+	if (p) {
+		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
+		fprintf(f, "| phase | pass | layer | stage | rank | ref tensor | target tensor |\n"
+		        "|---|---|---|---|---|---|---|\n| %s | %s | %s | %s | %s | `%s` | `%s` |\n",
+		        p->f.phase[0] ? p->f.phase : "-", p->f.pass[0] ? p->f.pass : "-",
+		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "model",
+		        p->f.stage, p->merged ? "merged" : (p->f.rank >= 0 ? "per rank" : "-"),
+		        rn ? rn : "(missing)", tn ? tn : "(missing)");
+		free(rn);
+		free(tn);
+		if (r && r->layer_class)
+			fprintf(f, "\nLayer class: **%s**.\n", r->layer_class);
+		if (r && r->n_bad_ranks) {
+			fputs("\nBad ranks:", f);
+			for (size_t i = 0; i < r->n_bad_ranks; i++)
+				fprintf(f, " %d", r->bad_ranks[i]);
+			fputs(" (the others are good).\n", f);
+		}
+		if (r && r->has_crossing)
+			fprintf(f, "\nThe probe leaves the band at %s.\n",
+			        db_layer_label(r->crossing_layer, l1, sizeof l1));
+	} else {
+		fputs("None: nothing leaves the ok band.\n", f);
+	}
+
+	fputs("\n## Severity\n\n", f);
+	if (p && p->status == DB_ST_OK) {
+		fprintf(f, "rel_diff = %.3g: %s. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band **%s**.\n",
+		        p->m.rel_diff, severity_meaning(p->m.rel_diff), p->m.cos, p->m.rel,
+		        p->m.rel_l2, db_band_name(p->band));
+		if (r && r->n_walk) {
+			fputs("\nIntra-layer walk (single-step cos drop > 0.001 or leaving ok marks the culprit):\n\n"
+			      "| sub-stage | cos | rel | band | step drop | |\n|---|---|---|---|---|---|\n", f);
+			for (size_t i = 0; i < r->n_walk; i++) {
+				const db_substage_row *w = &r->walk[i];
+				fprintf(f, "| %s | %.8f | %.4g | %s | %.3g | %s |\n", w->stage, w->cos, w->rel,
+				        db_band_name(w->band), w->step_drop, w->culprit ? "**culprit**" : "");
+			}
+		}
+	} else if (p) {
+		fprintf(f, "Status %s%s%s.\n", db_status_name(p->status), p->error ? ": " : "",
+		        p->error ? p->error : "");
+	} else {
+		fputs("None.\n", f);
+	}
+
+	fputs("\n## Bisect log\n\n", f);
+	if (x->b && x->b->n_steps) {
+		char *md = db_md_bisect(x->b);
+		if (md)
+			fputs(md, f);
+		free(md);
+	} else {
+		fputs("No bisect steps recorded.\n", f);
+	}
+
+	fputs("\n## Marks\n\n", f);
+	if (s && s->n_marks) {
+		fputs("| layer | stage | rank | status | text |\n|---|---|---|---|---|\n", f);
+		for (size_t i = 0; i < s->n_marks; i++) {
+			const db_mark *m = &s->marks[i];
+			fprintf(f, "| %s | %s | ", m->layer >= 0 ? db_layer_label(m->layer, l1, sizeof l1) : "model",
+			        m->stage ? m->stage : "(row)");
+			if (m->rank >= 0)
+				fprintf(f, "%d", m->rank);
+			else
+				fputs("all", f);
+			fprintf(f, " | %s | ", db_mark_status_name(m->status));
+			md_escape_line(f, m->text);
+			fputs(" |\n", f);
+		}
+	} else {
+		fputs("No marks.\n", f);
+	}
+
+	fputs("\n## Notes\n\n", f);
+	char *ndir = x->notes_dir ? strdup(x->notes_dir) : db_notes_dir_for(s ? s->path : NULL);
+	db_note_entry *ne = NULL;
+	size_t nn = ndir ? db_notes_list(ndir, &ne) : 0;
+	if (nn) {
+		for (size_t i = 0; i < nn; i++) {
+			fprintf(f, "- [%s](%s) — ", ne[i].name, ne[i].path);
+			md_escape_line(f, ne[i].title);
+			fputc('\n', f);
+		}
+	} else {
+		fprintf(f, "No notes in `%s`.\n", ndir ? ndir : "notes");
+	}
+	db_notes_list_free(ne, nn);
+	free(ndir);
+
+	fputs("\n## Files\n\n![heatmap](heatmap.svg)\n\n"
+	      "- `heatmap.svg`: layer × stage, coloured by band, cos in each cell, marks outlined\n"
+	      "- `metrics.json`, `metrics.csv`: every pair (the `compare --format json` schema)\n", f);
+	return ferror(f) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ writing */
+
+typedef struct wctx {
+	const db_export_ctx *x;
+	const db_grid *g;
+	int which;
+} wctx;
+
+static int write_one(FILE *f, void *ctx, db_err *err)
+{
+	wctx *w = ctx;
+	int rc;
+	switch (w->which) {
+	case 0: rc = db_export_report_md(f, w->x); break;
+	case 1: rc = db_export_svg(f, w->x->c, w->g, w->x->s); break;
+	case 2: rc = db_export_metrics_json(f, w->x->c); break;
+	default: rc = db_export_metrics_csv(f, w->x->c); break;
+	}
+	if (rc < 0)
+		return db_err_set(err, NULL, NULL, -1, "write: %s", strerror(errno));
+	return 0;
+}
+
+/* The grid for the heatmap: merged/rank-less cells, else the first rank. */
+static int heatmap_grid(const db_export_ctx *x, db_grid *g)
+{
+	const char *phase = x->s && x->s->phase ? x->s->phase : NULL;
+	const char *pass = x->s && x->s->pass ? x->s->pass : NULL;
+	if (db_grid_build(x->c, phase, pass, -1, g) < 0)
+		return -1;
+	if (g->n_layer_rows)
+		return 0;
+	int *ranks = NULL;
+	size_t nr = db_ranks(x->c, &ranks);
+	if (nr) {
+		db_grid_free(g);
+		int rc = db_grid_build(x->c, phase, pass, ranks[0], g);
+		free(ranks);
+		return rc;
+	}
+	free(ranks);
+	return 0;
+}
+
+int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
+{
+	if (mkdir(out_dir, 0755) < 0 && errno != EEXIST)
+		return db_err_set(err, out_dir, NULL, -1, "cannot create the export directory: %s",
+		                  strerror(errno));
+	db_grid g;
+	if (heatmap_grid(x, &g) < 0)
+		return db_err_set(err, out_dir, NULL, -1, "cannot build the heatmap grid (out of memory?)");
+	static const char *const names[] = {"report.md", "heatmap.svg", "metrics.json", "metrics.csv"};
+	int rc = 0;
+	for (int i = 0; i < 4 && rc == 0; i++) {
+		size_t n = strlen(out_dir) + strlen(names[i]) + 2;
+		char *path = malloc(n);
+		if (!path) {
+			rc = db_err_set(err, out_dir, NULL, -1, "out of memory");
+			break;
+		}
+		snprintf(path, n, "%s/%s", out_dir, names[i]);
+		wctx w = {x, &g, i};
+		rc = db_atomic_write(path, write_one, &w, err);
+		free(path);
+	}
+	db_grid_free(&g);
+	return rc;
+}

@@ -1,0 +1,514 @@
+#include "db_index.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db_reader.h"
+#include "strmap.h"
+#include "walk.h"
+
+/* What indexing keeps of one entry once its file is closed. */
+typedef struct ent_meta {
+	char *key;
+	db_dtype dtype;
+	int ndim;
+	int64_t shape[DB_MAX_DIMS];
+	char *err;
+} ent_meta;
+
+typedef struct file_job {
+	const char *rel;
+	char *full;
+	db_fields f;
+	off_t size;
+	int64_t mtime_ns;
+	ent_meta *ents;
+	size_t n_ents;
+	char *err;              /* the reader refused the whole file */
+} file_job;
+
+typedef struct open_pool {
+	file_job *jobs;
+	size_t n;
+	atomic_size_t next;
+} open_pool;
+
+char *db_fields_key(const db_fields *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s\x1f%s\x1f%d\x1f%d\x1f%s", f->phase, f->pass, f->rank,
+	         f->layer, f->stage);
+	return buf;
+}
+
+char *db_index_path(const db_index *ix, const db_item *it)
+{
+	if (ix->root_is_file)
+		return strdup(ix->root);
+	return db_path_join(ix->root, it->path);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* PCRE2 search of re (a pcre2_code from the profile) in s. */
+static bool re_search(const void *re, const char *s)
+{
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	if (!md)
+		return false;
+	int rc = pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL);
+	pcre2_match_data_free(md);
+	return rc >= 0;
+}
+
+static bool side_kept(const char *side, const db_fields *f)
+{
+	return !side || !f->side[0] || !strcmp(side, f->side);
+}
+
+static void read_file_meta(file_job *j)
+{
+	db_file *df = NULL;
+	db_err e = {{0}};
+	if (db_file_open(j->full, &df, &e) != 0) {
+		j->err = strdup(e.msg[0] ? e.msg : "file refused");
+		return;
+	}
+	j->ents = calloc(df->n_entries ? df->n_entries : 1, sizeof *j->ents);
+	if (!j->ents) {
+		j->err = strdup("out of memory");
+		db_file_close(df);
+		return;
+	}
+	for (size_t i = 0; i < df->n_entries; i++) {
+		const db_entry *en = &df->entries[i];
+		ent_meta *m = &j->ents[j->n_ents++];
+		m->key = strdup(en->key ? en->key : "");
+		if (en->err) {
+			m->err = strdup(en->err);
+			m->dtype = DB_DT_UNKNOWN;
+		} else {
+			m->dtype = en->t.dtype;
+			m->ndim = en->t.ndim;
+			for (int d = 0; d < en->t.ndim && d < DB_MAX_DIMS; d++)
+				m->shape[d] = en->t.shape[d];
+		}
+	}
+	db_file_close(df);
+}
+
+static void *open_worker(void *arg)
+{
+	open_pool *op = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&op->next, 1);
+		if (i >= op->n)
+			break;
+		read_file_meta(&op->jobs[i]);
+	}
+	return NULL;
+}
+
+static int cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+/* Open every file; files are independent, so spread them over threads. */
+static void open_all(file_job *jobs, size_t n)
+{
+	open_pool op = {.jobs = jobs, .n = n};
+	atomic_init(&op.next, 0);
+	int nt = cpu_count();
+	if (nt > 8)
+		nt = 8;
+	if (n < 16)
+		nt = 1;
+	pthread_t th[8];
+	int started = 0;
+	for (int t = 1; t < nt; t++)
+		if (pthread_create(&th[started], NULL, open_worker, &op) == 0)
+			started++;
+	open_worker(&op);
+	for (int t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+}
+
+/* key is the profile's value_key or lies under it ("value", "value.0"). */
+static bool key_is_value(const db_profile *p, const char *key)
+{
+	if (!p->value_key || !*p->value_key)
+		return false;
+	size_t n = strlen(p->value_key);
+	return !strncmp(key, p->value_key, n) && (key[n] == 0 || key[n] == '.');
+}
+
+typedef struct build {
+	db_index *ix;
+	size_t cap;
+	size_t *file_idx, *entry_idx;   /* parallel to ix->items while building */
+} build;
+
+static db_item *new_item(build *b, size_t fi, size_t ei)
+{
+	db_index *ix = b->ix;
+	if (ix->n_items == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		db_item *it = realloc(ix->items, cap * sizeof *it);
+		size_t *f = realloc(b->file_idx, cap * sizeof *f);
+		size_t *e = f ? realloc(b->entry_idx, cap * sizeof *e) : NULL;
+		if (it)
+			ix->items = it;
+		if (f)
+			b->file_idx = f;
+		if (e)
+			b->entry_idx = e;
+		if (!it || !f || !e)
+			return NULL;
+		b->cap = cap;
+	}
+	b->file_idx[ix->n_items] = fi;
+	b->entry_idx[ix->n_items] = ei;
+	db_item *it = &ix->items[ix->n_items++];
+	memset(it, 0, sizeof *it);
+	return it;
+}
+
+static void default_stage(db_fields *f, const char *key, const char *rel)
+{
+	if (f->stage[0])
+		return;
+	if (key && *key) {
+		snprintf(f->stage, sizeof f->stage, "%s", key);
+		return;
+	}
+	const char *b = base_name(rel);
+	const char *dot = strrchr(b, '.');
+	int n = dot && dot != b ? (int)(dot - b) : (int)strlen(b);
+	snprintf(f->stage, sizeof f->stage, "%.*s", n, b);
+}
+
+static int items_from_job(build *b, const db_profile *p, const char *side,
+                          file_job *j, size_t fi)
+{
+	if (j->err) {
+		db_item *it = new_item(b, fi, 0);
+		if (!it)
+			return -1;
+		it->path = strdup(j->rel);
+		it->key = strdup("");
+		it->f = j->f;
+		db_profile_match_key(p, "", &it->f);    /* finalises a file stage */
+		default_stage(&it->f, NULL, j->rel);
+		it->err = j->err;
+		j->err = NULL;
+		it->size = j->size;
+		it->mtime_ns = j->mtime_ns;
+		b->ix->n_refused++;
+		return it->path && it->key ? 0 : -1;
+	}
+	/* a dict holding the value key: its other members are metadata */
+	bool has_value = false;
+	for (size_t i = 0; i < j->n_ents && !has_value; i++)
+		has_value = key_is_value(p, j->ents[i].key);
+	for (size_t i = 0; i < j->n_ents; i++) {
+		ent_meta *m = &j->ents[i];
+		if (has_value && !key_is_value(p, m->key))
+			continue;
+		db_fields f = j->f;
+		if (!db_profile_match_key(p, m->key, &f))
+			continue;
+		if (!side_kept(side, &f))
+			continue;
+		const char *inner = db_profile_inner_key(p, m->key);
+		default_stage(&f, inner, j->rel);
+		db_item *it = new_item(b, fi, i);
+		if (!it)
+			return -1;
+		it->path = strdup(j->rel);
+		it->key = m->key;
+		m->key = NULL;
+		it->f = f;
+		it->dtype = m->dtype;
+		it->ndim = m->ndim;
+		memcpy(it->shape, m->shape, sizeof it->shape);
+		it->err = m->err;
+		m->err = NULL;
+		it->size = j->size;
+		it->mtime_ns = j->mtime_ns;
+		if (!it->path || !it->key)
+			return -1;
+	}
+	return 0;
+}
+
+/* Sort record: execution order is phase (causal), pass, then the position
+ * in the per-rank stream, then rank — so ranks interleave at the same
+ * point of the run. The stream is ordered by the dump order when the names
+ * carry one; else model-level "before" stages, layers ascending, model-level
+ * "after" stages, and inside those file then entry order (dict insertion
+ * order; files one per stage sort by name). */
+typedef struct rec {
+	db_item *it;
+	int phase_pos;
+	int64_t bucket;         /* no dump order: model-level before, layers, model-level after */
+	size_t file_idx, entry_idx;
+	int64_t stream_pos;
+} rec;
+
+static int phase_pos(const db_profile *p, const char *phase)
+{
+	for (size_t i = 0; i < p->n_phase_order; i++)
+		if (!strcmp(p->phase_order[i], phase))
+			return (int)i;
+	return (int)p->n_phase_order;
+}
+
+static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
+static int cmp_head(const rec *a, const rec *b)
+{
+	int c = a->phase_pos - b->phase_pos;
+	if (c)
+		return c;
+	if ((c = strcmp(a->it->f.phase, b->it->f.phase)))
+		return c;
+	return db_natcmp(a->it->f.pass, b->it->f.pass);
+}
+
+static int cmp_stream(const void *va, const void *vb)
+{
+	const rec *a = va, *b = vb;
+	int c = cmp_head(a, b);
+	if (c)
+		return c;
+	if ((c = cmp_i64(a->it->f.rank, b->it->f.rank)))
+		return c;
+	int64_t oa = a->it->f.order >= 0 ? a->it->f.order : INT64_MAX;
+	int64_t ob = b->it->f.order >= 0 ? b->it->f.order : INT64_MAX;
+	if ((c = cmp_i64(oa, ob)))
+		return c;
+	if ((c = cmp_i64(a->bucket, b->bucket)))
+		return c;
+	if ((c = cmp_i64((int64_t)a->file_idx, (int64_t)b->file_idx)))
+		return c;
+	return cmp_i64((int64_t)a->entry_idx, (int64_t)b->entry_idx);
+}
+
+static int cmp_exec(const void *va, const void *vb)
+{
+	const rec *a = va, *b = vb;
+	int c = cmp_head(a, b);
+	if (c)
+		return c;
+	if ((c = cmp_i64(a->stream_pos, b->stream_pos)))
+		return c;
+	if ((c = cmp_i64(a->it->f.rank, b->it->f.rank)))
+		return c;
+	if ((c = cmp_i64((int64_t)a->file_idx, (int64_t)b->file_idx)))
+		return c;
+	return cmp_i64((int64_t)a->entry_idx, (int64_t)b->entry_idx);
+}
+
+static int order_items(build *b, const db_profile *p)
+{
+	db_index *ix = b->ix;
+	size_t n = ix->n_items;
+	if (!n)
+		return 0;
+	rec *r = malloc(n * sizeof *r);
+	db_item *sorted = malloc(n * sizeof *sorted);
+	if (!r || !sorted) {
+		free(r);
+		free(sorted);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		const db_fields *f = &ix->items[i].f;
+		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer
+		               : db_profile_is_model_after(p, f->stage) ? INT64_MAX : 0;
+		r[i] = (rec){&ix->items[i], phase_pos(p, f->phase), bucket,
+		             b->file_idx[i], b->entry_idx[i], 0};
+	}
+	qsort(r, n, sizeof *r, cmp_stream);
+	int64_t pos = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && (cmp_head(&r[i], &r[i - 1]) || r[i].it->f.rank != r[i - 1].it->f.rank))
+			pos = 0;
+		r[i].stream_pos = pos++;
+	}
+	qsort(r, n, sizeof *r, cmp_exec);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = *r[i].it;
+	free(r);
+	free(ix->items);
+	ix->items = sorted;
+
+	/* occurrence: n-th repeat of the same side + fields, in execution order */
+	db_strmap seen;
+	db_strmap_init(&seen);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		db_item *it = &ix->items[i];
+		it->seq = (int64_t)i;
+		char k[512], kk[600];
+		db_fields_key(&it->f, k, sizeof k);
+		snprintf(kk, sizeof kk, "%s\x1e%s", it->f.side, k);
+		bool added;
+		size_t *v = db_strmap_put(&seen, kk, 0, &added);
+		if (!v) {
+			rc = -1;
+			break;
+		}
+		it->occurrence = added ? 0 : (int)++*v;
+	}
+	db_strmap_free(&seen);
+	return rc;
+}
+
+static void free_jobs(file_job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < jobs[i].n_ents; k++) {
+			free(jobs[i].ents[k].key);
+			free(jobs[i].ents[k].err);
+		}
+		free(jobs[i].ents);
+		free(jobs[i].full);
+		free(jobs[i].err);
+	}
+	free(jobs);
+}
+
+static int push_str(char ***arr, size_t *n, const char *s)
+{
+	char **a = realloc(*arr, (*n + 1) * sizeof *a);
+	if (!a)
+		return -1;
+	*arr = a;
+	if (!(a[*n] = strdup(s)))
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+int db_index_scan(const char *root, const db_profile *p, const char *side,
+                  db_index **out, db_err *err)
+{
+	*out = NULL;
+	struct stat st;
+	if (stat(root, &st) != 0)
+		return db_err_set(err, root, NULL, -1, "cannot open: %s", strerror(errno));
+	db_walk w;
+	char msg[1024];
+	if (S_ISDIR(st.st_mode)) {
+		if (db_walk_dir(root, &w, msg, sizeof msg) != 0)
+			return db_err_set(err, NULL, NULL, -1, "%s", msg);
+	} else if (S_ISREG(st.st_mode)) {
+		memset(&w, 0, sizeof w);
+		w.files = calloc(1, sizeof *w.files);
+		if (!w.files || !(w.files[0].rel = strdup(base_name(root)))) {
+			db_walk_free(&w);
+			return db_err_set(err, root, NULL, -1, "out of memory");
+		}
+		w.n_files = w.cap_files = 1;
+		w.files[0].size = st.st_size;
+		w.files[0].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	} else {
+		return db_err_set(err, root, NULL, -1, "not a directory or regular file");
+	}
+
+	db_index *ix = calloc(1, sizeof *ix);
+	file_job *jobs = calloc(w.n_files ? w.n_files : 1, sizeof *jobs);
+	if (!ix || !jobs || !(ix->root = strdup(root))) {
+		free(ix);
+		free(jobs);
+		db_walk_free(&w);
+		return db_err_set(err, root, NULL, -1, "out of memory");
+	}
+	ix->profile = p;
+	ix->root_is_file = S_ISREG(st.st_mode);
+	ix->n_files_seen = w.n_files;
+	ix->skipped = w.skipped;
+	ix->n_skipped = w.n_skipped;
+	w.skipped = NULL;
+	w.n_skipped = 0;
+
+	int rc = 0;
+	size_t nj = 0;
+	for (size_t i = 0; i < w.n_files && rc == 0; i++) {
+		const char *rel = w.files[i].rel;
+		if (p->files_re && !re_search(p->files_re, rel))
+			continue;
+		db_fields f;
+		if (!db_profile_match_path(p, rel, &f)) {
+			rc = push_str(&ix->unparsed, &ix->n_unparsed, rel);
+			continue;
+		}
+		/* the other side's files in a shared folder are not ours: skip
+		 * unless the side comes only from inner keys */
+		if (!side_kept(side, &f))
+			continue;
+		file_job *j = &jobs[nj++];
+		j->rel = rel;
+		j->f = f;
+		j->size = w.files[i].size;
+		j->mtime_ns = w.files[i].mtime_ns;
+		j->full = ix->root_is_file ? strdup(root) : db_path_join(root, rel);
+		if (!j->full)
+			rc = -1;
+	}
+	if (rc == 0) {
+		ix->n_files = nj;
+		open_all(jobs, nj);
+		build b = {.ix = ix};
+		for (size_t i = 0; i < nj && rc == 0; i++)
+			rc = items_from_job(&b, p, side, &jobs[i], i);
+		if (rc == 0)
+			rc = order_items(&b, p);
+		free(b.file_idx);
+		free(b.entry_idx);
+	}
+	free_jobs(jobs, nj);
+	db_walk_free(&w);
+	if (rc != 0) {
+		db_index_free(ix);
+		return db_err_set(err, root, NULL, -1, "out of memory while indexing");
+	}
+	*out = ix;
+	return 0;
+}
+
+void db_index_free(db_index *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->n_items; i++) {
+		free(ix->items[i].path);
+		free(ix->items[i].key);
+		free(ix->items[i].err);
+	}
+	free(ix->items);
+	for (size_t i = 0; i < ix->n_unparsed; i++)
+		free(ix->unparsed[i]);
+	free(ix->unparsed);
+	for (size_t i = 0; i < ix->n_skipped; i++)
+		free(ix->skipped[i]);
+	free(ix->skipped);
+	free(ix->root);
+	free(ix);
+}

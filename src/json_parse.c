@@ -1,0 +1,489 @@
+#include "json_parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct jp_state {
+	const unsigned char *s;
+	size_t len, i;
+	size_t err_pos;
+	const char *err_msg;
+} jp_state;
+
+static int jp_fail(jp_state *st, size_t pos, const char *msg)
+{
+	st->err_pos = pos;
+	st->err_msg = msg;
+	return -1;
+}
+
+static void jp_ws(jp_state *st)
+{
+	while (st->i < st->len) {
+		unsigned char c = st->s[st->i];
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			break;
+		st->i++;
+	}
+}
+
+static int jp_value(jp_state *st, db_jp *v, int depth);
+
+/* Appends code point cp as UTF-8 to buf (room for 4 bytes guaranteed). */
+static size_t jp_put_utf8(char *buf, uint32_t cp)
+{
+	unsigned char *b = (unsigned char *)buf;
+	if (cp < 0x80) {
+		b[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		b[0] = (unsigned char)(0xC0 | (cp >> 6));
+		b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		b[0] = (unsigned char)(0xE0 | (cp >> 12));
+		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	b[0] = (unsigned char)(0xF0 | (cp >> 18));
+	b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+	b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+	b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 when invalid
+ * (overlong forms, surrogates and code points above U+10FFFF are invalid). */
+static size_t jp_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t need;
+	uint32_t lo = 0x80, hi = 0xBF;  /* allowed range of the second byte */
+	if (c >= 0xC2 && c <= 0xDF)
+		need = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		need = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		need = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else
+		return 0;
+	if (n < need || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t k = 2; k < need; k++)
+		if ((s[k] & 0xC0) != 0x80)
+			return 0;
+	return need;
+}
+
+static int jp_hex4(jp_state *st, size_t at, uint32_t *out)
+{
+	if (st->len - at < 4)
+		return jp_fail(st, at, "truncated \\u escape");
+	uint32_t v = 0;
+	for (size_t k = 0; k < 4; k++) {
+		unsigned char c = st->s[at + k];
+		int d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return jp_fail(st, at + k, "bad hex digit in \\u escape");
+		v = v * 16 + (uint32_t)d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Parses a string starting at the opening quote; *out is malloc'd. */
+static int jp_string(jp_state *st, char **out, size_t *out_len)
+{
+	size_t start = st->i++;
+	/* The decoded form is never longer than the source text. */
+	size_t end = st->i;
+	while (end < st->len && st->s[end] != '"') {
+		if (st->s[end] == '\\')
+			end++;
+		end++;
+	}
+	if (end >= st->len)
+		return jp_fail(st, start, "unterminated string");
+	char *buf = malloc(end - st->i + 4);
+	if (!buf)
+		return jp_fail(st, start, "out of memory");
+	size_t n = 0;
+	while (st->s[st->i] != '"') {
+		unsigned char c = st->s[st->i];
+		if (c < 0x20) {
+			free(buf);
+			return jp_fail(st, st->i, "control character in string");
+		}
+		if (c != '\\') {
+			size_t k = jp_utf8_len(st->s + st->i, st->len - st->i);
+			if (!k) {
+				free(buf);
+				return jp_fail(st, st->i, "invalid UTF-8 in string");
+			}
+			memcpy(buf + n, st->s + st->i, k);
+			n += k;
+			st->i += k;
+			continue;
+		}
+		size_t esc = st->i++;
+		c = st->s[st->i++];
+		switch (c) {
+		case '"': buf[n++] = '"'; break;
+		case '\\': buf[n++] = '\\'; break;
+		case '/': buf[n++] = '/'; break;
+		case 'b': buf[n++] = '\b'; break;
+		case 'f': buf[n++] = '\f'; break;
+		case 'n': buf[n++] = '\n'; break;
+		case 'r': buf[n++] = '\r'; break;
+		case 't': buf[n++] = '\t'; break;
+		case 'u': {
+			uint32_t cp, lo;
+			if (jp_hex4(st, st->i, &cp)) {
+				free(buf);
+				return -1;
+			}
+			st->i += 4;
+			if (cp >= 0xDC00 && cp <= 0xDFFF) {
+				free(buf);
+				return jp_fail(st, esc, "lone low surrogate in \\u escape");
+			}
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				if (st->len - st->i < 2 || st->s[st->i] != '\\' || st->s[st->i + 1] != 'u') {
+					free(buf);
+					return jp_fail(st, esc, "lone high surrogate in \\u escape");
+				}
+				if (jp_hex4(st, st->i + 2, &lo)) {
+					free(buf);
+					return -1;
+				}
+				if (lo < 0xDC00 || lo > 0xDFFF) {
+					free(buf);
+					return jp_fail(st, esc, "bad surrogate pair in \\u escape");
+				}
+				st->i += 6;
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			}
+			n += jp_put_utf8(buf + n, cp);
+			break;
+		}
+		default:
+			free(buf);
+			return jp_fail(st, esc, "bad escape in string");
+		}
+	}
+	st->i++;        /* closing quote */
+	buf[n] = '\0';
+	*out = buf;
+	*out_len = n;
+	return 0;
+}
+
+static int jp_number(jp_state *st, db_jp *v)
+{
+	size_t start = st->i, i = st->i;
+	const unsigned char *s = st->s;
+	bool plain = true;
+	if (i < st->len && s[i] == '-') {
+		plain = false;
+		i++;
+	}
+	if (i >= st->len || s[i] < '0' || s[i] > '9')
+		return jp_fail(st, start, "bad number");
+	if (s[i] == '0') {
+		i++;
+		if (i < st->len && s[i] >= '0' && s[i] <= '9')
+			return jp_fail(st, start, "leading zero in number");
+	} else
+		while (i < st->len && s[i] >= '0' && s[i] <= '9')
+			i++;
+	if (i < st->len && s[i] == '.') {
+		plain = false;
+		i++;
+		if (i >= st->len || s[i] < '0' || s[i] > '9')
+			return jp_fail(st, i, "digit expected after '.'");
+		while (i < st->len && s[i] >= '0' && s[i] <= '9')
+			i++;
+	}
+	if (i < st->len && (s[i] == 'e' || s[i] == 'E')) {
+		plain = false;
+		i++;
+		if (i < st->len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (i >= st->len || s[i] < '0' || s[i] > '9')
+			return jp_fail(st, i, "digit expected in exponent");
+		while (i < st->len && s[i] >= '0' && s[i] <= '9')
+			i++;
+	}
+	char tmp[512];
+	if (i - start >= sizeof tmp)
+		return jp_fail(st, start, "number too long");
+	memcpy(tmp, s + start, i - start);
+	tmp[i - start] = '\0';
+	v->type = DB_JP_NUM;
+	v->num = strtod(tmp, NULL);
+	v->is_uint = false;
+	if (plain) {
+		uint64_t u = 0;
+		bool ok = true;
+		for (size_t k = start; k < i; k++) {
+			unsigned d = (unsigned)(s[k] - '0');
+			if (u > (UINT64_MAX - d) / 10) {
+				ok = false;
+				break;
+			}
+			u = u * 10 + d;
+		}
+		v->is_uint = ok;
+		v->u = ok ? u : 0;
+	}
+	st->i = i;
+	return 0;
+}
+
+static int jp_literal(jp_state *st, const char *word)
+{
+	size_t n = strlen(word);
+	if (st->len - st->i < n || memcmp(st->s + st->i, word, n) != 0)
+		return jp_fail(st, st->i, "unexpected character");
+	st->i += n;
+	return 0;
+}
+
+static int jp_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 8;
+	while (nc < need)
+		nc *= 2;
+	void *q = realloc(*p, nc * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
+static int jp_array(jp_state *st, db_jp *v, int depth)
+{
+	size_t cap = 0;
+	v->type = DB_JP_ARR;
+	st->i++;
+	jp_ws(st);
+	if (st->i < st->len && st->s[st->i] == ']') {
+		st->i++;
+		return 0;
+	}
+	for (;;) {
+		if (jp_grow((void **)&v->items, &cap, v->n + 1, sizeof *v->items))
+			return jp_fail(st, st->i, "out of memory");
+		db_jp *it = &v->items[v->n];
+		memset(it, 0, sizeof *it);
+		v->n++;
+		if (jp_value(st, it, depth + 1))
+			return -1;
+		jp_ws(st);
+		if (st->i >= st->len)
+			return jp_fail(st, st->i, "unterminated array");
+		if (st->s[st->i] == ']') {
+			st->i++;
+			return 0;
+		}
+		if (st->s[st->i] != ',')
+			return jp_fail(st, st->i, "',' or ']' expected");
+		st->i++;
+	}
+}
+
+typedef struct jp_keyref {
+	const char *k;
+	size_t len, idx;
+} jp_keyref;
+
+static int jp_keycmp(const void *a, const void *b)
+{
+	const jp_keyref *x = a, *y = b;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	int c = memcmp(x->k, y->k, x->len);
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Sorting keeps this O(n log n) for headers with many thousands of tensors. */
+static int jp_check_dups(jp_state *st, db_jp *v)
+{
+	if (v->n < 2)
+		return 0;
+	jp_keyref *r = malloc(v->n * sizeof *r);
+	if (!r)
+		return jp_fail(st, v->pos, "out of memory");
+	for (size_t k = 0; k < v->n; k++)
+		r[k] = (jp_keyref){ v->keys[k], v->key_len[k], k };
+	qsort(r, v->n, sizeof *r, jp_keycmp);
+	for (size_t k = 1; k < v->n; k++) {
+		if (r[k].len == r[k - 1].len && memcmp(r[k].k, r[k - 1].k, r[k].len) == 0) {
+			size_t pos = v->key_pos[r[k].idx];
+			free(r);
+			return jp_fail(st, pos, "duplicate key in object");
+		}
+	}
+	free(r);
+	return 0;
+}
+
+static int jp_object(jp_state *st, db_jp *v, int depth)
+{
+	size_t cap_i = 0, cap_k = 0, cap_l = 0, cap_p = 0;
+	v->type = DB_JP_OBJ;
+	st->i++;
+	jp_ws(st);
+	if (st->i < st->len && st->s[st->i] == '}') {
+		st->i++;
+		return 0;
+	}
+	for (;;) {
+		size_t need = v->n + 1;
+		if (jp_grow((void **)&v->items, &cap_i, need, sizeof *v->items) ||
+		    jp_grow((void **)&v->keys, &cap_k, need, sizeof *v->keys) ||
+		    jp_grow((void **)&v->key_len, &cap_l, need, sizeof *v->key_len) ||
+		    jp_grow((void **)&v->key_pos, &cap_p, need, sizeof *v->key_pos))
+			return jp_fail(st, st->i, "out of memory");
+		if (st->i >= st->len || st->s[st->i] != '"')
+			return jp_fail(st, st->i, "string key expected");
+		size_t kpos = st->i;
+		char *key;
+		size_t klen;
+		if (jp_string(st, &key, &klen))
+			return -1;
+		db_jp *it = &v->items[v->n];
+		memset(it, 0, sizeof *it);
+		v->keys[v->n] = key;
+		v->key_len[v->n] = klen;
+		v->key_pos[v->n] = kpos;
+		v->n++;
+		jp_ws(st);
+		if (st->i >= st->len || st->s[st->i] != ':')
+			return jp_fail(st, st->i, "':' expected");
+		st->i++;
+		if (jp_value(st, it, depth + 1))
+			return -1;
+		jp_ws(st);
+		if (st->i >= st->len)
+			return jp_fail(st, st->i, "unterminated object");
+		if (st->s[st->i] == '}') {
+			st->i++;
+			return jp_check_dups(st, v);
+		}
+		if (st->s[st->i] != ',')
+			return jp_fail(st, st->i, "',' or '}' expected");
+		st->i++;
+		jp_ws(st);
+	}
+}
+
+static int jp_value(jp_state *st, db_jp *v, int depth)
+{
+	if (depth > DB_JP_MAX_DEPTH)
+		return jp_fail(st, st->i, "nesting too deep");
+	jp_ws(st);
+	if (st->i >= st->len)
+		return jp_fail(st, st->i, "value expected");
+	v->pos = st->i;
+	switch (st->s[st->i]) {
+	case '{': return jp_object(st, v, depth);
+	case '[': return jp_array(st, v, depth);
+	case '"':
+		v->type = DB_JP_STR;
+		return jp_string(st, &v->str, &v->len);
+	case 't':
+		v->type = DB_JP_BOOL;
+		v->b = true;
+		return jp_literal(st, "true");
+	case 'f':
+		v->type = DB_JP_BOOL;
+		return jp_literal(st, "false");
+	case 'n':
+		v->type = DB_JP_NULL;
+		return jp_literal(st, "null");
+	default:
+		return jp_number(st, v);
+	}
+}
+
+static void jp_free_inner(db_jp *v)
+{
+	free(v->str);
+	for (size_t k = 0; k < v->n; k++) {
+		jp_free_inner(&v->items[k]);
+		if (v->keys)
+			free(v->keys[k]);
+	}
+	free(v->items);
+	free(v->keys);
+	free(v->key_len);
+	free(v->key_pos);
+}
+
+void db_jp_free(db_jp *v)
+{
+	if (!v)
+		return;
+	jp_free_inner(v);
+	free(v);
+}
+
+int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
+                const char **err_msg)
+{
+	jp_state st = { (const unsigned char *)text, len, 0, 0, NULL };
+	db_jp *v = calloc(1, sizeof *v);
+	int rc = v ? jp_value(&st, v, 0) : jp_fail(&st, 0, "out of memory");
+	if (rc == 0) {
+		jp_ws(&st);
+		if (st.i != len)
+			rc = jp_fail(&st, st.i, "trailing characters after JSON value");
+	}
+	if (rc) {
+		db_jp_free(v);
+		*out = NULL;
+		if (err_pos)
+			*err_pos = st.err_pos;
+		if (err_msg)
+			*err_msg = st.err_msg;
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+const db_jp *db_jp_get(const db_jp *obj, const char *key)
+{
+	if (!obj || obj->type != DB_JP_OBJ)
+		return NULL;
+	size_t kl = strlen(key);
+	for (size_t k = 0; k < obj->n; k++)
+		if (obj->key_len[k] == kl && memcmp(obj->keys[k], key, kl) == 0)
+			return &obj->items[k];
+	return NULL;
+}

@@ -1,0 +1,166 @@
+/* Markdown renderers for the Data section of notes (and the export):
+ * real numbers from the comparison and the bisect. */
+#include "db_notes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "db_grid.h"
+
+static const db_pair *computed(db_compare *c, size_t i)
+{
+	db_pair *p = &c->pairs[i];
+	if (p->status == DB_ST_OK)
+		db_compare_pair(c, p);
+	return p;
+}
+
+static void cell_row(FILE *f, const db_pair *p, const char *label)
+{
+	if (p->status != DB_ST_OK) {
+		fprintf(f, "| %s | %s | | | | |\n", label, db_status_name(p->status));
+		return;
+	}
+	fprintf(f, "| %s | %.8f | %.4g | %.4g | %.4g | %s |\n", label, p->m.cos, p->m.rel,
+	        p->m.rel_l2, p->m.max_abs, db_band_name(p->band));
+}
+
+/* open_memstream sets the buffer pointer at fclose, hence char **. */
+static char *finish(FILE *f, char **buf)
+{
+	if (fclose(f) != 0) {
+		free(*buf);
+		return NULL;
+	}
+	return *buf;
+}
+
+char *db_md_cell(db_compare *c, size_t pair)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	if (pair >= c->n_pairs)
+		return NULL;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	const db_pair *p = computed(c, pair);
+	char lab[32], rank[32];
+	if (p->merged)
+		snprintf(rank, sizeof rank, "merged");
+	else if (p->f.rank < 0)
+		snprintf(rank, sizeof rank, "-");
+	else
+		snprintf(rank, sizeof rank, "%d", p->f.rank);
+	fprintf(f, "- phase `%s`, pass `%s`, %s, stage `%s`, rank %s\n",
+	        p->f.phase[0] ? p->f.phase : "-", p->f.pass[0] ? p->f.pass : "-",
+	        p->f.layer >= 0 ? db_layer_label(p->f.layer, lab, sizeof lab) : "model-level",
+	        p->f.stage, rank);
+	char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
+	fprintf(f, "- ref `%s`\n- target `%s`\n", rn ? rn : "(missing)", tn ? tn : "(missing)");
+	free(rn);
+	free(tn);
+	fputs("\n| stage | cos | rel | rel_l2 | max_abs | band |\n|---|---|---|---|---|---|\n", f);
+	cell_row(f, p, p->f.stage);
+	if (p->status == DB_ST_OK)
+		fprintf(f, "\nrel_diff %.4g, mean_abs %.4g, argmax %lld, %llu elements compared\n",
+		        p->m.rel_diff, p->m.mean_abs, (long long)p->m.argmax,
+		        (unsigned long long)p->m.n);
+	else if (p->error)
+		fprintf(f, "\nerror: %s\n", p->error);
+	return finish(f, &buf);
+}
+
+char *db_md_substages(db_compare *c, size_t pair)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	size_t *v = NULL;
+	if (pair >= c->n_pairs)
+		return NULL;
+	size_t n = db_substages(c, pair, &v);
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		free(v);
+		return NULL;
+	}
+	fputs("| sub-stage | cos | rel | band | step drop |\n|---|---|---|---|---|\n", f);
+	double prev = NAN;
+	for (size_t i = 0; i < n; i++) {
+		const db_pair *p = computed(c, v[i]);
+		if (p->status != DB_ST_OK) {
+			fprintf(f, "| %s | %s | | | |\n", p->f.stage, db_status_name(p->status));
+			continue;
+		}
+		double drop = prev - p->m.cos;
+		fprintf(f, "| %s | %.8f | %.4g | %s | ", p->f.stage, p->m.cos, p->m.rel,
+		        db_band_name(p->band));
+		if (isfinite(drop))
+			fprintf(f, "%+.6f%s", -drop, drop > 0.001 ? " **drop**" : "");
+		fputs(" |\n", f);
+		prev = p->m.cos;
+	}
+	free(v);
+	return finish(f, &buf);
+}
+
+char *db_md_ranks(db_compare *c, size_t pair)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	size_t *v = NULL;
+	if (pair >= c->n_pairs)
+		return NULL;
+	size_t n = db_rank_pairs(c, pair, &v);
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		free(v);
+		return NULL;
+	}
+	fprintf(f, "`%s` per rank:\n\n| rank | cos | rel | rel_l2 | max_abs | band |\n"
+	        "|---|---|---|---|---|---|\n", c->pairs[pair].f.stage);
+	for (size_t i = 0; i < n; i++) {
+		char lab[32];
+		const db_pair *p = computed(c, v[i]);
+		snprintf(lab, sizeof lab, "%d", p->f.rank);
+		cell_row(f, p, lab);
+	}
+	if (!n)
+		fputs("| (no per-rank tensors) | | | | | |\n", f);
+	free(v);
+	return finish(f, &buf);
+}
+
+char *db_md_bisect(const db_bisect *b)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	char l1[32], l2[32];
+	fprintf(f, "Bisect state: **%s** — %s\n\n", db_bisect_phase_name(b->phase), b->msg);
+	if (b->n_layers)
+		fprintf(f, "- candidates: %s..%s (%zu)\n",
+		        db_layer_label(b->layers[0], l1, sizeof l1),
+		        db_layer_label(b->layers[b->n_layers - 1], l2, sizeof l2), b->n_layers);
+	fprintf(f, "- good bound: %s\n",
+	        b->good >= 0 ? db_layer_label(b->layers[b->good], l1, sizeof l1) : "input");
+	fprintf(f, "- bad bound: %s\n",
+	        b->bad >= 0 ? db_layer_label(b->layers[b->bad], l1, sizeof l1) : "not known yet");
+	fprintf(f, "- remaining: %zu layers (%zu skipped), about %d probes left\n",
+	        b->n_remaining, b->n_skipped_inside, b->probes_left);
+	if (b->next >= 0)
+		fprintf(f, "- next: %s\n", db_layer_label(b->layers[b->next], l1, sizeof l1));
+	if (b->n_steps) {
+		fputs("\n| # | layer | verdict | by | cos | rel | band |\n|---|---|---|---|---|---|---|\n", f);
+		for (size_t i = 0; i < b->n_steps; i++) {
+			const db_bisect_step *s = &b->steps[i];
+			fprintf(f, "| %zu | %s | %s | %s | %.8f | %.4g | %s |\n", i + 1,
+			        db_layer_label(s->layer, l1, sizeof l1), db_verdict_name(s->verdict),
+			        s->by_user ? "user" : "auto", s->cos, s->rel, db_band_name(s->band));
+		}
+	}
+	return finish(f, &buf);
+}

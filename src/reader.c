@@ -1,0 +1,247 @@
+#include "db_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pt.h"
+#include "reader_impl.h"
+#include "st_npy.h"
+#include "zip.h"
+
+db_entry *db_file_add_entry(db_file *f, const char *key)
+{
+	if (f->n_entries == f->cap_entries) {
+		size_t nc = f->cap_entries ? f->cap_entries * 2 : 16;
+		db_entry *e = realloc(f->entries, nc * sizeof *e);
+		if (!e)
+			return NULL;
+		f->entries = e;
+		f->cap_entries = nc;
+	}
+	db_entry *e = &f->entries[f->n_entries];
+	memset(e, 0, sizeof *e);
+	e->t.file_offset = -1;
+	if (!(e->key = strdup(key)))
+		return NULL;
+	f->n_entries++;
+	return e;
+}
+
+int db_file_add_entry_error(db_file *f, const char *key, const db_err *msg, db_err *err)
+{
+	db_entry *e = db_file_add_entry(f, key);
+	if (!e || !(e->err = strdup(msg->msg)))
+		return db_err_set(err, f->path, key, -1, "out of memory");
+	return 0;
+}
+
+int db_file_own(db_file *f, void *p)
+{
+	if (f->n_owned == f->cap_owned) {
+		size_t nc = f->cap_owned ? f->cap_owned * 2 : 8;
+		void **o = realloc(f->owned, nc * sizeof *o);
+		if (!o) {
+			free(p);
+			return -1;
+		}
+		f->owned = o;
+		f->cap_owned = nc;
+	}
+	f->owned[f->n_owned++] = p;
+	return 0;
+}
+
+/* Every member ends in ".npy" and none is a torch data.pkl. */
+static bool zip_is_npz(const db_zip *z)
+{
+	for (size_t i = 0; i < z->n_entries; i++) {
+		const db_zip_entry *e = &z->entries[i];
+		const char *slash = strrchr(e->name, '/');
+		const char *base = slash ? slash + 1 : e->name;
+		if (!strcmp(base, "data.pkl"))
+			return false;
+		if (e->name_len < 4 || strcmp(e->name + e->name_len - 4, ".npy"))
+			return false;
+	}
+	return true;
+}
+
+db_format db_detect_format(const uint8_t *d, size_t n)
+{
+	if (n >= 4 && !memcmp(d, "PK\x03\x04", 4))
+		return DB_FMT_PT_ZIP; /* or npz: decided from the member names */
+	if (n >= 6 && !memcmp(d, "\x93NUMPY", 6))
+		return DB_FMT_NPY;
+	if (db_pt_is_legacy(d, n))
+		return DB_FMT_PT_LEGACY;
+	/* safetensors: u64 header length, then JSON starting with '{'. A header
+	 * that does not start with '{' is still handed over when the length is
+	 * plausible, so the reader can say what is wrong with it. */
+	if (n >= 9 && d[8] == '{')
+		return DB_FMT_SAFETENSORS;
+	if (n >= 8) {
+		uint64_t hl = 0;
+		for (int i = 7; i >= 0; i--)
+			hl = hl << 8 | d[i];
+		if (hl > 0 && hl <= n - 8)
+			return DB_FMT_SAFETENSORS;
+	}
+	return DB_FMT_UNKNOWN;
+}
+
+static int parse(db_file *f, db_err *err)
+{
+	const uint8_t *d = f->map;
+	size_t n = f->map_size;
+	if (n == 0)
+		return db_err_set(err, f->path, NULL, -1, "empty file (0 bytes)");
+	switch (db_detect_format(d, n)) {
+	case DB_FMT_PT_ZIP: {
+		db_zip z;
+		if (db_zip_open(d, n, f->path, &z, err))
+			return -1;
+		int rc;
+		if (zip_is_npz(&z)) {
+			db_zip_close(&z);
+			f->format = DB_FMT_NPZ;
+			return db_read_npz(f, d, n, err);
+		}
+		f->format = DB_FMT_PT_ZIP;
+		rc = db_read_pt_zip(f, &z, err);
+		db_zip_close(&z);
+		return rc;
+	}
+	case DB_FMT_NPY:
+		f->format = DB_FMT_NPY;
+		return db_read_npy(f, d, n, err);
+	case DB_FMT_PT_LEGACY:
+		f->format = DB_FMT_PT_LEGACY;
+		return db_read_pt_legacy(f, d, n, err);
+	case DB_FMT_SAFETENSORS:
+		f->format = DB_FMT_SAFETENSORS;
+		return db_read_safetensors(f, d, n, err);
+	default:
+		break;
+	}
+	char hex[3 * 8 + 1] = "";
+	for (size_t i = 0, o = 0; i < n && i < 8; i++)
+		o += (size_t)snprintf(hex + o, sizeof hex - o, "%s%02x", i ? " " : "", d[i]);
+	return db_err_set(err, f->path, NULL, 0,
+	                  "unknown format (starts with %s): not a torch.save zip or legacy file, "
+	                  "safetensors, .npy or .npz", hex);
+}
+
+static db_file *new_file(const char *name, db_err *err)
+{
+	db_file *f = calloc(1, sizeof *f);
+	if (!f || !(f->path = strdup(name))) {
+		free(f);
+		db_err_set(err, name, NULL, -1, "out of memory");
+		return NULL;
+	}
+	return f;
+}
+
+static int finish(db_file *f, db_file **out, db_err *err)
+{
+	if (parse(f, err)) {
+		db_file_close(f);
+		*out = NULL;
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
+int db_file_open_mem(const char *name, const uint8_t *data, size_t size, db_file **out,
+                     db_err *err)
+{
+	*out = NULL;
+	db_file *f = new_file(name, err);
+	if (!f)
+		return -1;
+	f->map = data;
+	f->map_size = size;
+	return finish(f, out, err);
+}
+
+int db_file_open(const char *path, db_file **out, db_err *err)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return db_err_set(err, path, NULL, -1, "cannot open: %s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st)) {
+		int e = errno;
+		close(fd);
+		return db_err_set(err, path, NULL, -1, "cannot stat: %s", strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return db_err_set(err, path, NULL, -1, "not a regular file");
+	}
+	db_file *f = new_file(path, err);
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	f->map_size = (size_t)st.st_size;
+	if (f->map_size > 0) {
+		void *m = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			int e = errno;
+			close(fd);
+			db_file_close(f);
+			return db_err_set(err, path, NULL, -1, "cannot mmap: %s", strerror(e));
+		}
+		f->map = m;
+		f->map_is_mmap = 1;
+	}
+	close(fd);
+	return finish(f, out, err);
+}
+
+void db_file_close(db_file *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n_entries; i++) {
+		free(f->entries[i].key);
+		free(f->entries[i].err);
+	}
+	free(f->entries);
+	for (size_t i = 0; i < f->n_owned; i++)
+		free(f->owned[i]);
+	free(f->owned);
+	if (f->map_is_mmap && f->map)
+		munmap((void *)(uintptr_t)f->map, f->map_size);
+	free(f->path);
+	free(f);
+}
+
+const char *db_format_name(db_format fmt)
+{
+	switch (fmt) {
+	case DB_FMT_PT_ZIP: return "pt_zip";
+	case DB_FMT_PT_LEGACY: return "pt_legacy";
+	case DB_FMT_SAFETENSORS: return "safetensors";
+	case DB_FMT_NPY: return "npy";
+	case DB_FMT_NPZ: return "npz";
+	default: return "unknown";
+	}
+}
+
+const db_entry *db_file_find(const db_file *f, const char *key)
+{
+	for (size_t i = 0; i < f->n_entries; i++)
+		if (!strcmp(f->entries[i].key, key))
+			return &f->entries[i];
+	return NULL;
+}

@@ -1,0 +1,22 @@
+/* A string -> size_t hash map (open addressing) for pairing and counting.
+ * Keys are copied; values are caller-defined. */
+#ifndef DB_STRMAP_H
+#define DB_STRMAP_H
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct db_strmap {
+	char **keys;            /* owned; NULL = empty slot */
+	size_t *vals;
+	size_t cap, n;
+} db_strmap;
+
+void db_strmap_init(db_strmap *m);
+void db_strmap_free(db_strmap *m);
+/* Pointer to the value of key, or NULL. */
+size_t *db_strmap_get(const db_strmap *m, const char *key);
+/* Insert key with val when absent; returns the value slot (existing or
+ * new), NULL on OOM. *added tells which. */
+size_t *db_strmap_put(db_strmap *m, const char *key, size_t val, bool *added);
+
+#endif

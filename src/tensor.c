@@ -1,0 +1,75 @@
+/* Shape/stride helpers for db_tensor views. */
+#include "db_tensor.h"
+
+#include <stdio.h>
+
+int64_t db_tensor_numel(const db_tensor *t)
+{
+	int64_t n = 1;
+	for (int d = 0; d < t->ndim; d++)
+		n *= t->shape[d];
+	return n;
+}
+
+bool db_tensor_is_contiguous(const db_tensor *t)
+{
+	if (db_tensor_numel(t) == 0)
+		return true;                    /* empty: nothing to address */
+	int64_t expect = 1;
+	for (int d = t->ndim - 1; d >= 0; d--) {
+		if (t->shape[d] != 1 && t->stride[d] != expect)
+			return false;           /* size-1 dims may have any stride */
+		expect *= t->shape[d];
+	}
+	return true;
+}
+
+int64_t db_tensor_elem_offset(const db_tensor *t, int64_t i)
+{
+	int64_t off = 0;
+	for (int d = t->ndim - 1; d >= 0 && i > 0; d--) {
+		int64_t s = t->shape[d];
+		if (s <= 0)
+			return 0;
+		off += (i % s) * t->stride[d];
+		i /= s;
+	}
+	return off * (int64_t)db_dtype_size(t->dtype);
+}
+
+char *db_shape_str(const db_tensor *t, char *buf, size_t len)
+{
+	if (!buf || len == 0)
+		return buf;
+	size_t n = 0;
+	int w = snprintf(buf, len, "[");
+	n = w > 0 ? (size_t)w : 0;
+	for (int d = 0; d < t->ndim && n < len; d++) {
+		w = snprintf(buf + n, len - n, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	if (n < len)
+		snprintf(buf + n, len - n, "]");
+	return buf;
+}
+
+bool db_shape_equal(const db_tensor *a, const db_tensor *b)
+{
+	if (a->ndim != b->ndim)
+		return false;
+	for (int d = 0; d < a->ndim; d++)
+		if (a->shape[d] != b->shape[d])
+			return false;
+	return true;
+}
+
+void db_tensor_set_contiguous(db_tensor *t)
+{
+	int64_t s = 1;
+	for (int d = t->ndim - 1; d >= 0; d--) {
+		t->stride[d] = s;
+		s *= t->shape[d] > 0 ? t->shape[d] : 1;
+	}
+}

@@ -1,0 +1,250 @@
+/* Merged pairs: the unsharded tensor of a TP-sharded stage is never built
+ * whole. Concat: the logical flat index is walked in runs that are
+ * contiguous inside one shard (rank order), read in place. Sum of
+ * partials: each run is summed in float64 into a small buffer. */
+#include "compare_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int db_unshard_shape(const db_item *const *shards, size_t n,
+                     const db_shard_rule *r, int *ndim, int64_t *shape,
+                     char *msg, size_t msglen)
+{
+	const db_item *s0 = shards[0];
+	*ndim = s0->ndim;
+	memcpy(shape, s0->shape, sizeof s0->shape);
+	if (!r || n < 2)
+		return 0;
+	int dim = r->dim < 0 ? r->dim + s0->ndim : r->dim;
+	if (r->how == DB_UNSHARD_CONCAT && (dim < 0 || dim >= s0->ndim)) {
+		snprintf(msg, msglen, "%s: cannot concat shards along dim %d of a %d-d tensor",
+		         s0->path, r->dim, s0->ndim);
+		return -1;
+	}
+	for (size_t i = 1; i < n; i++) {
+		const db_item *s = shards[i];
+		bool ok = s->ndim == s0->ndim;
+		for (int d = 0; ok && d < s0->ndim; d++)
+			ok = s->shape[d] == s0->shape[d] || (r->how == DB_UNSHARD_CONCAT && d == dim);
+		if (!ok) {
+			snprintf(msg, msglen, "%s: shard of rank %d has another shape than rank %d's "
+			         "(cannot %s)", s->path, s->f.rank, s0->f.rank,
+			         r->how == DB_UNSHARD_CONCAT ? "concat" : "sum");
+			return -1;
+		}
+		if (r->how == DB_UNSHARD_CONCAT)
+			shape[dim] += s->shape[dim];
+	}
+	return 0;
+}
+
+/* One side of a merged pair: shards in rank order, unsharded by how. */
+typedef struct side {
+	const db_tensor **t;
+	size_t n;
+	bool sum;
+	int64_t inner, block;   /* concat: elements per dim step; per outer index */
+	int64_t *doff, *dlen;   /* concat: each shard's range along dim */
+} side;
+
+static int side_init(side *s, const db_tensor **t, size_t n, const db_shard_rule *r)
+{
+	memset(s, 0, sizeof *s);
+	s->t = t;
+	s->n = n;
+	if (n < 2)
+		return 0;
+	if (r->how == DB_UNSHARD_SUM) {
+		s->sum = true;
+		return 0;
+	}
+	int nd = t[0]->ndim;
+	int dim = r->dim < 0 ? r->dim + nd : r->dim;
+	s->doff = malloc(n * sizeof *s->doff);
+	s->dlen = malloc(n * sizeof *s->dlen);
+	if (!s->doff || !s->dlen)
+		return -1;
+	s->inner = 1;
+	for (int d = dim + 1; d < nd; d++)
+		s->inner *= t[0]->shape[d];
+	int64_t off = 0;
+	for (size_t k = 0; k < n; k++) {
+		s->doff[k] = off;
+		s->dlen[k] = t[k]->shape[dim];
+		off += t[k]->shape[dim];
+	}
+	s->block = off * s->inner;
+	return 0;
+}
+
+static void side_free(side *s)
+{
+	free(s->doff);
+	free(s->dlen);
+}
+
+/* Where logical element pos lives: shard, flat index inside it, and how
+ * many following elements stay contiguous in that shard's flat order. */
+static void locate(const side *s, int64_t pos, size_t *k, int64_t *local, int64_t *run)
+{
+	if (s->n < 2 || s->sum) {
+		*k = 0;
+		*local = pos;
+		*run = INT64_MAX;
+		return;
+	}
+	if (s->block == 0) {
+		*k = 0;
+		*local = 0;
+		*run = INT64_MAX;
+		return;
+	}
+	int64_t o = pos / s->block, r = pos % s->block, d = r / s->inner;
+	size_t i = 0;
+	while (i + 1 < s->n && d >= s->doff[i] + s->dlen[i])
+		i++;
+	int64_t in_block = r - s->doff[i] * s->inner;       /* offset inside the shard's block */
+	*k = i;
+	*local = o * s->dlen[i] * s->inner + in_block;
+	*run = s->dlen[i] * s->inner - in_block;
+}
+
+static void view_1d(const db_tensor *t, int64_t off, int64_t len, db_tensor *v)
+{
+	*v = *t;
+	v->ndim = 1;
+	v->shape[0] = len;
+	v->stride[0] = 1;
+	v->data = t->data + off * (int64_t)db_dtype_size(t->dtype);
+	if (v->file_offset >= 0)
+		v->file_offset += off * (int64_t)db_dtype_size(t->dtype);
+}
+
+/* Decode elements [off, off+len) of t to doubles (complex: re, im). */
+static void decode_range(const db_tensor *t, int64_t off, int64_t len, double *dst)
+{
+	size_t isz = db_dtype_size(t->dtype);
+	int comp = db_dtype_components(t->dtype);
+	ptrdiff_t step = (ptrdiff_t)(isz / (size_t)comp);
+	if (db_tensor_is_contiguous(t)) {
+		db_decode_f64(t->dtype, t->data + off * (int64_t)isz, step,
+		              (size_t)(len * comp), t->swap, dst);
+		return;
+	}
+	for (int64_t i = 0; i < len; i++)
+		db_decode_f64(t->dtype, t->data + db_tensor_elem_offset(t, off + i), step,
+		              (size_t)comp, t->swap, dst + i * comp);
+}
+
+static void f64_view(double *buf, int64_t len, bool complex, db_tensor *v)
+{
+	memset(v, 0, sizeof *v);
+	v->dtype = complex ? DB_DT_C128 : DB_DT_F64;
+	v->ndim = 1;
+	v->shape[0] = len;
+	v->stride[0] = 1;
+	v->data = (const uint8_t *)buf;
+	v->file_offset = -1;
+}
+
+/* A view of logical elements [pos, pos+len) of side s, which must lie in
+ * one run. Zero-copy for a contiguous shard, else decoded into buf. */
+static void side_view(const side *s, int64_t pos, int64_t len, double *buf,
+                      double *scratch, db_tensor *v)
+{
+	bool cplx = db_dtype_is_complex(s->t[0]->dtype);
+	int comp = cplx ? 2 : 1;
+	if (s->sum) {
+		decode_range(s->t[0], pos, len, buf);
+		for (size_t k = 1; k < s->n; k++) {
+			decode_range(s->t[k], pos, len, scratch);
+			for (int64_t i = 0; i < len * comp; i++)
+				buf[i] += scratch[i];
+		}
+		f64_view(buf, len, cplx, v);
+		return;
+	}
+	size_t k;
+	int64_t local, run;
+	locate(s, pos, &k, &local, &run);
+	if (db_tensor_is_contiguous(s->t[k])) {
+		view_1d(s->t[k], local, len, v);
+		return;
+	}
+	decode_range(s->t[k], local, len, buf);
+	f64_view(buf, len, cplx, v);
+}
+
+static bool needs_buffer(const side *s, int64_t pos)
+{
+	if (s->sum)
+		return true;
+	size_t k;
+	int64_t local, run;
+	locate(s, pos, &k, &local, &run);
+	return !db_tensor_is_contiguous(s->t[k]);
+}
+
+static int get_tensors(db_wctx *w, const db_index *ix, const db_item *const *items,
+                       size_t n, const db_tensor **out, db_err *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (db_wctx_tensor(w, ix, items[i], &out[i], err) != 0)
+			return -1;
+	return 0;
+}
+
+int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                     int64_t e, db_accum *a, db_err *err)
+{
+	const db_shard_rule *r = db_profile_shard(c->profile, p->f.stage);
+	if (!r)
+		return db_err_set(err, p->ref->path, NULL, -1, "stage %s is not sharded", p->f.stage);
+	size_t nr = p->n_ref_shards, nt = p->n_tgt_shards;
+	const db_tensor **tr = malloc((nr + nt) * sizeof *tr);
+	if (!tr)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	const db_tensor **tt = tr + nr;
+	side sx, sy;
+	int rc = -1;
+	memset(&sx, 0, sizeof sx);
+	memset(&sy, 0, sizeof sy);
+	if (get_tensors(w, c->ref, p->ref_shards, nr, tr, err) != 0 ||
+	    get_tensors(w, c->tgt, p->tgt_shards, nt, tt, err) != 0)
+		goto out;
+	if (side_init(&sx, tr, nr, r) != 0 || side_init(&sy, tt, nt, r) != 0) {
+		db_err_set(err, NULL, NULL, -1, "out of memory");
+		goto out;
+	}
+	for (int64_t pos = b; pos < e;) {
+		size_t kx, ky;
+		int64_t lx, ly, runx, runy;
+		locate(&sx, pos, &kx, &lx, &runx);
+		locate(&sy, pos, &ky, &ly, &runy);
+		int64_t len = e - pos;
+		if (runx < len)
+			len = runx;
+		if (runy < len)
+			len = runy;
+		if ((needs_buffer(&sx, pos) || needs_buffer(&sy, pos)) && len > DB_SEG_ELEMS)
+			len = DB_SEG_ELEMS;
+		db_tensor vx, vy;
+		side_view(&sx, pos, len, w->buf[0], w->buf[2], &vx);
+		side_view(&sy, pos, len, w->buf[1], w->buf[3], &vy);
+		db_accum part;
+		db_accum_init(&part);
+		db_accum_range(&part, &vx, &vy, 0, len);
+		if (part.argmax >= 0)
+			part.argmax += pos;
+		db_accum_merge(a, &part);
+		pos += len;
+	}
+	rc = 0;
+out:
+	side_free(&sx);
+	side_free(&sy);
+	free(tr);
+	return rc;
+}

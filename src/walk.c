@@ -1,0 +1,265 @@
+#include "walk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define WALK_MAX_DEPTH 64
+
+typedef struct dev_ino { dev_t dev; ino_t ino; } dev_ino;
+
+typedef struct walk_state {
+	db_walk *w;
+	dev_ino *seen;          /* directories already listed (loops, DAGs) */
+	size_t n_seen, cap_seen;
+} walk_state;
+
+int db_natcmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *za = a, *zb = b;
+			while (*za == '0') za++;
+			while (*zb == '0') zb++;
+			const char *ea = za, *eb = zb;
+			while (*ea >= '0' && *ea <= '9') ea++;
+			while (*eb >= '0' && *eb <= '9') eb++;
+			if (ea - za != eb - zb)
+				return ea - za < eb - zb ? -1 : 1;
+			int c = strncmp(za, zb, (size_t)(ea - za));
+			if (c)
+				return c < 0 ? -1 : 1;
+			/* equal values: fewer leading zeros first, then go on */
+			if (za - a != zb - b)
+				return za - a < zb - b ? -1 : 1;
+			a = ea;
+			b = eb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+char *db_path_join(const char *root, const char *rel)
+{
+	size_t lr = strlen(root), ll = strlen(rel);
+	char *s = malloc(lr + ll + 2);
+	if (!s)
+		return NULL;
+	memcpy(s, root, lr);
+	size_t n = lr;
+	if (ll) {
+		if (n && s[n - 1] != '/')
+			s[n++] = '/';
+		memcpy(s + n, rel, ll);
+		n += ll;
+	}
+	s[n] = 0;
+	return s;
+}
+
+static void note_skip(db_walk *w, const char *rel, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	if (w->n_skipped == w->cap_skipped) {
+		size_t cap = w->cap_skipped ? w->cap_skipped * 2 : 8;
+		char **s = realloc(w->skipped, cap * sizeof *s);
+		if (!s)
+			return;
+		w->skipped = s;
+		w->cap_skipped = cap;
+	}
+	size_t len = strlen(rel) + strlen(why) + 3;
+	char *line = malloc(len);
+	if (!line)
+		return;
+	snprintf(line, len, "%s: %s", *rel ? rel : ".", why);
+	w->skipped[w->n_skipped++] = line;
+}
+
+static int add_file(db_walk *w, const char *rel, const struct stat *st)
+{
+	if (w->n_files == w->cap_files) {
+		size_t cap = w->cap_files ? w->cap_files * 2 : 64;
+		db_walk_file *f = realloc(w->files, cap * sizeof *f);
+		if (!f)
+			return -1;
+		w->files = f;
+		w->cap_files = cap;
+	}
+	char *r = strdup(rel);
+	if (!r)
+		return -1;
+	db_walk_file *f = &w->files[w->n_files++];
+	f->rel = r;
+	f->size = st->st_size;
+	f->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	return 0;
+}
+
+static int seen_add(walk_state *s, const struct stat *st)
+{
+	for (size_t i = 0; i < s->n_seen; i++)
+		if (s->seen[i].dev == st->st_dev && s->seen[i].ino == st->st_ino)
+			return 1;
+	if (s->n_seen == s->cap_seen) {
+		size_t cap = s->cap_seen ? s->cap_seen * 2 : 16;
+		dev_ino *d = realloc(s->seen, cap * sizeof *d);
+		if (!d)
+			return -1;
+		s->seen = d;
+		s->cap_seen = cap;
+	}
+	s->seen[s->n_seen++] = (dev_ino){st->st_dev, st->st_ino};
+	return 0;
+}
+
+static const char *special_kind(mode_t m)
+{
+	if (S_ISFIFO(m)) return "FIFO";
+	if (S_ISCHR(m)) return "character device";
+	if (S_ISBLK(m)) return "block device";
+	if (S_ISSOCK(m)) return "socket";
+	return "special file";
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return db_natcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* dir = full path of the directory, rel = its path below the root ("" root). */
+static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
+{
+	if (depth > WALK_MAX_DEPTH) {
+		note_skip(s->w, rel, "deeper than %d directories; not listed", WALK_MAX_DEPTH);
+		return 0;
+	}
+	DIR *d = opendir(dir);
+	if (!d) {
+		note_skip(s->w, rel, "cannot open directory: %s", strerror(errno));
+		return 0;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **nn = realloc(names, cap * sizeof *nn);
+			if (!nn) { rc = -1; break; }
+			names = nn;
+		}
+		if (!(names[n] = strdup(de->d_name))) { rc = -1; break; }
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_name);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char *full = db_path_join(dir, names[i]);
+		char *r = db_path_join(rel, names[i]);
+		if (!full || !r) {
+			free(full);
+			free(r);
+			rc = -1;
+			break;
+		}
+		struct stat st;
+		if (lstat(full, &st) != 0) {
+			note_skip(s->w, r, "%s", strerror(errno));
+		} else {
+			bool link = S_ISLNK(st.st_mode);
+			if (link && stat(full, &st) != 0) {
+				note_skip(s->w, r, errno == ELOOP ? "symlink loop" : "dangling symlink (%s)",
+				          strerror(errno));
+			} else if (S_ISDIR(st.st_mode)) {
+				int sv = seen_add(s, &st);
+				if (sv < 0)
+					rc = -1;
+				else if (sv > 0)
+					note_skip(s->w, r, link ? "symlink loop (directory already listed)"
+					                        : "directory already listed");
+				else
+					rc = walk_rec(s, full, r, depth + 1);
+			} else if (S_ISREG(st.st_mode)) {
+				rc = add_file(s->w, r, &st);
+			} else {
+				note_skip(s->w, r, "%s; not opened", special_kind(st.st_mode));
+			}
+		}
+		free(full);
+		free(r);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	return db_natcmp(((const db_walk_file *)a)->rel, ((const db_walk_file *)b)->rel);
+}
+
+int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen)
+{
+	memset(w, 0, sizeof *w);
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		snprintf(msg, msglen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(msg, msglen, "%s: not a directory", dir);
+		return -1;
+	}
+	DIR *probe = opendir(dir);
+	if (!probe) {
+		snprintf(msg, msglen, "%s: cannot open directory: %s", dir, strerror(errno));
+		return -1;
+	}
+	closedir(probe);
+	walk_state s = {.w = w};
+	int rc = seen_add(&s, &st) < 0 ? -1 : walk_rec(&s, dir, "", 0);
+	free(s.seen);
+	if (rc != 0) {
+		snprintf(msg, msglen, "%s: out of memory while listing", dir);
+		db_walk_free(w);
+		return -1;
+	}
+	/* names were sorted per directory; sort the whole list so a/b and a.b
+	 * order the same way everywhere */
+	if (w->n_files)
+		qsort(w->files, w->n_files, sizeof *w->files, cmp_file);
+	return 0;
+}
+
+void db_walk_free(db_walk *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n_files; i++)
+		free(w->files[i].rel);
+	free(w->files);
+	for (size_t i = 0; i < w->n_skipped; i++)
+		free(w->skipped[i]);
+	free(w->skipped);
+	memset(w, 0, sizeof *w);
+}

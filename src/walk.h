@@ -1,0 +1,34 @@
+/* Listing a dump tree without opening any file: regular files only, in
+ * natural path order; symlink loops, special files (FIFO, devices, sockets)
+ * and unreadable directories are noted, never opened. Shared by the index
+ * and the profile detection. */
+#ifndef DB_WALK_H
+#define DB_WALK_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct db_walk_file {
+	char *rel;              /* path relative to the root (owned) */
+	off_t size;
+	int64_t mtime_ns;
+} db_walk_file;
+
+typedef struct db_walk {
+	db_walk_file *files;    /* sorted with db_natcmp on rel */
+	size_t n_files, cap_files;
+	char **skipped;         /* "rel: why" (owned) */
+	size_t n_skipped, cap_skipped;
+} db_walk;
+
+/* List the regular files under dir (recursively). -1 with msg when dir
+ * itself cannot be opened; problems below it go to w->skipped. */
+int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen);
+void db_walk_free(db_walk *w);
+
+/* Natural order: digit runs compare by value ("layer2" < "layer10"). */
+int db_natcmp(const char *a, const char *b);
+/* "root/rel" (malloc'd). */
+char *db_path_join(const char *root, const char *rel);
+
+#endif

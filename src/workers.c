@@ -1,0 +1,458 @@
+/* Computing pairs: a pthread pool over (pair, chunk) tasks. Each chunk is
+ * accumulated alone and the chunks of a pair are merged in chunk order by
+ * whichever worker finishes last, so the numbers never depend on the
+ * number of threads. Workers keep a few files open (LRU) so consecutive
+ * pairs from one dict file do not re-parse it. */
+#include "compare_priv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct db_pool {
+	db_compare *c;
+	size_t *task_pair;
+	uint32_t *task_chunk;
+	size_t n_tasks;
+	atomic_size_t next;
+	atomic_int cancel;
+	size_t *acc_base;           /* per pair: first slot in acc; SIZE_MAX none */
+	db_accum *acc;
+	atomic_uint *left;          /* per pair: chunks still to finish */
+	char **errmsg;              /* per pair: first chunk error */
+	pthread_mutex_t mu;
+	pthread_t *th;
+	int n_th;
+	size_t cap_files;
+};
+
+/* ---- worker context ---------------------------------------------------- */
+
+int db_wctx_init(db_wctx *w, size_t cap_files)
+{
+	memset(w, 0, sizeof *w);
+	w->cap_files = cap_files < 4 ? 4 : cap_files;
+	w->files = calloc(w->cap_files, sizeof *w->files);
+	if (!w->files)
+		return -1;
+	for (int i = 0; i < 4; i++)
+		if (!(w->buf[i] = malloc((size_t)DB_SEG_ELEMS * 2 * sizeof(double)))) {
+			db_wctx_free(w);
+			return -1;
+		}
+	return 0;
+}
+
+void db_wctx_free(db_wctx *w)
+{
+	for (size_t i = 0; i < w->n_files; i++) {
+		free(w->files[i].path);
+		db_file_close(w->files[i].f);
+	}
+	free(w->files);
+	for (int i = 0; i < 4; i++)
+		free(w->buf[i]);
+	memset(w, 0, sizeof *w);
+}
+
+static bool same_shape(const db_item *it, const db_tensor *t)
+{
+	if (it->ndim != t->ndim || it->dtype != t->dtype)
+		return false;
+	for (int d = 0; d < t->ndim; d++)
+		if (it->shape[d] != t->shape[d])
+			return false;
+	return true;
+}
+
+static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, db_err *err)
+{
+	for (size_t i = 0; i < w->n_files; i++)
+		if (!strcmp(w->files[i].path, path)) {
+			w->files[i].used = ++w->tick;
+			return w->files[i].f;
+		}
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		db_err_set(err, path, NULL, -1, "cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	if (!S_ISREG(st.st_mode) || st.st_size != it->size || mt != it->mtime_ns) {
+		db_err_set(err, path, NULL, -1, "file changed since the tree was indexed; rescan");
+		return NULL;
+	}
+	db_file *f = NULL;
+	if (db_file_open(path, &f, err) != 0)
+		return NULL;
+	char *p = strdup(path);
+	if (!p) {
+		db_file_close(f);
+		db_err_set(err, path, NULL, -1, "out of memory");
+		return NULL;
+	}
+	size_t slot = w->n_files;
+	if (w->n_files == w->cap_files) {
+		slot = 0;
+		for (size_t i = 1; i < w->n_files; i++)
+			if (w->files[i].used < w->files[slot].used)
+				slot = i;
+		free(w->files[slot].path);
+		db_file_close(w->files[slot].f);
+	} else {
+		w->n_files++;
+	}
+	w->files[slot] = (db_wfile){p, f, ++w->tick};
+	return f;
+}
+
+int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
+                   const db_tensor **t, db_err *err)
+{
+	char *path = db_index_path(ix, it);
+	if (!path)
+		return db_err_set(err, it->path, NULL, -1, "out of memory");
+	db_file *f = wctx_file(w, path, it, err);
+	int rc = -1;
+	if (f) {
+		const db_entry *en = db_file_find(f, it->key);
+		if (!en)
+			db_err_set(err, path, it->key, -1, "entry vanished since indexing; rescan");
+		else if (en->err)
+			db_err_set(err, NULL, NULL, -1, "%s", en->err);
+		else if (!same_shape(it, &en->t))
+			db_err_set(err, path, it->key, -1, "entry changed since indexing; rescan");
+		else {
+			*t = &en->t;
+			rc = 0;
+		}
+	}
+	free(path);
+	return rc;
+}
+
+/* ---- one pair ---------------------------------------------------------- */
+
+int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                  int64_t e, db_accum *a, db_err *err)
+{
+	if (p->merged)
+		return db_unshard_accum(c, w, p, b, e, a, err);
+	const db_tensor *x, *y;
+	if (db_wctx_tensor(w, c->ref, p->ref, &x, err) != 0 ||
+	    db_wctx_tensor(w, c->tgt, p->tgt, &y, err) != 0)
+		return -1;
+	db_accum_range(a, x, y, b, e);
+	return 0;
+}
+
+void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *msg)
+{
+	if (msg) {
+		p->status = DB_ST_ERROR;
+		free(p->error);
+		p->error = strdup(msg);
+		p->band = DB_BAND_NONE;
+		db_metrics *m = &p->m;
+		memset(m, 0, sizeof *m);
+		m->cos = m->rel = m->rel_l2 = m->rel_diff = m->max_abs = m->mean_abs = NAN;
+		m->byte_equal = NAN;
+		m->argmax = -1;
+	} else {
+		db_accum_finish(a, &p->m);
+		if (p->dtype_differs)
+			p->m.byte_equal = NAN;
+		p->band = db_band_of(&p->m, &c->profile->thresholds);
+		db_cache_store(c, p);
+	}
+	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
+	atomic_fetch_add(&c->n_done, 1);
+}
+
+static size_t n_chunks(const db_pair *p)
+{
+	uint64_t n = p->numel;
+	return n ? (size_t)((n + DB_CHUNK_ELEMS - 1) / DB_CHUNK_ELEMS) : 1;
+}
+
+static void chunk_range(const db_pair *p, size_t k, int64_t *b, int64_t *e)
+{
+	*b = (int64_t)k * DB_CHUNK_ELEMS;
+	*e = *b + DB_CHUNK_ELEMS;
+	if ((uint64_t)*e > p->numel)
+		*e = (int64_t)p->numel;
+}
+
+void db_pair_compute_all(db_compare *c, db_wctx *w, db_pair *p)
+{
+	db_accum total;
+	db_accum_init(&total);
+	size_t nc = n_chunks(p);
+	for (size_t k = 0; k < nc; k++) {
+		int64_t b, e;
+		chunk_range(p, k, &b, &e);
+		db_accum part;
+		db_accum_init(&part);
+		db_err err = {{0}};
+		if (db_pair_accum(c, w, p, b, e, &part, &err) != 0) {
+			db_pair_publish(c, p, NULL, err.msg);
+			return;
+		}
+		db_accum_merge(&total, &part);
+	}
+	db_pair_publish(c, p, &total, NULL);
+}
+
+static size_t files_needed(const db_compare *c)
+{
+	const db_cmp_priv *pr = c->priv;
+	return 2 * pr->max_shards + 4 > 8 ? 2 * pr->max_shards + 4 : 8;
+}
+
+void db_compare_pair(db_compare *c, db_pair *p)
+{
+	if (atomic_load_explicit(&p->state, memory_order_acquire) == DB_PAIR_DONE)
+		return;
+	db_cmp_priv *pr = c->priv;
+	size_t i = (size_t)(p - c->pairs);
+	int expect = DB_OWNER_FREE;
+	if (i >= c->n_pairs ||
+	    !atomic_compare_exchange_strong(&pr->owner[i], &expect, DB_OWNER_CALLER))
+		return;
+	atomic_store(&p->state, DB_PAIR_RUNNING);
+	if (db_cache_lookup(c, p))
+		return;
+	db_wctx w;
+	if (db_wctx_init(&w, files_needed(c)) != 0) {
+		db_pair_publish(c, p, NULL, "out of memory");
+		return;
+	}
+	db_pair_compute_all(c, &w, p);
+	db_wctx_free(&w);
+}
+
+/* ---- the pool ---------------------------------------------------------- */
+
+static int cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+static void finish_pair(db_pool *pl, size_t pi)
+{
+	db_compare *c = pl->c;
+	db_pair *p = &c->pairs[pi];
+	if (pl->errmsg[pi]) {
+		db_pair_publish(c, p, NULL, pl->errmsg[pi]);
+		return;
+	}
+	db_accum total;
+	db_accum_init(&total);
+	size_t nc = n_chunks(p);
+	for (size_t k = 0; k < nc; k++)
+		db_accum_merge(&total, &pl->acc[pl->acc_base[pi] + k]);
+	db_pair_publish(c, p, &total, NULL);
+}
+
+static void *pool_worker(void *arg)
+{
+	db_pool *pl = arg;
+	db_compare *c = pl->c;
+	db_cmp_priv *pr = c->priv;
+	db_wctx w;
+	if (db_wctx_init(&w, pl->cap_files) != 0)
+		return NULL;
+	while (!atomic_load(&pl->cancel)) {
+		size_t t = atomic_fetch_add(&pl->next, 1);
+		if (t >= pl->n_tasks)
+			break;
+		size_t pi = pl->task_pair[t];
+		uint32_t k = pl->task_chunk[t];
+		db_pair *p = &c->pairs[pi];
+		int expect = DB_OWNER_FREE;
+		if (atomic_compare_exchange_strong(&pr->owner[pi], &expect, DB_OWNER_POOL))
+			atomic_store(&p->state, DB_PAIR_RUNNING);
+		else if (expect != DB_OWNER_POOL)
+			continue;       /* the caller computes it */
+		int64_t b, e;
+		chunk_range(p, k, &b, &e);
+		db_accum *a = &pl->acc[pl->acc_base[pi] + k];
+		db_accum_init(a);
+		db_err err = {{0}};
+		if (db_pair_accum(c, &w, p, b, e, a, &err) != 0) {
+			pthread_mutex_lock(&pl->mu);
+			if (!pl->errmsg[pi])
+				pl->errmsg[pi] = strdup(err.msg);
+			pthread_mutex_unlock(&pl->mu);
+		}
+		if (atomic_fetch_sub(&pl->left[pi], 1) == 1)
+			finish_pair(pl, pi);
+	}
+	db_wctx_free(&w);
+	return NULL;
+}
+
+static void pool_free(db_pool *pl)
+{
+	if (!pl)
+		return;
+	if (pl->errmsg)
+		for (size_t i = 0; i < pl->c->n_pairs; i++)
+			free(pl->errmsg[i]);
+	free(pl->errmsg);
+	free(pl->task_pair);
+	free(pl->task_chunk);
+	free(pl->acc_base);
+	free(pl->acc);
+	free(pl->left);
+	free(pl->th);
+	pthread_mutex_destroy(&pl->mu);
+	free(pl);
+}
+
+/* Tasks for every pair still pending (cache hits are published here). */
+static db_pool *pool_new(db_compare *c)
+{
+	db_cmp_priv *pr = c->priv;
+	db_pool *pl = calloc(1, sizeof *pl);
+	if (!pl)
+		return NULL;
+	pl->c = c;
+	pthread_mutex_init(&pl->mu, NULL);
+	atomic_init(&pl->next, 0);
+	atomic_init(&pl->cancel, 0);
+	size_t n = c->n_pairs;
+	pl->acc_base = malloc((n + 1) * sizeof *pl->acc_base);
+	pl->left = calloc(n + 1, sizeof *pl->left);
+	pl->errmsg = calloc(n + 1, sizeof *pl->errmsg);
+	if (!pl->acc_base || !pl->left || !pl->errmsg) {
+		pool_free(pl);
+		return NULL;
+	}
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		db_pair *p = &c->pairs[i];
+		pl->acc_base[i] = SIZE_MAX;
+		if (atomic_load(&p->state) != DB_PAIR_PENDING ||
+		    atomic_load(&pr->owner[i]) != DB_OWNER_FREE)
+			continue;
+		if (db_cache_lookup(c, p)) {
+			atomic_store(&pr->owner[i], DB_OWNER_POOL);
+			continue;
+		}
+		pl->acc_base[i] = total;
+		size_t nc = n_chunks(p);
+		atomic_init(&pl->left[i], (unsigned)nc);
+		total += nc;
+	}
+	pl->task_pair = malloc((total + 1) * sizeof *pl->task_pair);
+	pl->task_chunk = malloc((total + 1) * sizeof *pl->task_chunk);
+	pl->acc = malloc((total + 1) * sizeof *pl->acc);
+	if (!pl->task_pair || !pl->task_chunk || !pl->acc) {
+		pool_free(pl);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (pl->acc_base[i] == SIZE_MAX)
+			continue;
+		size_t nc = n_chunks(&c->pairs[i]);
+		for (size_t k = 0; k < nc; k++) {
+			pl->task_pair[pl->n_tasks] = i;
+			pl->task_chunk[pl->n_tasks] = (uint32_t)k;
+			pl->n_tasks++;
+		}
+	}
+	pl->cap_files = files_needed(c);
+	int nt = pr->threads > 0 ? pr->threads : cpu_count();
+	if ((size_t)nt > pl->n_tasks)
+		nt = pl->n_tasks ? (int)pl->n_tasks : 1;
+	pl->th = calloc((size_t)nt, sizeof *pl->th);
+	if (!pl->th) {
+		pool_free(pl);
+		return NULL;
+	}
+	pl->n_th = nt;
+	return pl;
+}
+
+/* Join the workers; pairs left half-done go back to pending. */
+static void pool_join(db_compare *c, db_pool *pl, int started)
+{
+	db_cmp_priv *pr = c->priv;
+	for (int i = 0; i < started; i++)
+		pthread_join(pl->th[i], NULL);
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		if (pl->acc_base[i] == SIZE_MAX)
+			continue;
+		if (atomic_load(&pr->owner[i]) == DB_OWNER_POOL &&
+		    atomic_load(&c->pairs[i].state) != DB_PAIR_DONE) {
+			atomic_store(&c->pairs[i].state, DB_PAIR_PENDING);
+			atomic_store(&pr->owner[i], DB_OWNER_FREE);
+		}
+	}
+	db_cache_flush(c);
+}
+
+void db_compare_run(db_compare *c)
+{
+	db_compare_stop(c);
+	db_pool *pl = pool_new(c);
+	if (!pl) {
+		/* no memory for a pool: compute in this thread */
+		for (size_t i = 0; i < c->n_pairs; i++)
+			db_compare_pair(c, &c->pairs[i]);
+		return;
+	}
+	int started = 0;
+	for (int i = 1; i < pl->n_th; i++)
+		if (pthread_create(&pl->th[started], NULL, pool_worker, pl) == 0)
+			started++;
+	pool_worker(pl);
+	pool_join(c, pl, started);
+	pool_free(pl);
+	/* anything the pool could not take (no memory for a worker context) */
+	for (size_t i = 0; i < c->n_pairs; i++)
+		db_compare_pair(c, &c->pairs[i]);
+}
+
+int db_compare_start(db_compare *c)
+{
+	db_compare_stop(c);
+	db_cmp_priv *pr = c->priv;
+	db_pool *pl = pool_new(c);
+	if (!pl)
+		return -1;
+	int started = 0;
+	for (int i = 0; i < pl->n_th; i++)
+		if (pthread_create(&pl->th[started], NULL, pool_worker, pl) == 0)
+			started++;
+	if (!started) {
+		pool_free(pl);
+		return -1;
+	}
+	pl->n_th = started;
+	pr->pool = pl;
+	return 0;
+}
+
+void db_compare_stop(db_compare *c)
+{
+	db_cmp_priv *pr = c ? c->priv : NULL;
+	if (!pr || !pr->pool)
+		return;
+	db_pool *pl = pr->pool;
+	atomic_store(&pl->cancel, 1);
+	pool_join(c, pl, pl->n_th);
+	pool_free(pl);
+	pr->pool = NULL;
+}
+
+bool db_compare_finished(const db_compare *c)
+{
+	return atomic_load(&((db_compare *)c)->n_done) >= c->n_pairs;
+}

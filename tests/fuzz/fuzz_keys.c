@@ -1,0 +1,65 @@
+/* The TUI's key parser (ui/keys.c: key names, key strings, the keymap file)
+ * and the key-script loader (ui/script.c). They live in the binary, not in
+ * dbcore, so their sources are compiled into this harness directly.
+ * Properties: every parsed key has a name that parses back to the same key;
+ * loading any keymap file or script is an error message, never a crash. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../ui/actions.c"
+#include "../../ui/keys.c"
+#include "../../ui/script.c"
+
+static char path[64];
+
+static int write_tmp(const uint8_t *data, size_t size)
+{
+	if (!path[0]) {
+		snprintf(path, sizeof path, "/tmp/fuzz_keys.%ld", (long)getpid());
+	}
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	size_t w = fwrite(data, 1, size, f);
+	fclose(f);
+	return w == size ? 0 : -1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	if (!s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	int keys[256];
+	const char *bad = NULL;
+	int n = tui_keys_parse(s, keys, 256, &bad);
+	if (n < 0 && (bad < s || bad > s + size))
+		__builtin_trap();
+	for (int i = 0; i < n; i++) {
+		char name[64];
+		tui_key_name(keys[i], name, sizeof name);
+		const char *p = name;
+		int back = tui_key_parse(&p);
+		if (back != keys[i] || *p)
+			__builtin_trap(); /* a key's name must parse back to the key */
+	}
+	free(s);
+	if (write_tmp(data, size) == 0) {
+		char err[512];
+		tui_bind_defaults();
+		tui_keymap_load(path, err, sizeof err);
+		tui_key_action(KM_GENERIC, 'q');
+		tui_bindings_free();
+		if (script_open(path, err, sizeof err) == 0) {
+			while (script_next() >= 0)
+				;
+		}
+		script_free();
+	}
+	return 0;
+}

@@ -1,0 +1,188 @@
+/* The layer × stage grid and its queries, on the fixture layouts. */
+#define _XOPEN_SOURCE 700
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cmp_util.h"
+#include "db_grid.h"
+
+static db_compare *open_run(const char *ref, const char *tgt)
+{
+	db_compare_opts o = {.cache_dir = ""};
+	db_compare *c = NULL;
+	db_err err = {{0}};
+	if (db_compare_open(ref, tgt, &o, &c, &err) != 0) {
+		print_error("%s\n", err.msg);
+		return NULL;
+	}
+	db_compare_run(c);
+	return c;
+}
+
+#define LAYOUT(x) FIXTURES "/layouts/" x
+
+static void t_atom_fwd_grid(void **s)
+{
+	(void)s;
+	db_compare *c = open_run(LAYOUT("atom_fwd"), NULL);
+	assert_non_null(c);
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	/* embed.* before the layers, *.final* after (model_after) */
+	assert_int_equal(g.first_layer_row, 2);
+	assert_int_equal(g.n_layer_rows, 4);
+	assert_int_equal(g.n_rows, 8);
+	assert_string_equal(g.rows[0].label, "embed.input_ids");
+	assert_string_equal(g.rows[1].label, "embed.embed_out");
+	assert_string_equal(g.rows[2].label, "L0");
+	assert_int_equal(g.rows[5].layer, 3);
+	assert_string_equal(g.rows[6].label, "embed.final_h");
+	assert_string_equal(g.rows[7].label, "embed.final_logits");
+	/* sub-stages (attn.q, attn.o_proj, ...) fold into their parents */
+	const char *cols[] = {"hidden_in", "attn_norm_out", "attn_out", "ffn_norm_out",
+	                      "ffn_out", "hidden_out"};
+	assert_int_equal(g.n_cols, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(g.cols[i], cols[i]);
+	/* layer 2's attention diverges, layer 1 is clean */
+	size_t l1 = g.rows[3].cells[5], l2 = g.rows[4].cells[2];
+	assert_true(l1 != DB_NO_PAIR && l2 != DB_NO_PAIR);
+	assert_string_equal(c->pairs[l1].f.stage, "hidden_out");
+	assert_int_equal(c->pairs[l1].f.layer, 1);
+	assert_int_equal(c->pairs[l1].band, DB_BAND_OK);
+	assert_string_equal(c->pairs[l2].f.stage, "attn_out");
+	assert_true(c->pairs[l2].band > DB_BAND_OK);
+	/* the sub-stages of that cell, in execution order, ending with itself */
+	size_t *sub;
+	size_t n = db_substages(c, l2, &sub);
+	assert_true(n >= 3);
+	assert_int_equal(sub[n - 1], l2);
+	for (size_t i = 0; i + 1 < n; i++) {
+		assert_int_equal(strncmp(c->pairs[sub[i]].f.stage, "attn.", 5), 0);
+		assert_int_equal(c->pairs[sub[i]].f.layer, 2);
+		if (i)
+			assert_true(c->pairs[sub[i - 1]].seq < c->pairs[sub[i]].seq);
+	}
+	free(sub);
+	size_t op = db_grid_find(c, &g, 2, "attn.o_proj");
+	assert_true(op != DB_NO_PAIR);
+	assert_string_equal(c->pairs[op].f.stage, "attn.o_proj");
+	assert_int_equal(c->pairs[op].f.layer, 2);
+	assert_int_equal(db_grid_find(c, &g, 2, "attn_out"), l2);
+	assert_int_equal(db_grid_find(c, &g, -1, "embed.final_h"), g.rows[6].cells[0]);
+	assert_int_equal(db_grid_find(c, &g, 7, "attn_out"), DB_NO_PAIR);
+	/* first divergence: o_proj, before the attn_out that contains it */
+	long fd = db_first_divergence(c, NULL, NULL, DB_RANK_ANY);
+	assert_int_equal(fd, (long)op);
+	db_grid_free(&g);
+	db_compare_free(c);
+}
+
+static void t_passes_and_ranks(void **s)
+{
+	(void)s;
+	db_compare *c = open_run(LAYOUT("sglang_v1/ref"), LAYOUT("sglang_v1/target"));
+	assert_non_null(c);
+	char **passes;
+	size_t n = db_passes(c, NULL, &passes);
+	assert_int_equal(n, 2);
+	assert_string_equal(passes[0], "0");
+	assert_string_equal(passes[1], "1");
+	for (size_t i = 0; i < n; i++)
+		free(passes[i]);
+	free(passes);
+	assert_string_equal(db_default_pass(c, NULL), "0");  /* pass: first */
+	int *ranks;
+	n = db_ranks(c, &ranks);
+	assert_int_equal(n, 2);
+	assert_int_equal(ranks[0], 0);
+	assert_int_equal(ranks[1], 1);
+	free(ranks);
+
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, "1", 1, &g), 0);
+	assert_string_equal(g.pass, "1");
+	size_t p = db_grid_find(c, &g, 2, "attn.o_proj");
+	assert_true(p != DB_NO_PAIR);
+	assert_int_equal(c->pairs[p].f.rank, 1);
+	assert_string_equal(c->pairs[p].f.pass, "1");
+	for (size_t r = g.first_layer_row; r < g.first_layer_row + g.n_layer_rows; r++)
+		for (size_t k = 0; k < g.n_cols; k++)
+			if (g.rows[r].cells[k] != DB_NO_PAIR)
+				assert_int_equal(c->pairs[g.rows[r].cells[k]].f.rank, 1);
+	size_t *rp;
+	n = db_rank_pairs(c, p, &rp);
+	assert_int_equal(n, 2);
+	assert_int_equal(c->pairs[rp[0]].f.rank, 0);
+	assert_int_equal(rp[1], p);
+	free(rp);
+	db_grid_free(&g);
+
+	long fd = db_first_divergence(c, NULL, "1", 0);
+	assert_true(fd >= 0);
+	assert_int_equal(c->pairs[fd].f.layer, 2);
+	assert_string_equal(c->pairs[fd].f.stage, "attn.o_proj");
+	assert_int_equal(c->pairs[fd].f.rank, 0);
+	assert_string_equal(c->pairs[fd].f.pass, "1");
+	db_compare_free(c);
+}
+
+/* ATOM's prefill pick: the warm-up call has 8 tokens (a power of two), the
+ * prompt 6, the decode step 1: call 1 is the prefill. */
+static void t_prefill_pass(void **s)
+{
+	(void)s;
+	db_compare *c = open_run(LAYOUT("atom_hooks/ref"), LAYOUT("atom_hooks/target"));
+	assert_non_null(c);
+	assert_string_equal(db_default_pass(c, NULL), "1");
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	assert_string_equal(g.pass, "1");
+	assert_int_equal(g.n_layer_rows, 4);
+	assert_int_equal(g.first_layer_row, 0);
+	db_grid_free(&g);
+	db_compare_free(c);
+}
+
+/* TP: the merged pair of a sharded stage is what the merged view shows;
+ * its rank pairs are the per-rank shards. */
+static void t_merged_cells(void **s)
+{
+	(void)s;
+	db_compare *c = open_run(LAYOUT("fwd_hook/ref"), LAYOUT("fwd_hook/target"));
+	assert_non_null(c);
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, -1, &g), 0);
+	size_t m = db_grid_find(c, &g, 1, "self_attn.attn");
+	assert_true(m != DB_NO_PAIR);
+	assert_true(c->pairs[m].merged);
+	db_grid_free(&g);
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	assert_int_equal(db_grid_find(c, &g, 1, "self_attn.attn"), m);
+	size_t q = db_grid_find(c, &g, 1, "self_attn.o_proj");    /* replicated: rank 0 */
+	assert_true(q != DB_NO_PAIR);
+	assert_int_equal(c->pairs[q].f.rank, 0);
+	size_t *rp;
+	size_t n = db_rank_pairs(c, m, &rp);
+	assert_int_equal(n, 2);
+	assert_false(c->pairs[rp[0]].merged);
+	assert_int_equal(c->pairs[rp[0]].f.rank, 0);
+	assert_int_equal(c->pairs[rp[1]].f.rank, 1);
+	free(rp);
+	db_grid_free(&g);
+	db_compare_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_atom_fwd_grid),
+		cmocka_unit_test(t_passes_and_ranks),
+		cmocka_unit_test(t_prefill_pass),
+		cmocka_unit_test(t_merged_cells),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

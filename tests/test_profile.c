@@ -1,0 +1,859 @@
+/* Profiles: YAML loading and its errors, path/key matching for every
+ * built-in layout (synthetic names and the real fixture trees), per-stage
+ * rules, and the YAML examples of man/dumpbisect-profile.5. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db_profile.h"
+#include "db_reader.h"
+#include "json_parse.h"
+
+/* ---- helpers ---- */
+
+static db_profile *load(const char *name)
+{
+	db_profile *p = NULL;
+	db_err err = {{0}};
+	if (db_profile_load(name, &p, &err))
+		fail_msg("load %s: %s", name, err.msg);
+	return p;
+}
+
+static db_profile *parse_ok(const char *yaml)
+{
+	db_profile *p = NULL;
+	db_err err = {{0}};
+	if (db_profile_parse(yaml, strlen(yaml), "t.yaml", &p, &err))
+		fail_msg("parse: %s\n---\n%s", err.msg, yaml);
+	return p;
+}
+
+/* Parse must fail with a message containing each of the NULL-terminated
+ * substrings. */
+static void parse_fails(const char *yaml, ...)
+{
+	db_profile *p = NULL;
+	db_err err = {{0}};
+	int rc = db_profile_parse(yaml, strlen(yaml), "t.yaml", &p, &err);
+	if (rc == 0) {
+		db_profile_free(p);
+		fail_msg("parsed but should not:\n%s", yaml);
+	}
+	assert_null(p);
+	va_list ap;
+	va_start(ap, yaml);
+	for (const char *s; (s = va_arg(ap, const char *));)
+		if (!strstr(err.msg, s))
+			fail_msg("error '%s' lacks '%s'", err.msg, s);
+	va_end(ap);
+}
+
+static void fields_eq(const db_fields *f, const char *side, const char *phase,
+                      const char *pass, int rank, int layer, const char *stage,
+                      int64_t order)
+{
+	assert_string_equal(f->side, side);
+	assert_string_equal(f->phase, phase);
+	assert_string_equal(f->pass, pass);
+	assert_int_equal(f->rank, rank);
+	assert_int_equal(f->layer, layer);
+	assert_string_equal(f->stage, stage);
+	assert_int_equal(f->order, order);
+}
+
+/* path then key, both must match */
+static void match2(const db_profile *p, const char *path, const char *key, db_fields *f)
+{
+	if (!db_profile_match_path(p, path, f))
+		fail_msg("%s: path '%s' does not match", p->name, path);
+	if (!db_profile_match_key(p, key, f))
+		fail_msg("%s: key '%s' of '%s' does not match", p->name, key, path);
+}
+
+/* ---- built-ins ---- */
+
+static const char *const BUILTINS[] = {
+	"atom", "atom-fwd", "generic", "sglang-hook", "sglang-v1", "sglang-v2", NULL
+};
+
+static void test_builtins_parse(void **state)
+{
+	char **names = NULL;
+	size_t n = db_profile_names(&names);
+	assert_true(n >= 6);
+	for (int i = 0; BUILTINS[i]; i++) {
+		bool found = false;
+		for (size_t j = 0; j < n; j++)
+			found |= !strcmp(names[j], BUILTINS[i]);
+		if (!found)
+			fail_msg("built-in %s not listed", BUILTINS[i]);
+		assert_non_null(db_profile_builtin_yaml(BUILTINS[i]));
+	}
+	for (size_t j = 0; j < n; j++) {
+		const char *y = db_profile_builtin_yaml(names[j]);
+		if (y) {        /* every built-in loads, and calls itself by its file name */
+			db_profile *p = load(names[j]);
+			assert_string_equal(p->name, names[j]);
+			assert_string_equal(p->origin, "built-in");
+			assert_non_null(p->path_re);
+			assert_non_null(p->files_re);
+			assert_true(strlen(p->description) > 10);
+			db_profile_free(p);
+		}
+		free(names[j]);
+	}
+	assert_null(names[n]);
+	free(names);
+	assert_null(db_profile_builtin_yaml("no-such"));
+}
+
+static void test_defaults(void **state)
+{
+	db_profile *p = parse_ok("name: x\npath: '(?<stage>[^/]+)\\.pt$'\n");
+	db_thresholds t;
+	db_thresholds_default(&t);
+	assert_memory_equal(&p->thresholds, &t, sizeof t);
+	assert_string_equal(p->probe, "hidden_out");
+	assert_int_equal(p->substage_sep, '.');
+	assert_int_equal(p->pass_select, DB_PASS_FIRST);
+	assert_int_equal(p->pass_slots, 1);
+	assert_int_equal(p->n_phase_order, 3);
+	assert_string_equal(p->phase_order[0], "inference");
+	assert_string_equal(p->phase_order[2], "fwd_bwd");
+	assert_null(p->key_re);
+	assert_null(p->value_key);
+	assert_null(p->dump_command);
+	assert_string_equal(p->description, "");
+	assert_true(db_profile_is_input_ids(p, "embed.input_ids"));
+	assert_false(db_profile_is_input_ids(p, "hidden_out"));
+	assert_true(db_profile_is_model_after(p, "final_logits"));
+	assert_true(db_profile_is_model_after(p, "embed.final_h"));
+	assert_true(db_profile_is_model_after(p, "lm_head"));
+	assert_false(db_profile_is_model_after(p, "embed_out"));
+	db_fields f;
+	/* default files: .pt .safetensors .npy .npz only */
+	assert_true(db_profile_match_path(p, "a/b.pt", &f));
+	assert_false(db_profile_match_path(p, "a/b.txt", &f));
+	assert_false(db_profile_match_path(p, "a/b.json", &f));
+	db_profile_free(p);
+}
+
+static void test_full_profile(void **state)
+{
+	const char *y =
+		"name: full\n"
+		"description: every key\n"
+		"files: '\\.pt$'\n"
+		"path: '^(?<side>[ab])/p(?<pass>\\d+)/r(?<rank>\\d+)\\.pt$'\n"
+		"key: '^l(?<layer>\\d+)/(?<stage>.+)$'\n"
+		"value_key: v\n"
+		"ignore_keys: [meta, 'x_*']\n"
+		"sides: {ref: a, target: b}\n"
+		"phase_order: [one, two]\n"
+		"stage_order: [in, 'attn*', out]\n"
+		"model_after: [logits]\n"
+		"substages:\n  attn_out: '^attn\\.'\n  ffn_out: '^ffn_'\n"
+		"substage_separator: ':'\n"
+		"shard:\n  - {stage: '^attn\\.q$', dim: -1, how: concat}\n  - stage: '^out$'\n    how: sum\n"
+		"pass: {select: prefill, slots: 4}\n"
+		"thresholds: {ok_cos: 0.999, ok_rel: 0.02, drift_cos: 0.98, drift_rel: 0.2,"
+		" algo_cos: 0.8, algo_rel: 0.4, scramble_cos: 0.05}\n"
+		"probe: out\n"
+		"layer_classes:\n  - {name: dense, layers: 0-2}\n  - {name: moe, layers: '3-'}\n"
+		"  - {name: one, layers: 7}\n"
+		"dump_command: run --layers {layer} --out d{layer}\n"
+		"input_ids: '^tok$'\n"
+		"rename: {'': hidden_out, blk: hidden_out}\n";
+	db_profile *p = parse_ok(y);
+	assert_string_equal(p->name, "full");
+	assert_string_equal(p->origin, "t.yaml");
+	assert_string_equal(p->side_ref, "a");
+	assert_string_equal(p->side_target, "b");
+	assert_int_equal(p->n_ignore_keys, 2);
+	assert_int_equal(p->substage_sep, ':');
+	assert_int_equal(p->pass_select, DB_PASS_PREFILL);
+	assert_int_equal(p->pass_slots, 4);
+	assert_true(p->thresholds.ok_cos == 0.999);
+	assert_true(p->thresholds.scramble_cos == 0.05);
+	assert_true(p->thresholds.algo_rel == 0.4);
+	assert_string_equal(p->probe, "out");
+
+	db_fields f;
+	match2(p, "a/p007/r3.pt", "v", &f);            /* value_key -> key "" -> rename */
+	fields_eq(&f, "ref", "", "7", 3, -1, "hidden_out", -1);
+	match2(p, "b/p1/r0.pt", "l5/attn.q", &f);
+	fields_eq(&f, "target", "", "1", 0, 5, "attn.q", -1);
+	assert_true(db_profile_match_path(p, "b/p1/r0.pt", &f));
+	assert_false(db_profile_match_key(p, "meta", &f));
+	assert_false(db_profile_match_key(p, "meta.dims", &f));
+	assert_false(db_profile_match_key(p, "x_1", &f));
+	assert_false(db_profile_match_key(p, "nolayer", &f));   /* key pattern fails */
+	assert_false(db_profile_match_path(p, "c/p1/r0.pt", &f));  /* unknown side */
+	assert_false(db_profile_match_path(p, "a/p1/r0.npy", &f)); /* files */
+
+	assert_int_equal(db_profile_stage_pos(p, "in"), 0);
+	assert_int_equal(db_profile_stage_pos(p, "attn.q"), 1);
+	assert_int_equal(db_profile_stage_pos(p, "zzz"), -1);
+	assert_int_equal(db_profile_phase_pos(p, "two"), 1);
+	assert_int_equal(db_profile_phase_pos(p, "inference"), -1);
+	assert_true(db_profile_is_model_after(p, "logits"));
+	assert_false(db_profile_is_model_after(p, "final_logits"));
+	assert_true(db_profile_is_input_ids(p, "tok"));
+	assert_false(db_profile_is_input_ids(p, "input_ids"));
+
+	char buf[64];
+	assert_string_equal(db_profile_parent(p, "attn.q", NULL, 0, buf, sizeof buf), "attn_out");
+	assert_string_equal(db_profile_parent(p, "ffn_up", NULL, 0, buf, sizeof buf), "ffn_out");
+	assert_string_equal(db_profile_parent(p, "attn_out", NULL, 0, buf, sizeof buf), "attn_out");
+	const char *known[] = {"mlp", "mlp:up"};
+	assert_string_equal(db_profile_parent(p, "mlp:up:x", known, 2, buf, sizeof buf), "mlp");
+	assert_string_equal(db_profile_parent(p, "other:y", known, 2, buf, sizeof buf), "other:y");
+	assert_string_equal(db_profile_parent(p, "other:y", NULL, 0, buf, sizeof buf), "other");
+
+	const db_shard_rule *r = db_profile_shard(p, "attn.q");
+	assert_non_null(r);
+	assert_int_equal(r->dim, -1);
+	assert_int_equal(r->how, DB_UNSHARD_CONCAT);
+	r = db_profile_shard(p, "out");
+	assert_non_null(r);
+	assert_int_equal(r->how, DB_UNSHARD_SUM);
+	assert_int_equal(r->dim, 0);
+	assert_null(db_profile_shard(p, "attn.k"));
+
+	assert_string_equal(db_profile_layer_class(p, 0), "dense");
+	assert_string_equal(db_profile_layer_class(p, 2), "dense");
+	assert_string_equal(db_profile_layer_class(p, 3), "moe");
+	assert_string_equal(db_profile_layer_class(p, 99), "moe");
+	assert_null(db_profile_layer_class(p, -1));
+	char *cmd = db_profile_dump_command(p, 12);
+	assert_string_equal(cmd, "run --layers 12 --out d12");
+	free(cmd);
+	db_profile_free(p);
+}
+
+static void test_errors(void **state)
+{
+	/* unknown top-level key, with line:col of the key */
+	parse_fails("name: x\npath: 'a'\npathh: 'b'\n", "t.yaml:3:1:", "unknown key 'pathh'", NULL);
+	parse_fails("name: x\npath: a\nthresholds:\n  ok_coss: 0.9\n", "t.yaml:4:3:",
+	            "unknown key 'ok_coss'", NULL);
+	parse_fails("name: x\npath: a\npass: {select: first, slot: 2}\n", "t.yaml:3:",
+	            "unknown key 'slot'", NULL);
+	parse_fails("name: x\npath: a\nshard:\n  - {stage: a, dims: 1}\n", "t.yaml:4:",
+	            "unknown key 'dims'", NULL);
+	parse_fails("name: x\npath: a\nsides: {ref: a, tgt: b}\n", "unknown key 'tgt'", NULL);
+	/* bad regex: PCRE2 message and offset, line:col of the value */
+	parse_fails("name: x\npath: '^(?<layer>\\d+'\n", "t.yaml:2:7:", "bad regex",
+	            "missing closing parenthesis", "offset 13", NULL);
+	parse_fails("name: x\npath: a\nkey: '[z-a]'\n", "t.yaml:3:6:", "key: bad regex", "range", NULL);
+	parse_fails("name: x\npath: a\nsubstages:\n  attn_out: '(('\n", "t.yaml:4:13:",
+	            "substages: bad regex", NULL);
+	/* unknown named group (a typo of a field) */
+	parse_fails("name: x\npath: '(?<layr>\\d+)'\n", "t.yaml:2:7:", "unknown named group", "layr", NULL);
+	/* YAML syntax error with its mark */
+	parse_fails("name: x\npath: [a\nkey: b\n", "t.yaml:", "YAML", NULL);
+	parse_fails("name: x\n  path: a\n", "t.yaml:2:", NULL);
+	parse_fails("name: x\npath: a\n---\nprobe: b\n", "t.yaml:4:1:", "one YAML document", NULL);
+	parse_fails("name: x\npath: a\n---\n[\n", "t.yaml:", "YAML", NULL);
+	/* required keys, types */
+	parse_fails("path: a\n", "t.yaml:1:1:", "missing required key 'name'", NULL);
+	parse_fails("name: x\n", "missing required key 'path'", NULL);
+	parse_fails("- a\n- b\n", "t.yaml:1:1:", "mapping", NULL);
+	parse_fails("", "empty profile", NULL);
+	parse_fails("name: [a]\npath: a\n", "t.yaml:1:7:", "name: expected a string", NULL);
+	parse_fails("name: 'a b'\npath: a\n", "name:", NULL);
+	parse_fails("name: x\npath: a\nname: y\n", "t.yaml:3:1:", "duplicate key 'name'", NULL);
+	parse_fails("name: x\npath: a\nshard:\n  - {stage: a, how: mean}\n", "concat or sum", NULL);
+	parse_fails("name: x\npath: a\nshard:\n  - {dim: 1}\n", "missing required key 'stage'", NULL);
+	parse_fails("name: x\npath: a\nshard:\n  - {stage: a, dim: x}\n", "shard.dim: expected an integer", NULL);
+	parse_fails("name: x\npath: a\npass: {slots: 0}\n", "out of range", NULL);
+	parse_fails("name: x\npath: a\nthresholds: {ok_cos: abc}\n", "t.yaml:3:22:", "finite number", NULL);
+	parse_fails("name: x\npath: a\nthresholds: {ok_cos: 0.5}\n", "ok_cos >= drift_cos", NULL);
+	parse_fails("name: x\npath: a\nthresholds: {drift_rel: 0.001}\n", "ok_rel <= drift_rel", NULL);
+	parse_fails("name: x\npath: a\nlayer_classes:\n  - {name: a, layers: 5-2}\n", "bad range", NULL);
+	parse_fails("name: x\npath: a\nlayer_classes:\n  - {name: a}\n", "needs 'name' and 'layers'", NULL);
+	parse_fails("name: x\npath: a\nsubstage_separator: '::'\n", "one character", NULL);
+	parse_fails("name: x\npath: a\nsides: {ref: a, target: a}\n", "must differ", NULL);
+	parse_fails("name: x\npath: a\nignore_keys: {a: b}\n", "list of strings", NULL);
+	parse_fails("name: x\npath: a\nrename: {a: ''}\n", "empty stage", NULL);
+
+	/* load: missing file, unknown name */
+	db_profile *p = NULL;
+	db_err err = {{0}};
+	assert_int_equal(db_profile_load("/nonexistent/x.yaml", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "/nonexistent/x.yaml"));
+	assert_int_equal(db_profile_load("no-such-profile", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "unknown profile 'no-such-profile'"));
+	assert_non_null(strstr(err.msg, "sglang-v1"));
+	assert_null(p);
+}
+
+static void test_null_keeps_default(void **state)
+{
+	db_profile *p = parse_ok("name: x\npath: a\nprobe: ~\ndescription:\nvalue_key: null\n");
+	assert_string_equal(p->probe, "hidden_out");
+	assert_null(p->value_key);
+	db_profile_free(p);
+	p = parse_ok("name: x\npath: a\npass: last\nsubstage_separator: ''\nmodel_after: []\n");
+	assert_int_equal(p->pass_select, DB_PASS_LAST);
+	assert_int_equal(p->substage_sep, 0);
+	assert_int_equal(p->n_model_after, 0);
+	assert_false(db_profile_is_model_after(p, "final_logits"));
+	char buf[32];
+	assert_string_equal(db_profile_parent(p, "a.b", NULL, 0, buf, sizeof buf), "a.b");
+	db_profile_free(p);
+	p = parse_ok("name: x\npath: a\npass: {select: '0003'}\n");
+	assert_int_equal(p->pass_select, DB_PASS_VALUE);
+	assert_string_equal(p->pass_value, "0003");
+	const char *passes[] = {"1", "3", "5"};
+	assert_int_equal(db_profile_select_pass(p, passes, NULL, 3), 1);
+	db_profile_free(p);
+}
+
+/* ---- matching, synthetic names from layouts.md ---- */
+
+static void test_match_sglang_v1(void **state)
+{
+	db_profile *p = load("sglang-v1");
+	db_fields f;
+	match2(p, "sglang_dump_1700000000.0/forward_pass_id=2___rank=1___name=attn.q_rope___dump_index=17___layer_id=3.pt", "", &f);
+	fields_eq(&f, "", "", "2", 1, 3, "attn.q_rope", 17);
+	match2(p, "forward_pass_id=0___rank=0___name=input_ids___dump_index=0.pt", "", &f);
+	fields_eq(&f, "", "", "0", 0, -1, "input_ids", 0);
+	/* extras before layer_id; names with underscores and dots */
+	match2(p, "x/forward_pass_id=1___rank=0___name=layer_start__hidden_states___dump_index=5___foo=bar___layer_id=12.pt", "", &f);
+	fields_eq(&f, "", "", "1", 0, 12, "layer_start__hidden_states", 5);
+	/* Miles phase folder anywhere above */
+	match2(p, "tag/fwd_bwd/engine_0/sglang_dump_1.5/forward_pass_id=3___rank=2___name=hidden_out___dump_index=9___layer_id=0.pt", "", &f);
+	fields_eq(&f, "", "fwd_bwd", "3", 2, 0, "hidden_out", 9);
+	assert_false(db_profile_match_path(p, "step=0___rank=0___dump_index=1___name=x.pt", &f));
+	assert_false(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.npy", &f));
+	assert_false(db_profile_match_path(p, "inference_x/foo.pt", &f));
+	char buf[64];
+	assert_string_equal(db_profile_parent(p, "attn.q_rope", NULL, 0, buf, sizeof buf), "attn_out");
+	assert_string_equal(db_profile_parent(p, "moe.topk", NULL, 0, buf, sizeof buf), "ffn_out");
+	assert_string_equal(db_profile_parent(p, "ffn.up", NULL, 0, buf, sizeof buf), "ffn_out");
+	assert_string_equal(p->probe, "hidden_out");
+	assert_true(db_profile_is_model_after(p, "final_logits"));
+	db_profile_free(p);
+}
+
+static void test_match_sglang_v2(void **state)
+{
+	db_profile *p = load("sglang-v2");
+	db_fields f;
+	const char *a = "dump_20250101_000000_1/step=4___rank=5___dump_index=12___name=attn_out___recompute_status=disabled___layer_id=7___tp_rank=1___pp_rank=0.pt";
+	match2(p, a, "value", &f);
+	fields_eq(&f, "", "", "4", 1, 7, "attn_out", 12);         /* tp_rank wins over rank */
+	assert_true(db_profile_match_path(p, a, &f));
+	assert_false(db_profile_match_key(p, "meta.dims", &f));
+	assert_false(db_profile_match_key(p, "meta", &f));
+	match2(p, "step=0___rank=3___dump_index=1___name=hidden_out___layer_id=2.pt", "value", &f);
+	fields_eq(&f, "", "", "0", 3, 2, "hidden_out", 1);         /* no tp_rank: world rank */
+	match2(p, "inference/step=0___rank=0___dump_index=0___name=input_ids.pt", "value", &f);
+	fields_eq(&f, "", "inference", "0", 0, -1, "input_ids", 0);
+	assert_false(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.pt", &f));
+	db_profile_free(p);
+}
+
+static void test_match_sglang_hook(void **state)
+{
+	db_profile *p = load("sglang-hook");
+	db_fields f;
+	const char *path = "TP1_PP0_Rank1_pid1234/Pass00003.pt";
+	match2(p, path, "model.layers.12.self_attn.o_proj", &f);
+	fields_eq(&f, "", "", "3", 1, 12, "self_attn.o_proj", -1);
+	match2(p, path, "model.embed_tokens", &f);
+	fields_eq(&f, "", "", "3", 1, -1, "embed_tokens", -1);
+	match2(p, path, "model.layers.0.input_layernorm.1", &f);
+	fields_eq(&f, "", "", "3", 1, 0, "input_layernorm.1", -1);
+	match2(p, path, "model.layers.4", &f);          /* a layer's own output */
+	fields_eq(&f, "", "", "3", 1, 4, "hidden_out", -1);
+	match2(p, path, "model", &f);
+	assert_string_equal(f.stage, "model");
+	assert_true(db_profile_is_model_after(p, "model"));
+	assert_true(db_profile_is_model_after(p, "norm"));
+	assert_false(db_profile_is_model_after(p, "embed_tokens"));
+	match2(p, path, "model.forward_batch_info.input_ids", &f);
+	assert_true(db_profile_is_input_ids(p, f.stage));
+	assert_non_null(db_profile_shard(p, "self_attn.attn"));
+	assert_null(db_profile_shard(p, "self_attn.o_proj"));
+	assert_false(db_profile_match_path(p, "TP1_PP0_Rank1_pid1234/Pass3.npy", &f));
+	assert_false(db_profile_match_path(p, "Pass00003.pt", &f));
+	db_profile_free(p);
+}
+
+static void test_match_atom(void **state)
+{
+	db_profile *p = load("atom");
+	db_fields f;
+	match2(p, "layer03_Block_rank1_call007.pt", "hidden", &f);
+	fields_eq(&f, "", "", "7", 1, 3, "hidden_out", -1);
+	match2(p, "d/layer00_MoE_rank0.pt", "hidden", &f);
+	fields_eq(&f, "", "", "", 0, 0, "MoE", -1);
+	match2(p, "layer10_DeepseekV4Attention_rank2_call000.pt", "hidden", &f);
+	fields_eq(&f, "", "", "0", 2, 10, "DeepseekV4Attention", -1);
+	assert_true(db_profile_match_path(p, "layer00_MoE_rank0.pt", &f));
+	assert_false(db_profile_match_key(p, "shape", &f));
+	assert_false(db_profile_match_key(p, "input", &f));
+	assert_false(db_profile_match_key(p, "input_fields.0", &f));
+	match2(p, "ref_layer02_Block__attn.q_rope_rank0.pt", "hidden", &f);
+	fields_eq(&f, "", "", "", 0, 2, "attn.q_rope", -1);
+	assert_int_equal(p->pass_select, DB_PASS_PREFILL);
+	db_profile_free(p);
+}
+
+static void test_match_atom_fwd(void **state)
+{
+	db_profile *p = load("atom-fwd");
+	db_fields f;
+	match2(p, "dump/ref_rank0_fwd.pt", "layer3.attn_out", &f);
+	fields_eq(&f, "ref", "", "", 0, 3, "attn_out", -1);
+	match2(p, "dump/atom_rank1_fwd.pt", "embed.input_ids", &f);
+	fields_eq(&f, "target", "", "", 1, -1, "embed.input_ids", -1);
+	assert_true(db_profile_is_input_ids(p, f.stage));
+	match2(p, "atom_rank0_fwd.pt", "embed.final_logits", &f);
+	assert_true(db_profile_is_model_after(p, f.stage));
+	assert_false(db_profile_match_path(p, "other_rank0_fwd.pt", &f));
+	db_profile_free(p);
+}
+
+static void test_match_generic(void **state)
+{
+	db_profile *p = load("generic");
+	db_fields f;
+	match2(p, "layer3.attn_out.npy", "", &f);
+	fields_eq(&f, "", "", "", -1, 3, "attn_out", -1);
+	match2(p, "d/model.layers.12.mlp.down_proj.pt", "", &f);
+	fields_eq(&f, "", "", "", -1, 12, "mlp.down_proj", -1);
+	match2(p, "layers.0.attn.q.safetensors", "", &f);
+	fields_eq(&f, "", "", "", -1, 0, "attn.q", -1);
+	/* a plain tensor named by its file */
+	match2(p, "final_logits.pt", "", &f);
+	fields_eq(&f, "", "", "", -1, -1, "final_logits", -1);
+	/* dict payloads: the file name does not prefix the stage */
+	match2(p, "ref/dump.safetensors", "model.layers.3.self_attn.o_proj", &f);
+	fields_eq(&f, "", "", "", -1, 3, "self_attn.o_proj", -1);
+	match2(p, "all.npz", "layer7.ffn_out", &f);
+	fields_eq(&f, "", "", "", -1, 7, "ffn_out", -1);
+	match2(p, "all.pt", "layers.2", &f);
+	fields_eq(&f, "", "", "", -1, 2, "hidden_out", -1);
+	match2(p, "all.pt", "model.embed_tokens", &f);
+	fields_eq(&f, "", "", "", -1, -1, "embed_tokens", -1);
+	/* a dict in a file named by layer joins the stage */
+	match2(p, "layer1.attn.pt", "q", &f);
+	fields_eq(&f, "", "", "", -1, 1, "attn.q", -1);
+	db_profile_free(p);
+}
+
+static void test_select_pass(void **state)
+{
+	db_profile *p = parse_ok("name: x\npath: a\npass: {select: prefill, slots: 4}\n");
+	const char *passes[] = {"0", "1", "2", "3", "4"};
+	/* warm-up 4 (== slots), 16 (pow2), 24 (real), 8 (pow2), 36 */
+	int64_t ntok[] = {4, 16, 24, 8, 36};
+	assert_int_equal(db_profile_select_pass(p, passes, ntok, 5), 2);
+	int64_t pw[] = {4, 16, 8, 6, 2};       /* only pow2 candidates: lowest of them */
+	assert_int_equal(db_profile_select_pass(p, passes, pw, 5), 1);
+	int64_t none[] = {1, 2, 3, -1, 4};     /* no candidate: the first pass */
+	assert_int_equal(db_profile_select_pass(p, passes, none, 5), 0);
+	db_profile_free(p);
+	p = parse_ok("name: x\npath: a\npass: {select: prefill}\n");
+	int64_t one[] = {1, 8, 7, 7};          /* slots 1: 7 > 1, not pow2 */
+	assert_int_equal(db_profile_select_pass(p, passes, one, 4), 2);
+	db_profile_free(p);
+	p = parse_ok("name: x\npath: a\npass: last\n");
+	assert_int_equal(db_profile_select_pass(p, passes, NULL, 5), 4);
+	assert_int_equal(db_profile_select_pass(p, passes, NULL, 0), -1);
+	db_profile_free(p);
+	p = parse_ok("name: x\npath: a\npass: all\n");
+	assert_int_equal(db_profile_select_pass(p, passes, NULL, 5), -1);
+	db_profile_free(p);
+	assert_true(db_profile_pass_cmp("9", "10") < 0);
+	assert_true(db_profile_pass_cmp("00010", "9") > 0);
+	assert_int_equal(db_profile_pass_cmp("003", "3"), 0);
+	assert_true(db_profile_pass_cmp("a", "b") < 0);
+}
+
+/* ---- user profiles ---- */
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void test_user_profiles(void **state)
+{
+	char tmpl[] = "/tmp/db_test_profile_XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	assert_non_null(dir);
+	char d1[512], d2[512], d3[700], f1[600], f2[600], f3[600];
+	snprintf(d1, sizeof d1, "%s/dumpbisect", dir);
+	snprintf(d2, sizeof d2, "%s/dumpbisect/profiles", dir);
+	assert_int_equal(mkdir(d1, 0700), 0);
+	assert_int_equal(mkdir(d2, 0700), 0);
+	snprintf(f1, sizeof f1, "%s/mine.yaml", d2);
+	snprintf(f2, sizeof f2, "%s/generic.yaml", d2);  /* shadows the built-in */
+	write_file(f1, "name: mine\npath: '(?<stage>\\w+)\\.pt$'\n");
+	write_file(f2, "name: generic-user\npath: 'x'\n");
+	char *old = getenv("XDG_CONFIG_HOME") ? strdup(getenv("XDG_CONFIG_HOME")) : NULL;
+	setenv("XDG_CONFIG_HOME", dir, 1);
+
+	db_profile *p = load("mine");
+	assert_string_equal(p->name, "mine");
+	assert_string_equal(p->origin, f1);
+	db_profile_free(p);
+	p = load("generic");
+	assert_string_equal(p->name, "generic-user");
+	db_profile_free(p);
+	/* by path: contains '/' or ends in .yaml */
+	p = load(f1);
+	assert_string_equal(p->name, "mine");
+	db_profile_free(p);
+
+	char **names = NULL;
+	size_t n = db_profile_names(&names);
+	size_t at_mine = n, at_atom = n, generic_count = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(names[i], "mine"))
+			at_mine = i;
+		if (!strcmp(names[i], "atom"))
+			at_atom = i;
+		generic_count += !strcmp(names[i], "generic");
+	}
+	assert_true(at_atom < at_mine && at_mine < n);  /* built-ins first */
+	assert_int_equal(generic_count, 1);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+
+	/* a broken user profile names its file and line */
+	snprintf(f3, sizeof f3, "%s/broken.yaml", d2);
+	write_file(f3, "name: broken\npath: x\nfoo: 1\n");
+	db_err err = {{0}};
+	assert_int_equal(db_profile_load("broken", &p, &err), -1);
+	snprintf(d3, sizeof d3, "%s:3:1: unknown key 'foo'", f3);
+	if (!strstr(err.msg, d3))
+		fail_msg("'%s' lacks '%s'", err.msg, d3);
+
+	unlink(f1);
+	unlink(f2);
+	unlink(f3);
+	rmdir(d2);
+	rmdir(d1);
+	rmdir(dir);
+	if (old) {
+		setenv("XDG_CONFIG_HOME", old, 1);
+		free(old);
+	} else {
+		unsetenv("XDG_CONFIG_HOME");
+	}
+}
+
+/* ---- the real fixture trees (tests/fixtures/layouts, gen_layouts.py) ---- */
+
+typedef struct layout {
+	const char *dir, *profile;
+	const char *ref, *tgt;          /* side folders; NULL: one folder for both */
+} layout;
+
+static const layout LAYOUTS[] = {
+	{"sglang_v1", "sglang-v1", "ref", "target"},
+	{"sglang_v2", "sglang-v2", "ref", "target"},
+	{"miles", "sglang-v1", "baseline", "target"},
+	{"fwd_hook", "sglang-hook", "ref", "target"},
+	{"atom_hooks", "atom", "ref", "target"},
+	{"atom_refpatch", "atom", NULL, NULL},
+	{"atom_fwd", "atom-fwd", NULL, NULL},
+	{"generic_st", "generic", "ref", "target"},
+	{"generic_npy", "generic", "ref", "target"},
+	{"generic_npz", "generic", "ref", "target"},
+	{NULL, NULL, NULL, NULL},
+};
+
+/* Every file under root (but expected.json) must belong to the layout and
+ * match its path pattern. Returns the number of files. */
+static int walk(const db_profile *p, const char *root, const char *rel)
+{
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s%s%s", root, *rel ? "/" : "", rel);
+	DIR *d = opendir(dir);
+	if (!d)
+		fail_msg("cannot open %s", dir);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "expected.json"))
+			continue;
+		char sub[1024], full[2100];
+		snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		snprintf(full, sizeof full, "%s/%s", root, sub);
+		struct stat st;
+		assert_int_equal(stat(full, &st), 0);
+		if (S_ISDIR(st.st_mode)) {
+			n += walk(p, root, sub);
+			continue;
+		}
+		db_fields f;
+		if (!db_profile_match_path(p, sub, &f))
+			fail_msg("%s: %s/%s does not match", p->name, root, sub);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void json_field_eq(const char *what, const db_jp *v, const char *got_s, int got_i,
+                          bool numeric)
+{
+	if (!v || v->type == DB_JP_NULL) {
+		if (numeric ? got_i != -1 : *got_s != 0)
+			fail_msg("%s: expected null, got '%s'/%d", what, got_s, got_i);
+	} else if (v->type == DB_JP_NUM) {
+		if (numeric ? got_i != (int)v->num : atoi(got_s) != (int)v->num || !*got_s)
+			fail_msg("%s: expected %g, got '%s'/%d", what, v->num, got_s, got_i);
+	} else if (v->type == DB_JP_STR) {
+		if (strcmp(v->str, got_s))
+			fail_msg("%s: expected '%s', got '%s'", what, v->str, got_s);
+	}
+}
+
+/* "path#key" (or a plain path) under root: fields via path and key. */
+static void check_entry(const db_profile *p, const char *root, const char *ref,
+                        const db_jp *exp, const char *side)
+{
+	char rel[1024];
+	snprintf(rel, sizeof rel, "%s", ref);
+	char *hash = strchr(rel, '#');
+	const char *key = "";
+	if (hash) {
+		*hash = 0;
+		key = hash + 1;
+	}
+	db_fields f;
+	if (!db_profile_match_path(p, rel, &f))
+		fail_msg("%s: %s does not match", p->name, rel);
+	/* the key really is one of the file's flattened keys */
+	char full[2100];
+	snprintf(full, sizeof full, "%s/%s", root, rel);
+	db_file *file = NULL;
+	db_err err = {{0}};
+	if (db_file_open(full, &file, &err))
+		fail_msg("%s", err.msg);
+	if (hash) {
+		if (!db_file_find(file, key))
+			fail_msg("%s has no key '%s'", full, key);
+		if (!db_profile_match_key(p, key, &f))
+			fail_msg("%s: key '%s' of %s does not match", p->name, key, rel);
+	} else {
+		/* no key given: exactly one entry of the file survives the profile */
+		db_fields one = f;
+		int kept = 0;
+		for (size_t i = 0; i < file->n_entries; i++) {
+			db_fields g = f;
+			if (db_profile_match_key(p, file->entries[i].key, &g)) {
+				one = g;
+				kept++;
+			}
+		}
+		if (kept != 1)
+			fail_msg("%s: %d entries kept, expected 1", full, kept);
+		f = one;
+	}
+	db_file_close(file);
+	char what[1200];
+	snprintf(what, sizeof what, "%s %s#%s", p->name, rel, key);
+	char pass_txt[32];
+	snprintf(pass_txt, sizeof pass_txt, "%s", f.pass);
+	json_field_eq(what, db_jp_get(exp, "phase"), f.phase, 0, false);
+	json_field_eq(what, db_jp_get(exp, "pass"), pass_txt, 0, false);
+	json_field_eq(what, db_jp_get(exp, "rank"), "", f.rank, true);
+	json_field_eq(what, db_jp_get(exp, "layer"), "", f.layer, true);
+	const db_jp *st = db_jp_get(exp, "stage");
+	assert_non_null(st);
+	if (strcmp(st->str, f.stage))
+		fail_msg("%s: stage: expected '%s', got '%s'", what, st->str, f.stage);
+	if (side)
+		assert_string_equal(f.side, side);
+}
+
+static void test_fixture_layouts(void **state)
+{
+	for (const layout *l = LAYOUTS; l->dir; l++) {
+		char root[512], ref_root[600], tgt_root[600];
+		snprintf(root, sizeof root, FIXTURES "/layouts/%s", l->dir);
+		db_profile *p = load(l->profile);
+		int n = walk(p, root, "");
+		assert_true(n >= 2);
+
+		char jpath[700];
+		snprintf(jpath, sizeof jpath, "%s/expected.json", root);
+		FILE *fp = fopen(jpath, "rb");
+		assert_non_null(fp);
+		fseek(fp, 0, SEEK_END);
+		long sz = ftell(fp);
+		fseek(fp, 0, SEEK_SET);
+		char *txt = malloc((size_t)sz + 1);
+		assert_int_equal(fread(txt, 1, (size_t)sz, fp), (size_t)sz);
+		fclose(fp);
+		db_jp *js = NULL;
+		size_t epos;
+		const char *emsg;
+		if (db_jp_parse(txt, (size_t)sz, &js, &epos, &emsg))
+			fail_msg("%s: byte %zu: %s", jpath, epos, emsg);
+		free(txt);
+		const db_jp *arr = js->type == DB_JP_OBJ ? db_jp_get(js, "pairs") : js;
+		assert_non_null(arr);
+		assert_int_equal(arr->type, DB_JP_ARR);
+		assert_true(arr->n > 0);
+		snprintf(ref_root, sizeof ref_root, "%s%s%s", root, l->ref ? "/" : "", l->ref ? l->ref : "");
+		snprintf(tgt_root, sizeof tgt_root, "%s%s%s", root, l->tgt ? "/" : "", l->tgt ? l->tgt : "");
+		size_t checked = 0;
+		for (size_t i = 0; i < arr->n; i++) {
+			const db_jp *e = &arr->items[i];
+			const db_jp *file = db_jp_get(e, "file");
+			const db_jp *r = db_jp_get(e, "ref"), *t = db_jp_get(e, "target");
+			if (file) {             /* one-sided listing (atom_refpatch) */
+				check_entry(p, root, file->str, e, NULL);
+				checked++;
+				continue;
+			}
+			if (!r || r->type != DB_JP_STR)
+				continue;       /* merged pairs list their shards */
+			bool one = !l->ref;
+			check_entry(p, ref_root, r->str, e, one ? "ref" : NULL);
+			check_entry(p, tgt_root, t->str, e, one ? "target" : NULL);
+			checked++;
+		}
+		assert_true(checked > 0);
+		db_jp_free(js);
+		db_profile_free(p);
+	}
+}
+
+/* ---- man page examples ---- */
+
+/* roff escapes used in the .EX blocks, back to plain text. */
+static void unroff(const char *in, char *out, size_t cap)
+{
+	static const struct { const char *esc, *txt; } map[] = {
+		{"\\e", "\\"}, {"\\-", "-"}, {"\\(aq", "'"}, {"\\(dq", "\""}, {"\\(ha", "^"},
+		{"\\(ti", "~"}, {"\\(ga", "`"}, {"\\&", ""},
+	};
+	size_t o = 0;
+	while (*in && o + 1 < cap) {
+		size_t i, n = sizeof map / sizeof *map;
+		for (i = 0; i < n; i++)
+			if (!strncmp(in, map[i].esc, strlen(map[i].esc)))
+				break;
+		if (i < n) {
+			for (const char *t = map[i].txt; *t && o + 1 < cap; t++)
+				out[o++] = *t;
+			in += strlen(map[i].esc);
+		} else {
+			if (*in == '\\')
+				fail_msg("unknown roff escape in example: %s", in);
+			out[o++] = *in++;
+		}
+	}
+	out[o] = 0;
+}
+
+static void test_manpage_examples(void **state)
+{
+	FILE *fp = fopen(SRCDIR "/man/dumpbisect-profile.5", "r");
+	assert_non_null(fp);
+	char line[2048], txt[2048];
+	size_t cap = 1 << 16, len = 0;
+	char *yaml = malloc(cap);
+	assert_non_null(yaml);
+	int lineno = 0, start = 0, n_examples = 0;
+	enum { OUT, MARKED, IN } st = OUT;
+	bool seen[sizeof BUILTINS / sizeof *BUILTINS] = {false};
+	while (fgets(line, sizeof line, fp)) {
+		lineno++;
+		line[strcspn(line, "\n")] = 0;
+		if (st == OUT && !strcmp(line, ".\\\" example-profile")) {
+			st = MARKED;
+		} else if (st == MARKED) {
+			if (strcmp(line, ".EX"))
+				fail_msg("dumpbisect-profile.5:%d: example-profile not followed by .EX", lineno);
+			st = IN;
+			len = 0;
+			start = lineno + 1;
+		} else if (st == IN && !strcmp(line, ".EE")) {
+			char origin[64];
+			snprintf(origin, sizeof origin, "dumpbisect-profile.5:%d", start);
+			db_profile *p = NULL;
+			db_err err = {{0}};
+			if (db_profile_parse(yaml, len, origin, &p, &err))
+				fail_msg("example at line %d does not load: %s", start, err.msg);
+			/* the page shows each built-in verbatim */
+			for (int i = 0; BUILTINS[i]; i++) {
+				if (strcmp(p->name, BUILTINS[i]))
+					continue;
+				const char *b = db_profile_builtin_yaml(BUILTINS[i]);
+				if (strlen(b) != len || memcmp(b, yaml, len))
+					fail_msg("dumpbisect-profile.5:%d: example '%s' differs from "
+					         "profiles/%s.yaml; run man/gen-profile-examples.py",
+					         start, p->name, p->name);
+				seen[i] = true;
+			}
+			db_profile_free(p);
+			n_examples++;
+			st = OUT;
+		} else if (st == IN) {
+			if (line[0] == '.')
+				fail_msg("dumpbisect-profile.5:%d: macro inside an example", lineno);
+			unroff(line, txt, sizeof txt);
+			size_t l = strlen(txt);
+			assert_true(len + l + 2 < cap);
+			memcpy(yaml + len, txt, l);
+			len += l;
+			yaml[len++] = '\n';
+			yaml[len] = 0;
+		}
+	}
+	fclose(fp);
+	free(yaml);
+	assert_int_equal(st, OUT);
+	for (int i = 0; BUILTINS[i]; i++)
+		if (!seen[i])
+			fail_msg("built-in %s has no example in dumpbisect-profile.5", BUILTINS[i]);
+	assert_true(n_examples >= 8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_builtins_parse),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full_profile),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_null_keeps_default),
+		cmocka_unit_test(test_match_sglang_v1),
+		cmocka_unit_test(test_match_sglang_v2),
+		cmocka_unit_test(test_match_sglang_hook),
+		cmocka_unit_test(test_match_atom),
+		cmocka_unit_test(test_match_atom_fwd),
+		cmocka_unit_test(test_match_generic),
+		cmocka_unit_test(test_select_pass),
+		cmocka_unit_test(test_user_profiles),
+		cmocka_unit_test(test_manpage_examples),
+		cmocka_unit_test(test_fixture_layouts),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

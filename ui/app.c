@@ -1,0 +1,467 @@
+/* Selection, grid, metrics text, filter, view stack; see app.h. */
+#include "app.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <ctype.h>
+#include <math.h>
+#include <pcre2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "draw.h"
+
+const char *tui_phase(const struct tui *t)
+{
+	if (!t->cmp->n_phases || !t->cmp->phases[t->phase][0])
+		return NULL;
+	return t->cmp->phases[t->phase];
+}
+
+const char *tui_pass(const struct tui *t)
+{
+	return t->n_passes ? t->passes[t->pass] : NULL;
+}
+
+int tui_rank(const struct tui *t)
+{
+	return t->rank_sel ? t->ranks[t->rank_sel - 1] : -1;
+}
+
+bool tui_computing(const struct tui *t)
+{
+	return !db_compare_finished(t->cmp);
+}
+
+static void free_passes(struct tui *t)
+{
+	for (size_t i = 0; i < t->n_passes; i++)
+		free(t->passes[i]);
+	free(t->passes);
+	t->passes = NULL;
+	t->n_passes = t->pass = 0;
+}
+
+/* Passes of the current phase; keeps the selected pass name when it exists
+ * in the new phase, else takes the profile's default. */
+static void load_passes(struct tui *t)
+{
+	char *keep = t->n_passes ? strdup(t->passes[t->pass]) : NULL;
+	free_passes(t);
+	t->n_passes = db_passes(t->cmp, tui_phase(t), &t->passes);
+	const char *def = db_default_pass(t->cmp, tui_phase(t));
+	for (size_t i = 0; i < t->n_passes; i++)
+		if (def && !strcmp(t->passes[i], def))
+			t->pass = i;
+	for (size_t i = 0; keep && i < t->n_passes; i++)
+		if (!strcmp(t->passes[i], keep))
+			t->pass = i;
+	free(keep);
+}
+
+void tui_update_first_div(struct tui *t)
+{
+	const char *ph = tui_phase(t) ? tui_phase(t) : "", *pa = tui_pass(t) ? tui_pass(t) : "";
+	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
+	t->first_div_sel = db_first_divergence(t->cmp, ph, pa, tui_rank(t));
+	t->first_div_known = !tui_computing(t);
+}
+
+bool tui_select_rank_of(struct tui *t, size_t pair)
+{
+	const db_pair *p = &t->cmp->pairs[pair];
+	size_t sel = 0;
+	if (!p->merged && p->f.rank >= 0)
+		for (size_t k = 0; k < t->n_ranks; k++)
+			if (t->ranks[k] == p->f.rank)
+				sel = k + 1;
+	if (sel == t->rank_sel)
+		return false;
+	t->rank_sel = sel;
+	tui_selection_changed(t);
+	return true;
+}
+
+void tui_selection_changed(struct tui *t)
+{
+	load_passes(t);
+	if (t->have_grid)
+		db_grid_free(&t->grid);
+	memset(&t->grid, 0, sizeof t->grid);
+	t->have_grid = db_grid_build(t->cmp, tui_phase(t), tui_pass(t), tui_rank(t),
+	                             &t->grid) == 0;
+	t->grid_gen++;
+	tui_update_first_div(t);
+	t->dirty = true;
+}
+
+double tui_metric_value(const db_pair *p, enum tui_metric m)
+{
+	switch (m) {
+	case M_COS: return p->m.cos;
+	case M_REL: return p->m.rel;
+	case M_REL_DIFF: return p->m.rel_diff;
+	case M_MAX_ABS: return p->m.max_abs;
+	default: return NAN;
+	}
+}
+
+const char *tui_metric_name(enum tui_metric m)
+{
+	static const char *const names[M__COUNT] = {"cos", "rel", "rel_diff", "max_abs"};
+	return m < M__COUNT ? names[m] : "?";
+}
+
+void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
+                   int *color)
+{
+	char v[32];
+	if (p->status != DB_ST_OK) {
+		static const char *const what[] = {
+			[DB_ST_REF_ONLY] = "no tgt", [DB_ST_TARGET_ONLY] = "no ref",
+			[DB_ST_SHAPE_MISMATCH] = "shape", [DB_ST_ERROR] = "error"};
+		snprintf(buf, len, "%s %7s", draw_status_glyph(p->status),
+		         p->status <= DB_ST_ERROR && what[p->status] ? what[p->status] : "?");
+		*color = draw_status_color(p->status);
+		return;
+	}
+	if (!draw_pair_done(p)) {
+		/* 9 columns; "…" is one column but three bytes */
+		snprintf(buf, len, "%s", G("        …", "      ..."));
+		*color = C_PENDING;
+		return;
+	}
+	double x = tui_metric_value(p, m);
+	if (m == M_COS)
+		fmt_cos(x, v, sizeof v);
+	else
+		fmt_sci(x, v, sizeof v, 6);
+	snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
+	*color = draw_band_color(p->band);
+}
+
+/* ---- filter ---- */
+
+bool tui_filter_match(const struct tui *t, const char *s)
+{
+	if (!t->filter_re)
+		return true;
+	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+	if (!md)
+		return true;
+	int rc = pcre2_match(t->filter_re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md,
+	                     NULL);
+	pcre2_match_data_free(md);
+	return rc >= 0;
+}
+
+static void compute_col_match(struct tui *t)
+{
+	free(t->col_match);
+	t->col_match = NULL;
+	t->col_match_gen = t->grid_gen;
+	if (!t->filter_re || !t->have_grid)
+		return;
+	t->col_match = calloc(t->grid.n_cols ? t->grid.n_cols : 1, sizeof *t->col_match);
+	if (!t->col_match)
+		return;
+	for (size_t c = 0; c < t->grid.n_cols; c++)
+		t->col_match[c] = tui_filter_match(t, t->grid.cols[c]);
+	/* A column also passes when one of its sub-stages matches. */
+	for (size_t i = 0; i < t->cmp->n_pairs; i++) {
+		const char *st = t->cmp->pairs[i].f.stage;
+		if (!tui_filter_match(t, st))
+			continue;
+		char buf[256];
+		const char *par = db_profile_parent(t->cmp->profile, st,
+		                                    (const char *const *)t->grid.cols,
+		                                    t->grid.n_cols, buf, sizeof buf);
+		for (size_t c = 0; par && c < t->grid.n_cols; c++)
+			if (!strcmp(t->grid.cols[c], par))
+				t->col_match[c] = true;
+	}
+}
+
+bool tui_col_visible(struct tui *t, size_t c)
+{
+	if (!t->filter_re)
+		return true;
+	if (t->col_match_gen != t->grid_gen || !t->col_match)
+		compute_col_match(t);
+	return !t->col_match || (c < t->grid.n_cols && t->col_match[c]);
+}
+
+int tui_filter_set(struct tui *t, const char *pattern)
+{
+	if (!pattern || !*pattern) {
+		if (t->filter_re)
+			pcre2_code_free(t->filter_re);
+		t->filter_re = NULL;
+		t->filter_pat[0] = '\0';
+		free(t->col_match);
+		t->col_match = NULL;
+		tui_msg(t, false, "filter cleared");
+		return 0;
+	}
+	uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
+	bool upper = false;
+	for (const char *s = pattern; *s; s++)
+		upper |= isupper((unsigned char)*s) != 0;
+	if (!upper)
+		opts |= PCRE2_CASELESS;         /* smart case, like less -i */
+	int ec;
+	PCRE2_SIZE eo;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, opts,
+	                               &ec, &eo, NULL);
+	if (!re) {
+		PCRE2_UCHAR why[256];
+		pcre2_get_error_message(ec, why, sizeof why);
+		tui_msg(t, true, "/%s: %s at offset %zu", pattern, (char *)why, (size_t)eo);
+		return -1;
+	}
+	void *old = t->filter_re;
+	char oldpat[256];
+	snprintf(oldpat, sizeof oldpat, "%s", t->filter_pat);
+	t->filter_re = re;
+	snprintf(t->filter_pat, sizeof t->filter_pat, "%s", pattern);
+	compute_col_match(t);
+	size_t n = 0;
+	for (size_t c = 0; t->col_match && c < t->grid.n_cols; c++)
+		n += t->col_match[c];
+	for (size_t r = 0; r < t->grid.first_layer_row && t->have_grid; r++)
+		n += tui_filter_match(t, t->grid.rows[r].label);
+	for (size_t r = t->grid.first_layer_row + t->grid.n_layer_rows;
+	     t->have_grid && r < t->grid.n_rows; r++)
+		n += tui_filter_match(t, t->grid.rows[r].label);
+	if (n == 0) {
+		pcre2_code_free(re);
+		t->filter_re = old;
+		snprintf(t->filter_pat, sizeof t->filter_pat, "%s", oldpat);
+		compute_col_match(t);
+		tui_msg(t, true, "/%s: no stage matches", pattern);
+		return -1;
+	}
+	if (old)
+		pcre2_code_free(old);
+	tui_msg(t, false, "filter /%s: %zu stage%s", pattern, n, n == 1 ? "" : "s");
+	return 0;
+}
+
+/* ---- messages, views ---- */
+
+void tui_msg(struct tui *t, bool err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+	va_end(ap);
+	t->msg_err = err;
+	t->dirty = true;
+}
+
+int tui_push(struct tui *t, const struct view_ops *ops, size_t pair)
+{
+	if (t->n_views == TUI_MAX_VIEWS) {
+		tui_msg(t, true, "too many views open; q closes one");
+		return -1;
+	}
+	struct view *v = &t->views[t->n_views];
+	memset(v, 0, sizeof *v);
+	v->ops = ops;
+	v->pair = pair;
+	v->priv = calloc(1, ops->private_size ? ops->private_size : 1);
+	if (!v->priv) {
+		tui_msg(t, true, "out of memory");
+		return -1;
+	}
+	t->n_views++;
+	if (ops->open && ops->open(v, t) < 0) {
+		t->n_views--;
+		if (ops->done)
+			ops->done(v, t);
+		free(v->priv);
+		v->priv = NULL;
+		return -1;
+	}
+	t->dirty = true;
+	return 0;
+}
+
+void tui_pop(struct tui *t)
+{
+	if (t->n_views <= 1)
+		return;
+	struct view *v = &t->views[--t->n_views];
+	if (v->ops->done)
+		v->ops->done(v, t);
+	free(v->priv);
+	v->priv = NULL;
+	t->dirty = true;
+}
+
+struct view *tui_top(struct tui *t)
+{
+	return t->n_views ? &t->views[t->n_views - 1] : NULL;
+}
+
+size_t tui_selected_pair(struct tui *t)
+{
+	for (int i = t->n_views - 1; i >= 0; i--) {
+		struct view *v = &t->views[i];
+		if (v->ops->selected)
+			return v->ops->selected(v, t);
+	}
+	return DB_NO_PAIR;
+}
+
+/* ---- pair text ---- */
+
+char *tui_item_shape(const db_item *it, char *buf, size_t len)
+{
+	if (!it) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	size_t o = 0;
+	o += (size_t)snprintf(buf + o, len - o, "[");
+	for (int d = 0; d < it->ndim && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "",
+		                      (long long)it->shape[d]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+	return buf;
+}
+
+static char *shape_str(int ndim, const int64_t *shape, char *buf, size_t len)
+{
+	if (ndim < 0) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	size_t o = (size_t)snprintf(buf, len, "[");
+	for (int d = 0; d < ndim && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "",
+		                      (long long)shape[d]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+	return buf;
+}
+
+char *tui_item_path(const struct tui *t, const db_item *it, bool ref)
+{
+	const db_index *ix = ref ? t->cmp->ref : t->cmp->tgt;
+	if (!ix)
+		ix = t->cmp->ref;
+	return it ? db_index_path(ix, it) : NULL;
+}
+
+char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len)
+{
+	if (pair == DB_NO_PAIR || pair >= t->cmp->n_pairs) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	const db_pair *p = &t->cmp->pairs[pair];
+	char lay[32] = "";
+	if (p->f.layer >= 0)
+		snprintf(lay, sizeof lay, "L%d ", p->f.layer);
+	char rk[32] = "";
+	if (p->merged)
+		snprintf(rk, sizeof rk, " (merged)");
+	else if (p->f.rank >= 0)
+		snprintf(rk, sizeof rk, " rank %d", p->f.rank);
+	snprintf(buf, len, "%s%s%s", lay, p->f.stage, rk);
+	return buf;
+}
+
+/* Flat index -> "[i, j, k]" over the pair's shape. */
+static void unravel(int64_t flat, int ndim, const int64_t *shape, char *buf, size_t len)
+{
+	int64_t idx[DB_MAX_DIMS];
+	for (int d = ndim - 1; d >= 0; d--) {
+		int64_t s = shape[d] > 0 ? shape[d] : 1;
+		idx[d] = flat % s;
+		flat /= s;
+	}
+	size_t o = (size_t)snprintf(buf, len, "[");
+	for (int d = 0; d < ndim && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair)
+{
+	int W = getmaxx(w);
+	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	draw_fill(w, y + 1, 0, W, C_DEFAULT, 0);
+	if (pair == DB_NO_PAIR || pair >= t->cmp->n_pairs) {
+		draw_text(w, y, 0, W, C_DIM, 0, "(no tensor here)");
+		return;
+	}
+	const db_pair *p = &t->cmp->pairs[pair];
+	char lab[512], sr[128], stg[128];
+	tui_pair_label(t, pair, lab, sizeof lab);
+	shape_str(p->ndim_ref, p->shape_ref, sr, sizeof sr);
+	shape_str(p->ndim_tgt, p->shape_tgt, stg, sizeof stg);
+	char sel[128] = "";
+	size_t o = 0;
+	if (p->f.phase[0])
+		o += (size_t)snprintf(sel + o, sizeof sel - o, " %s", p->f.phase);
+	if (p->f.pass[0] && o < sizeof sel)
+		snprintf(sel + o, sizeof sel - o, " pass %s", p->f.pass);
+	int x = draw_text(w, y, 0, W, C_DEFAULT, A_BOLD, lab);
+	x += draw_textf(w, y, x, W - x, C_DIM, 0, "%s", sel);
+	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  ref %s %s  target %s %s%s", sr,
+	                p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : "(missing)", stg,
+	                p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : "(missing)",
+	                p->dtype_differs ? " (cast to float64)" : "");
+	if (p->merged)
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
+		                p->n_ref_shards, p->n_tgt_shards);
+	const db_item *it = p->ref ? p->ref : p->tgt;
+	if (it && x + 4 < W)
+		draw_textf(w, y, x, W - x, C_DIM, 0, "  %s%s%s", it->path, it->key[0] ? ":" : "",
+		           it->key);
+
+	y++;
+	switch (p->status) {
+	case DB_ST_REF_ONLY:
+		draw_text(w, y, 0, W, C_MISSING, 0, "only in the reference: the target has no such tensor");
+		return;
+	case DB_ST_TARGET_ONLY:
+		draw_text(w, y, 0, W, C_MISSING, 0, "only in the target: the reference has no such tensor");
+		return;
+	case DB_ST_SHAPE_MISMATCH:
+		draw_textf(w, y, 0, W, C_SHAPE, 0, "shape mismatch: ref %s vs target %s", sr, stg);
+		return;
+	case DB_ST_ERROR:
+		draw_textf(w, y, 0, W, C_ERROR, 0, "error: %s", p->error ? p->error : "?");
+		return;
+	default:
+		break;
+	}
+	if (!draw_pair_done(p)) {
+		draw_text(w, y, 0, W, C_PENDING, 0, "computing…");
+		return;
+	}
+	const db_metrics *m = &p->m;
+	char rel[16], rl2[16], rd[16], ma[16], me[16], at[128] = "";
+	fmt_sci(m->rel, rel, sizeof rel, 9);
+	fmt_sci(m->rel_l2, rl2, sizeof rl2, 9);
+	fmt_sci(m->rel_diff, rd, sizeof rd, 9);
+	fmt_sci(m->max_abs, ma, sizeof ma, 9);
+	fmt_sci(m->mean_abs, me, sizeof me, 9);
+	if (m->argmax >= 0 && p->ndim_ref > 0)
+		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
+	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
+	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0,
+	                "  cos %.6f  rel %s  rel_l2 %s  rel_diff %s  max_abs %s%s%s  mean_abs %s",
+	                m->cos, rel, rl2, rd, ma, at[0] ? " at " : "", at, me);
+	if (m->nan_ref || m->nan_tgt || m->inf_ref || m->inf_tgt)
+		draw_textf(w, y, x, W - x, C_ERROR, 0, "  nan %llu/%llu inf %llu/%llu",
+		           (unsigned long long)m->nan_ref, (unsigned long long)m->nan_tgt,
+		           (unsigned long long)m->inf_ref, (unsigned long long)m->inf_tgt);
+}

@@ -1,0 +1,159 @@
+/* The workbench's state shared by the framework and the views: the
+ * comparison, the selection (phase, pass, rank, metric), the grid built for
+ * it, the view stack and the bottom line. One per process. */
+#ifndef TUI_APP_H
+#define TUI_APP_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "db_compare.h"
+#include "db_grid.h"
+#include "view.h"
+
+struct db_session;
+struct db_bisect_run;
+
+enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M__COUNT };
+
+#define TUI_MAX_VIEWS 12
+
+struct tui_prompt {
+	bool active;
+	char kind;                      /* ':' command, '/' filter, or a view's prompt */
+	char label[64];                 /* shown before the text for view prompts */
+	char buf[512];                  /* UTF-8 */
+	size_t len;
+	/* View prompts (note title, mark text): called with the text on Enter. */
+	void (*done)(struct tui *t, const char *text, void *arg);
+	void *arg;
+};
+
+struct tui {
+	/* command line */
+	const char *ref_path, *tgt_path, *profile_opt, *filter_opt;
+	const char *session_path, *notes_dir;
+	db_compare *cmp;                /* owned */
+	struct db_session *session;     /* owned; in memory only without --session */
+	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
+
+	/* selection; phase/pass index into the arrays, rank_sel 0 = merged or
+	 * rank-less, k > 0 = ranks[k-1] */
+	size_t phase;
+	char **passes;                  /* owned, for the current phase */
+	size_t n_passes, pass;
+	int *ranks;                     /* owned */
+	size_t n_ranks, rank_sel;
+	bool has_merged;                /* merged or rank-less pairs exist */
+	enum tui_metric metric;
+	bool transposed;
+	char probe[256];                /* probe stage (curve, bisect) */
+
+	db_grid grid;                   /* for the selection; owned */
+	bool have_grid;
+	unsigned grid_gen;              /* bumped at every rebuild */
+	long first_div;                 /* any rank: pair index, -1 none (valid when computed) */
+	long first_div_sel;             /* the same within the selected rank */
+	bool first_div_known;
+
+	/* "/" filter on stage names: col_match[c] for the grid's columns */
+	void *filter_re;                /* pcre2_code, owned */
+	char filter_pat[256];
+	bool *col_match;
+	unsigned col_match_gen;
+
+	struct view views[TUI_MAX_VIEWS];
+	int n_views;
+
+	char msg[512];
+	bool msg_err;
+	struct tui_prompt prompt;
+
+	bool script, quit, dirty, too_small, mouse;
+	int exit_code;
+};
+
+/* Selection accessors: NULL when the layout has no phases / passes. */
+const char *tui_phase(const struct tui *t);
+const char *tui_pass(const struct tui *t);
+int tui_rank(const struct tui *t);      /* -1 merged or rank-less */
+/* Rebuild passes, grid and first divergence after a selection change. */
+void tui_selection_changed(struct tui *t);
+/* Recompute the first divergence once the scan is done. */
+void tui_update_first_div(struct tui *t);
+/* Select the rank (or merged) pair p belongs to; true when it changed. */
+bool tui_select_rank_of(struct tui *t, size_t pair);
+bool tui_computing(const struct tui *t);
+
+/* Metric of a computed pair. */
+double tui_metric_value(const db_pair *p, enum tui_metric m);
+const char *tui_metric_name(enum tui_metric m);
+/* The cell text of a pair for metric m: exactly 9 columns (2 glyph + 7
+ * value), and its colour. */
+void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
+                   int *color);
+
+/* Filter: true when no filter is set or s matches it. */
+bool tui_filter_match(const struct tui *t, const char *s);
+/* Set (pattern non-empty) or clear the filter; -1 with a message when the
+ * regex does not compile or matches no stage. */
+int tui_filter_set(struct tui *t, const char *pattern);
+/* Column c of the grid passes the filter (itself or one of its sub-stages). */
+bool tui_col_visible(struct tui *t, size_t c);
+
+/* Bottom-line message (shown until the next key). */
+void tui_msg(struct tui *t, bool err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* View stack. tui_push opens ops about pair; -1 when the view refused. */
+int tui_push(struct tui *t, const struct view_ops *ops, size_t pair);
+void tui_pop(struct tui *t);
+struct view *tui_top(struct tui *t);
+/* The pair the user has selected in the top view (or the heatmap). */
+size_t tui_selected_pair(struct tui *t);
+
+/* Two status lines about pair at y, y+1: names, shapes, dtypes; metrics. */
+void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair);
+/* "L7 attn.o_proj rank 1" style label of a pair into buf. */
+char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len);
+/* "[16, 64]" of an item (NULL: "-"). */
+char *tui_item_shape(const db_item *it, char *buf, size_t len);
+/* Absolute path of an item of side ref (true) or target. Caller frees. */
+char *tui_item_path(const struct tui *t, const db_item *it, bool ref);
+
+/* Draw the whole screen now (the main loop does it when dirty). */
+void tui_draw(struct tui *t);
+/* Perform a key action as if its key was pressed (view first, then global). */
+void tui_action_run(struct tui *t, enum tui_action a);
+
+/* Notes, marks, export (ui/notes_ui.c): title NULL prompts for it; args of
+ * mark "[status] text" (empty prompts); dir NULL = default. */
+void tui_note_new(struct tui *t, const char *title);
+void tui_mark(struct tui *t, const char *args);
+void tui_export(struct tui *t, const char *dir);
+/* Run $EDITOR on path with the terminal handed over; false (nothing done)
+ * without $EDITOR or in script mode. */
+bool tui_edit_file(struct tui *t, const char *path);
+/* Save the session when it has a file (--session); errors go to the
+ * bottom line. */
+void tui_session_save(struct tui *t);
+/* The notes directory (--notes, else beside the session, else ./notes);
+ * caller frees. */
+char *tui_notes_dir(const struct tui *t);
+
+/* The heatmap's cursor moved to pair (first divergence, search, curve). */
+void heatmap_goto_pair(struct tui *t, size_t pair);
+
+/* Prompt for a line of text; done gets it on Enter (not on Esc). */
+void tui_prompt_open(struct tui *t, const char *label,
+                     void (*done)(struct tui *t, const char *text, void *arg),
+                     void *arg);
+/* Execute a ":" command line (without the colon). */
+void tui_command(struct tui *t, const char *line);
+/* Feed one key to the prompt; true when consumed. */
+bool tui_prompt_key(struct tui *t, int key);
+void tui_prompt_draw(struct tui *t, WINDOW *w, int y);
+/* The ":" commands for the help screen: name, arguments, help; returns the
+ * count and sets *names etc. to static tables. */
+size_t tui_commands(const char *const **names, const char *const **args,
+                    const char *const **help);
+
+#endif

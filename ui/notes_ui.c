@@ -1,0 +1,213 @@
+/* Notes, marks, export and the session file from the TUI: each action takes
+ * its numbers from what the user is looking at (seed 002 "Documentation
+ * discipline"). */
+#include "app.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "db_bisect.h"
+#include "db_export.h"
+#include "db_notes.h"
+#include "db_session.h"
+
+char *tui_notes_dir(const struct tui *t)
+{
+	if (t->notes_dir)
+		return strdup(t->notes_dir);
+	return db_notes_dir_for(t->session_path);
+}
+
+void tui_session_save(struct tui *t)
+{
+	if (!t->session || !t->session_path)
+		return;
+	db_err err = {{0}};
+	if (t->bisect)
+		db_session_sync_bisect(t->session, &t->bisect->sm, &err);
+	if (db_session_save(t->session, t->session_path, &err) < 0)
+		tui_msg(t, true, "session not saved: %s", err.msg);
+}
+
+/* The session, made in memory on first use when there is no --session. */
+static db_session *session(struct tui *t)
+{
+	if (!t->session)
+		t->session = db_session_new(t->ref_path, t->tgt_path);
+	return t->session;
+}
+
+bool tui_edit_file(struct tui *t, const char *path)
+{
+	const char *ed = getenv("EDITOR");
+	if (!ed || !*ed || t->script)
+		return false;
+	def_prog_mode();
+	endwin();
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "$EDITOR \"$1\"", "sh", path, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	reset_prog_mode();
+	clearok(curscr, TRUE);
+	t->dirty = true;
+	return true;
+}
+
+static void note_write(struct tui *t, const char *title, void *arg)
+{
+	(void)arg;
+	if (!title || !*title) {
+		tui_msg(t, true, "note not written: no title");
+		return;
+	}
+	/* Data: what the view shows (its own Markdown), then the selected pair. */
+	char *data = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&data, &len);
+	if (!f) {
+		tui_msg(t, true, "out of memory");
+		return;
+	}
+	struct view *v = tui_top(t);
+	size_t sel = tui_selected_pair(t);
+	if (v->ops->note_data) {
+		v->ops->note_data(v, t, f);
+		fputc('\n', f);
+	}
+	if (sel != DB_NO_PAIR) {
+		char *md = db_md_cell(t->cmp, sel);
+		if (md) {
+			fputs(md, f);
+			free(md);
+		}
+	}
+	if (t->bisect && t->bisect->sm.n_steps && v->ops != &bisect_view) {
+		char *md = db_md_bisect(&t->bisect->sm);
+		if (md) {
+			fprintf(f, "\nBisect:\n\n%s", md);
+			free(md);
+		}
+	}
+	fclose(f);
+	char exp[2048];
+	snprintf(exp, sizeof exp,
+	         "Compared `%s` (reference) with `%s` (target), profile `%s`; "
+	         "phase `%s`, pass `%s`, %s; dumpbisect %s view.",
+	         t->ref_path, t->tgt_path ? t->tgt_path : t->ref_path,
+	         t->cmp->profile ? t->cmp->profile->name : "?", tui_phase(t) ? tui_phase(t) : "-",
+	         tui_pass(t) ? tui_pass(t) : "-", t->rank_sel ? "one rank" : "merged ranks",
+	         v->ops->name);
+	db_note_sections sec = {.hypothesis = title, .experiment = exp, .data = data};
+	char *dir = tui_notes_dir(t), *path = NULL;
+	int num = 0;
+	db_err err = {{0}};
+	if (!dir || db_notes_create(dir, title, &sec, &path, &num, &err) < 0) {
+		tui_msg(t, true, "note not written: %s", dir ? err.msg : "out of memory");
+	} else {
+		tui_msg(t, false, "wrote note %02d: %s", num, path);
+		if (t->session) {
+			db_session_add_note(t->session, path);
+			tui_session_save(t);
+		}
+		tui_edit_file(t, path);
+	}
+	free(path);
+	free(dir);
+	free(data);
+}
+
+void tui_note_new(struct tui *t, const char *title)
+{
+	if (title)
+		note_write(t, title, NULL);
+	else
+		tui_prompt_open(t, "note title: ", note_write, NULL);
+}
+
+/* "[suspect|confirmed|refuted] text" on the selected pair. */
+static void mark_write(struct tui *t, const char *args, void *arg)
+{
+	(void)arg;
+	size_t p = tui_selected_pair(t);
+	if (p == DB_NO_PAIR) {
+		tui_msg(t, true, "nothing selected to mark");
+		return;
+	}
+	char word[32] = "";
+	const char *text = args;
+	db_mark_status st = DB_MARK_SUSPECT;
+	sscanf(args, "%31s", word);
+	if (db_mark_status_parse(word, &st)) {
+		text = args + strlen(word);
+		while (*text == ' ')
+			text++;
+	}
+	const db_pair *q = &t->cmp->pairs[p];
+	db_session *s = session(t);
+	if (!s || db_session_add_mark(s, q->f.layer, q->f.stage, q->merged ? -1 : q->f.rank, st,
+	                              text) < 0) {
+		tui_msg(t, true, "out of memory");
+		return;
+	}
+	char lab[300];
+	tui_pair_label(t, p, lab, sizeof lab);
+	tui_msg(t, false, "marked %s %s%s", lab, db_mark_status_name(st),
+	        t->session_path ? "" : " (in memory: no --session)");
+	tui_session_save(t);
+}
+
+void tui_mark(struct tui *t, const char *args)
+{
+	if (args && *args)
+		mark_write(t, args, NULL);
+	else
+		tui_prompt_open(t, "mark [suspect|confirmed|refuted] text: ", mark_write, NULL);
+}
+
+void tui_export(struct tui *t, const char *dir)
+{
+	if (tui_computing(t)) {
+		tui_msg(t, true, "export: wait until the scan is done");
+		return;
+	}
+	db_session *s = session(t);
+	char *def = NULL;
+	if (!dir) {
+		const char *sp = t->session_path;
+		const char *slash = sp ? strrchr(sp, '/') : NULL;
+		size_t n = slash ? (size_t)(slash - sp) : 0;
+		def = malloc(n + 32);
+		if (def)
+			snprintf(def, n + 32, "%.*s%sdumpbisect-export", (int)n, slash ? sp : "",
+			         slash ? "/" : "");
+		dir = def;
+	}
+	char *notes = tui_notes_dir(t);
+	db_bisect_result res;
+	bool have_res = false;
+	db_err err = {{0}};
+	if (t->bisect) {
+		memset(&res, 0, sizeof res);
+		have_res = db_bisect_analyze(t->bisect, &res, &err) == 0;
+	}
+	db_export_ctx x = {.s = s, .c = t->cmp, .b = t->bisect ? &t->bisect->sm : NULL,
+	                   .res = have_res ? &res : NULL, .notes_dir = notes};
+	if (!s || !dir || db_export_all(&x, dir, &err) < 0)
+		tui_msg(t, true, "export failed: %s", err.msg[0] ? err.msg : "out of memory");
+	else
+		tui_msg(t, false, "exported report.md, heatmap.svg, metrics.json, metrics.csv to %s",
+		        dir);
+	if (have_res)
+		db_bisect_result_free(&res);
+	free(notes);
+	free(def);
+}

@@ -1,0 +1,389 @@
+/* Layer bisect, git-bisect style (seed 002 Phase 4/5): the proposed layer
+ * with its probe metrics and auto verdict; Enter accepts, g/b/s override,
+ * u undoes, x resets; the range, probes left, the layer strip and the
+ * history; at the end the analysis (first bad layer, sub-stage, ranks,
+ * drift vs sudden drop). The state machine lives in the core
+ * (db_bisect.h) and in t->bisect, so it survives closing the view. */
+#include "app.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_bisect.h"
+#include "db_notes.h"
+#include "db_session.h"
+#include "draw.h"
+
+struct bisect_view {
+	db_bisect_result res;
+	bool have_res;
+	size_t res_steps;               /* n_steps the result was made for */
+	int page;
+	struct list_nav nav;            /* history scroll */
+};
+
+static int replace(char **dst, const char *src)
+{
+	char *d = src ? strdup(src) : NULL;
+	if (src && !d)
+		return -1;
+	free(*dst);
+	*dst = d;
+	return 0;
+}
+
+/* Open the run once per process: from the session when it has bisect
+ * settings, else from the current selection and probe. */
+static int ensure_run(struct tui *t)
+{
+	if (t->bisect)
+		return 0;
+	db_session *s = t->session;
+	db_bisect_opts o;
+	db_bisect_opts_default(&o);
+	o.stage = s && s->probe ? s->probe : t->probe;
+	o.phase = s && s->phase ? s->phase : tui_phase(t);
+	o.pass = s && s->pass ? s->pass : tui_pass(t);
+	if (s) {
+		o.pred = s->pred;
+		o.good_layer = s->good;
+	}
+	db_err err = {{0}};
+	if (db_bisect_run_open(t->cmp, &o, &t->bisect, &err) < 0) {
+		tui_msg(t, true, "bisect: %s", err.msg);
+		return -1;
+	}
+	if (s && s->n_layers) {
+		db_bisect sm;
+		if (db_session_to_bisect(s, &sm, &err) < 0) {
+			tui_msg(t, true, "bisect: session: %s", err.msg);
+		} else {
+			db_bisect_free(&t->bisect->sm);
+			t->bisect->sm = sm;
+		}
+	}
+	if (s) {
+		db_bisect_run *r = t->bisect;
+		replace(&s->probe, r->stage);
+		replace(&s->phase, r->phase);
+		replace(&s->pass, r->pass);
+		s->pred = r->o.pred;
+	}
+	return 0;
+}
+
+static int bisect_open(struct view *v, struct tui *t)
+{
+	return ensure_run(t);
+}
+
+static void bisect_done(struct view *v, struct tui *t)
+{
+	struct bisect_view *b = v->priv;
+	if (b->have_res)
+		db_bisect_result_free(&b->res);
+}
+
+static const char *label(int layer, char *buf, size_t len)
+{
+	return db_layer_label(layer, buf, len);
+}
+
+static enum tui_color verdict_color(db_verdict v)
+{
+	return v == DB_V_GOOD ? C_GOOD : v == DB_V_BAD ? C_MARK : v == DB_V_SKIP ? C_HILITE : C_DIM;
+}
+
+static const char *verdict_glyph(db_verdict v)
+{
+	switch (v) {
+	case DB_V_GOOD: return G("✓", "g");
+	case DB_V_BAD: return G("✗", "b");
+	case DB_V_SKIP: return G("~", "s");
+	default: return G("·", ".");
+	}
+}
+
+static void analyze(struct tui *t, struct bisect_view *b)
+{
+	db_bisect *sm = &t->bisect->sm;
+	if (b->have_res && b->res_steps == sm->n_steps)
+		return;
+	if (b->have_res)
+		db_bisect_result_free(&b->res);
+	memset(&b->res, 0, sizeof b->res);
+	db_err err = {{0}};
+	b->have_res = db_bisect_analyze(t->bisect, &b->res, &err) == 0;
+	b->res_steps = sm->n_steps;
+	if (!b->have_res)
+		tui_msg(t, true, "bisect analysis: %s", err.msg);
+}
+
+/* The layer strip: every candidate, its verdict, the range and the next. */
+static int draw_strip(struct tui *t, WINDOW *w, int y)
+{
+	db_bisect *sm = &t->bisect->sm;
+	int W = getmaxx(w), x = 8;
+	draw_text(w, y, 0, 8, C_DIM, 0, "layers");
+	for (size_t i = 0; i < sm->n_layers; i++) {
+		char lab[16];
+		if (sm->layers[i] == DB_LAYER_FINAL)
+			snprintf(lab, sizeof lab, "fin");
+		else
+			snprintf(lab, sizeof lab, "%d", sm->layers[i]);
+		int lw = (int)strlen(lab) + 1;
+		if (x + lw > W) {
+			y += 2, x = 8;
+			if (y + 1 >= getmaxy(w))
+				break;
+		}
+		bool inside = (long)i > sm->good && (sm->bad < 0 || (long)i <= sm->bad);
+		bool next = (long)i == sm->next;
+		draw_text(w, y, x, lw, C_DEFAULT,
+		          (next ? A_REVERSE : 0) | (inside ? A_BOLD : A_DIM), lab);
+		db_verdict vd = db_bisect_layer_verdict(sm, sm->layers[i]);
+		draw_text(w, y + 1, x, lw, verdict_color(vd), A_BOLD,
+		          next ? G("▲", "^") : verdict_glyph(vd));
+		x += lw;
+	}
+	return y + 2;
+}
+
+static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
+{
+	struct bisect_view *b = v->priv;
+	db_bisect_run *r = t->bisect;
+	db_bisect *sm = &r->sm;
+	int W = getmaxx(w), y = y0, x;
+	char pred[64], a[16], c[16];
+	db_predicate_str(&r->o.pred, pred, sizeof pred);
+	x = draw_text(w, y, 0, W, C_DEFAULT, A_BOLD, "Layer bisect");
+	draw_textf(w, y++, x, W - x, C_DIM, 0, "  probe %s  bad when %s  phase %s  pass %s",
+	           r->stage, pred, r->phase && *r->phase ? r->phase : "-",
+	           r->pass && *r->pass ? r->pass : "-");
+	x = draw_textf(w, y, 0, W, C_DIM, 0, "[%s] ", db_bisect_phase_name(sm->phase));
+	draw_text(w, y++, x, W - x, db_bisect_done(sm) ? C_HILITE : C_DEFAULT, A_BOLD, sm->msg);
+	if (sm->good >= 0 || sm->bad >= 0 || sm->n_layers) {
+		draw_textf(w, y++, 0, W, C_DEFAULT, 0,
+		           "range: good %s .. bad %s   %zu untested inside (%zu skipped)   "
+		           "~%d probe%s left",
+		           sm->good >= 0 ? label(sm->layers[sm->good], a, sizeof a) : "input",
+		           sm->bad >= 0 ? label(sm->layers[sm->bad], c, sizeof c) : "?",
+		           sm->n_remaining, sm->n_skipped_inside, sm->probes_left,
+		           sm->probes_left == 1 ? "" : "s");
+	}
+	y++;
+	y = draw_strip(t, w, y) + 1;
+
+	if (sm->next >= 0) {
+		int layer = sm->layers[sm->next];
+		db_probe pr;
+		db_bisect_probe(r, layer, &pr);
+		x = draw_textf(w, y, 0, W, C_DEFAULT, A_BOLD, "next %s: ", label(layer, a, sizeof a));
+		if (!pr.dumped) {
+			draw_text(w, y++, x, W - x, C_MISSING, 0, "not dumped on both sides yet");
+			char *cmd = db_bisect_dump_hint(r, layer);
+			if (cmd)
+				draw_textf(w, y++, 2, W - 2, C_DEFAULT, 0, "dump it: %s", cmd);
+			free(cmd);
+			draw_text(w, y++, 2, W - 2, C_DIM, 0,
+			          "then <C-r> rescans; s skips this layer, g/b give a verdict by hand");
+		} else {
+			char rel[16];
+			fmt_sci(pr.m.rel, rel, sizeof rel, 9);
+			x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "cos %.6f  rel %s  ", pr.m.cos, rel);
+			x += draw_text(w, y, x, W - x, draw_band_color(pr.band), 0,
+			               draw_band_glyph(pr.band));
+			x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s  auto verdict: ",
+			                db_band_name(pr.band));
+			draw_text(w, y++, x, W - x, verdict_color(pr.auto_verdict), A_BOLD,
+			          db_verdict_name(pr.auto_verdict));
+			draw_text(w, y++, 2, W - 2, C_DIM, 0,
+			          "<Enter> accepts  g good  b bad  s skip  u undo  x reset");
+		}
+	} else if (db_bisect_done(sm)) {
+		analyze(t, b);
+		if (b->have_res) {
+			const db_bisect_result *res = &b->res;
+			draw_textf(w, y++, 0, W, C_MARK, A_BOLD, "%s", res->summary);
+			x = draw_textf(w, y, 0, W, C_DEFAULT, 0, "kind %s", db_bisect_kind_name(res->kind));
+			if (res->has_first_bad)
+				x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "   first bad layer %s%s%s%s",
+				                label(res->first_bad_layer, a, sizeof a),
+				                res->layer_class ? " (" : "",
+				                res->layer_class ? res->layer_class : "",
+				                res->layer_class ? ")" : "");
+			if (res->has_crossing)
+				draw_textf(w, y, x, W - x, C_DEFAULT, 0, "   crosses the ok band at %s",
+				           label(res->crossing_layer, c, sizeof c));
+			y++;
+			if (res->first_bad_stage)
+				draw_textf(w, y++, 0, W, C_DEFAULT, 0, "stage %s%s%s",
+				           res->first_bad_stage,
+				           res->first_bad_substage ? "   first bad sub-stage " : "",
+				           res->first_bad_substage ? res->first_bad_substage : "");
+			if (res->n_bad_ranks) {
+				x = draw_text(w, y, 0, W, C_DEFAULT, 0, "bad ranks");
+				for (size_t i = 0; i < res->n_bad_ranks; i++)
+					x += draw_textf(w, y, x, W - x, C_MARK, A_BOLD, " %d", res->bad_ranks[i]);
+				y++;
+			}
+			if (res->input_ids_mismatch)
+				draw_textf(w, y++, 0, W, C_ERROR, A_BOLD, "input ids differ (%s)",
+				           res->input_ids_stage ? res->input_ids_stage : "?");
+			draw_text(w, y++, 0, W, C_DIM, 0,
+			          "<Enter> shows it on the heatmap  u undo  x reset  w note");
+		}
+	}
+	y++;
+	/* history */
+	draw_textf(w, y++, 0, W, C_DIM, A_BOLD, "history (%zu step%s)", sm->n_steps,
+	           sm->n_steps == 1 ? "" : "s");
+	b->page = y0 + h - y;
+	if (b->page < 1)
+		return;
+	int n = (int)sm->n_steps;
+	/* newest at the bottom; show the last page */
+	int first = n > b->page ? n - b->page : 0;
+	for (int i = first; i < n; i++, y++) {
+		const db_bisect_step *s = &sm->steps[i];
+		char rel[16];
+		fmt_sci(s->rel, rel, sizeof rel, 9);
+		x = draw_textf(w, y, 0, W, C_DEFAULT, 0, "%3d  %-6s ", i + 1,
+		               label(s->layer, a, sizeof a));
+		x += draw_textf(w, y, x, W - x, verdict_color(s->verdict), A_BOLD, "%-5s",
+		                db_verdict_name(s->verdict));
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %-5s", s->by_user ? "user" : "auto");
+		if (!isnan(s->cos))
+			draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  cos %.6f  rel %s  %s", s->cos, rel,
+			           db_band_name(s->band));
+	}
+}
+
+/* Record a verdict for the proposed layer: accept (v NONE) or override. */
+static void step(struct tui *t, db_verdict v)
+{
+	db_bisect_run *r = t->bisect;
+	if (r->sm.next < 0) {
+		tui_msg(t, false, "nothing left to probe (u undoes, x resets)");
+		return;
+	}
+	int layer = r->sm.layers[r->sm.next];
+	db_bisect_step s;
+	db_bisect_auto_step(r, layer, &s);
+	if (v == DB_V_NONE) {
+		if (s.auto_verdict == DB_V_NONE) {
+			char a[16];
+			tui_msg(t, true, "%s has no auto verdict (not dumped): g, b or s",
+			        label(layer, a, sizeof a));
+			return;
+		}
+		s.verdict = s.auto_verdict;
+		s.by_user = false;
+	} else {
+		s.verdict = v;
+		s.by_user = true;
+	}
+	db_err err = {{0}};
+	if (db_bisect_record(&r->sm, &s, &err) < 0) {
+		tui_msg(t, true, "bisect: %s", err.msg);
+		return;
+	}
+	tui_session_save(t);
+}
+
+/* The culprit on the heatmap: the first bad sub-stage, else the stage. */
+static void show_culprit(struct tui *t, struct bisect_view *b)
+{
+	if (!b->have_res || !b->res.has_first_bad) {
+		tui_msg(t, false, "no first bad layer to show");
+		return;
+	}
+	const char *want = b->res.first_bad_substage ? b->res.first_bad_substage
+	                                             : b->res.first_bad_stage;
+	const db_bisect_run *r = t->bisect;
+	size_t best = DB_NO_PAIR;
+	for (size_t i = 0; want && i < t->cmp->n_pairs; i++) {
+		const db_pair *p = &t->cmp->pairs[i];
+		if (p->f.layer != b->res.first_bad_layer || strcmp(p->f.stage, want) ||
+		    strcmp(p->f.phase, r->phase ? r->phase : "") ||
+		    strcmp(p->f.pass, r->pass ? r->pass : ""))
+			continue;
+		if (best == DB_NO_PAIR || p->f.rank == tui_rank(t))
+			best = i;
+	}
+	if (best == DB_NO_PAIR)
+		tui_msg(t, true, "%s is not in the heatmap's selection", want ? want : "?");
+	else
+		heatmap_goto_pair(t, best);
+}
+
+static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
+{
+	struct bisect_view *b = v->priv;
+	db_bisect *sm = &t->bisect->sm;
+	db_err err = {{0}};
+	switch (a) {
+	case A_BISECT_ACCEPT: case A_ENTER:
+		if (db_bisect_done(sm))
+			show_culprit(t, b);
+		else
+			step(t, DB_V_NONE);
+		break;
+	case A_BISECT_GOOD: step(t, DB_V_GOOD); break;
+	case A_BISECT_BAD: step(t, DB_V_BAD); break;
+	case A_BISECT_SKIP: step(t, DB_V_SKIP); break;
+	case A_BISECT_UNDO:
+		if (!db_bisect_undo(sm))
+			tui_msg(t, false, "nothing to undo");
+		tui_session_save(t);
+		break;
+	case A_BISECT_RESET:
+		db_bisect_reset(sm);
+		tui_msg(t, false, "bisect reset");
+		tui_session_save(t);
+		break;
+	case A_BISECT_RESCAN:
+		/* Pair indices change: only the heatmap and this view survive. */
+		while (t->n_views > 1)
+			tui_pop(t);
+		if (db_bisect_rescan(t->bisect, &err) < 0) {
+			tui_msg(t, true, "rescan: %s", err.msg);
+		} else {
+			free(t->ranks);
+			t->n_ranks = db_ranks(t->cmp, &t->ranks);
+			if (t->rank_sel > t->n_ranks)
+				t->rank_sel = 0;
+			tui_selection_changed(t);
+			db_compare_start(t->cmp);
+			tui_msg(t, false, "rescanned: %zu pairs", t->cmp->n_pairs);
+		}
+		tui_push(t, &bisect_view, DB_NO_PAIR);
+		return true;            /* v is gone */
+	default:
+		return false;
+	}
+	t->dirty = true;
+	return true;
+}
+
+static void bisect_note(struct view *v, struct tui *t, FILE *out)
+{
+	char *md = db_md_bisect(&t->bisect->sm);
+	if (md) {
+		fputs(md, out);
+		free(md);
+	}
+}
+
+const struct view_ops bisect_view = {
+	.name = "bisect",
+	.keymap = KM_BISECT,
+	.private_size = sizeof(struct bisect_view),
+	.open = bisect_open,
+	.draw = bisect_draw,
+	.request = bisect_request,
+	.done = bisect_done,
+	.note_data = bisect_note,
+};
