@@ -171,7 +171,7 @@ typedef struct db_probe {
 typedef struct db_substage_row {
 	size_t pair;
 	const char *stage;      /* borrowed from the pair */
-	const char *top;        /* top-level stage it belongs to (borrowed) */
+	char top[256];          /* top-level stage it belongs to */
 	double cos, rel;
 	db_band band;
 	double step_drop;       /* cos(previous row) - cos(this row) */
@@ -182,10 +182,10 @@ typedef enum db_bisect_kind {
 	DB_KIND_NONE,           /* nothing bad ("none") */
 	DB_KIND_SUDDEN,         /* "sudden-drop" */
 	DB_KIND_DRIFT,          /* "accumulated-drift" */
-	DB_KIND_INPUT_IDS,      /* "input-ids": token ids differ, nothing else said */
+	DB_KIND_INPUT_IDS,      /* "input-ids": token ids differ (reported first) */
 	DB_KIND_INCONCLUSIVE    /* "inconclusive": only skipped layers left,
 	                           contradictory bounds, or the bad bound good
-	                           while a later model-level stage is bad */
+	                           while an earlier layer is bad */
 } db_bisect_kind;
 
 const char *db_bisect_kind_name(db_bisect_kind k);
@@ -194,22 +194,29 @@ const char *db_bisect_kind_name(db_bisect_kind k);
  * borrowed from the compare/profile where said.
  *
  * Drift vs sudden drop (seed 002 Phase 4). Over the probe of every dumped
- * layer in order, starting from the input (cos 1, rel 0), each layer has a
- * step dcos = cos(prev) - cos(layer) and drel = rel(layer) - rel(prev).
- * A layer "stands out" when
- *   (dcos > 0.001 and dcos > 4 × median(dcos over all layers))  or
- *   (drel > ok_rel and drel > 4 × median(drel over all layers)),
- * and its band is worse than the previous layer's band (it jumps a band by
- * itself). kind = "sudden-drop" when the first bad layer stands out;
- * otherwise, when the probe leaves the ok band somewhere, "accumulated-
- * drift" with first_bad_layer null; crossing_layer is always the first
- * dumped layer whose probe leaves the ok band (null when none). */
+ * layer in order, starting from the input (cos 1, rel 0, band ok), each
+ * layer has a step dcos = cos(prev) - cos(layer), drel = rel(layer) -
+ * rel(prev). A layer "stands out" when its band is worse than the previous
+ * layer's AND one of
+ *   - it jumps two bands or more at once (ok -> algo, drift -> bug, ...);
+ *   - dcos > 0.001 and dcos > 4 × the median dcos of the other layers;
+ *   - drel > ok_rel and drel > 4 × the median drel of the other layers.
+ * kind = "sudden-drop" when the bisect's first bad layer stands out (or the
+ * first bad is the final output: first_bad_layer null, first_bad_stage the
+ * final stage); "accumulated-drift" with first_bad_layer null when it does
+ * not; "none" when nothing is bad; "inconclusive" otherwise; "input-ids"
+ * replaces the kind when token ids differ (the rest is still filled in).
+ * crossing_layer = the first dumped layer whose probe the predicate calls
+ * bad (null when none). Example: bf16 vs fp32, no bug: rel 0.005, 0.007,
+ * 0.009, 0.008, 0.013 ... leaves ok at L4 by a step no larger than the
+ * others -> drift, crossing 4. A sign flip: cos 1.0 -> 0.92 at L11 -> ok to
+ * bug in one step -> sudden-drop at 11. */
 typedef struct db_bisect_result {
 	db_bisect_kind kind;
 	bool input_ids_mismatch;
 	char *input_ids_stage;  /* the stage that differs, NULL */
-	bool has_first_bad;     /* false: first_bad_layer is null */
-	int first_bad_layer;    /* DB_LAYER_FINAL: after the last layer */
+	bool has_first_bad;     /* false: first_bad_layer is null in JSON */
+	int first_bad_layer;    /* valid when has_first_bad */
 	char *first_bad_stage;  /* top-level stage of the culprit (probe when
 	                           no walk), NULL when nothing bad */
 	char *first_bad_substage;/* first sub-stage leaving ok / dropping; NULL */
@@ -254,6 +261,10 @@ char *db_bisect_dump_hint(const db_bisect_run *r, int layer);
 /* Fill a step for layer from its probe (auto verdict, metrics, time now).
  * verdict = auto verdict (SKIP when not available); by_user false. */
 void db_bisect_auto_step(db_bisect_run *r, int layer, db_bisect_step *s);
+/* A step decided by the user (Enter = accept: pass the auto verdict):
+ * metrics and auto verdict from the probe now, by_user when v differs from
+ * the auto verdict; recorded in r->sm. -1 with err as db_bisect_record. */
+int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err);
 /* Rescan the trees (new dumps) and keep the run's state. */
 int db_bisect_rescan(db_bisect_run *r, db_err *err);
 /* --run: sh -c CMD with {layer} substituted and DUMPBISECT_LAYER set, then

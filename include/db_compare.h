@@ -45,7 +45,11 @@ typedef struct db_compare_opts {
 	const char *profile;    /* name or file; NULL = auto-detect */
 	const char *filter;     /* PCRE2 regex on stage / key; NULL = all */
 	int threads;            /* 0 = number of CPUs */
-	const char *cache_dir;  /* metrics cache; NULL = default, "" = off */
+	/* Metrics cache directory; NULL = $XDG_CACHE_HOME/dumpbisect (or
+	 * ~/.cache/dumpbisect), "" = off. One file per (ref, target, profile);
+	 * entries keyed by every input file's path, size, mtime and inner key
+	 * plus the metric version, so a changed file is recomputed. */
+	const char *cache_dir;
 } db_compare_opts;
 
 typedef struct db_compare {
@@ -58,6 +62,7 @@ typedef struct db_compare {
 	char **phases;          /* present phases, causal order */
 	size_t n_phases;
 	_Atomic size_t n_done;  /* pairs finished (async progress) */
+	_Atomic size_t n_cached;        /* of those, served from the metrics cache */
 	void *priv;             /* worker pool, cache */
 } db_compare;
 

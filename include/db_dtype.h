@@ -24,7 +24,10 @@ const char *db_dtype_name(db_dtype dt);     /* "float32", "bfloat16", ... */
 db_dtype db_dtype_from_name(const char *name); /* inverse; DB_DT_UNKNOWN if none */
 bool db_dtype_is_complex(db_dtype dt);
 bool db_dtype_is_quantized(db_dtype dt);
-/* true when metrics can be computed (real, complex; not quantized/unknown) */
+/* true when metrics can be computed (real, complex; not quantized/unknown).
+ * Quantized tensors decode to their raw stored integers (fine for stats),
+ * but comparing them would need scale/zero-point and sub-byte packing, so
+ * compare reports them "not comparable". */
 bool db_dtype_comparable(db_dtype dt);
 /* number of real components per element: 2 for complex, else 1 */
 int db_dtype_components(db_dtype dt);
@@ -32,7 +35,8 @@ int db_dtype_components(db_dtype dt);
 /* Decode n real components of dtype dt, starting at src, `step` bytes apart
  * (step = itemsize for contiguous data; complex: itemsize/2 per component
  * when contiguous), into dst. swap = data is big-endian. Exact for every
- * dtype (f16/bf16/fp8 -> double is exact). */
+ * dtype (f16/bf16/fp8 -> double is exact) except int64/uint64 beyond 2^53,
+ * which round to nearest. Unknown dtype: NaN. */
 void db_decode_f64(db_dtype dt, const uint8_t *src, ptrdiff_t step, size_t n,
                    bool swap, double *dst);
 double db_decode1_f64(db_dtype dt, const uint8_t *src, bool swap);

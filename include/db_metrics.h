@@ -55,7 +55,9 @@ typedef struct db_accum {
 
 void db_accum_init(db_accum *a);
 /* Accumulate elements [begin, end) (flat C-order indices) of x and y, which
- * must have the same numel. Thread-safe for distinct accumulators. */
+ * must pass db_metrics_check. Thread-safe for distinct accumulators.
+ * Chunks cut at multiples of 1024 elements and merged in order give the
+ * whole-range result up to rounding of the merge (well within 1e-12). */
 void db_accum_range(db_accum *a, const db_tensor *x, const db_tensor *y,
                     int64_t begin, int64_t end);
 void db_accum_merge(db_accum *into, const db_accum *from);
@@ -95,19 +97,26 @@ const char *db_band_name(db_band b);     /* "ok", "drift", "algo", "bug", "scram
 const char *db_band_glyph(db_band b, int utf8);
 
 /* Per-side statistics (ls --stats, tensor view). Non-finite left out of
- * sum/min/max/mean/std and counted. */
+ * sum/min/max/mean/std and counted; n = finite values. std is the
+ * population one (divide by n). Complex: over the (re, im) components.
+ * Quantized qint8/quint8/qint32 with q_scale != 0 are dequantized
+ * ((q - q_zero) * q_scale); other quantized ones give their raw integers.
+ * Empty or all non-finite: sum 0, min/max/mean/std NaN. -1 only for an
+ * unknown dtype. */
 typedef struct db_stats {
 	uint64_t n, nan, inf;
 	double sum, min, max, mean, std;
 } db_stats;
 int db_stats_compute(const db_tensor *t, db_stats *s, db_err *err);
 
-/* The k largest |y−x| with their flat indices, largest first. Returns the
- * number found (<= k). */
+/* The k largest |y−x| with their flat indices, largest first (ties: lower
+ * index first); positions non-finite on either side are skipped. Returns
+ * the number found (<= k); 0 when the pair is not comparable. */
 int db_topk_diff(const db_tensor *x, const db_tensor *y, int k,
                  int64_t *idx, double *absdiff);
 /* Error profile along dimension 0 ("per token"): out[r] = ‖y_r−x_r‖/‖x_r‖
- * for each of the first min(rows, shape[0]) rows. Returns rows written. */
+ * for each of the first min(rows, shape[0]) rows (a 0-d tensor is one
+ * row; edge cases as rel_l2). Returns rows written. */
 int64_t db_row_rel_l2(const db_tensor *x, const db_tensor *y, double *out,
                       int64_t rows);
 

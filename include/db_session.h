@@ -93,6 +93,16 @@ int db_session_sync_bisect(db_session *s, const db_bisect *b, db_err *err);
  * are no longer candidates are an error naming the step). */
 int db_session_to_bisect(const db_session *s, db_bisect *b, db_err *err);
 
+/* A bisect run over c with the session's probe, phase, pass, predicate
+ * and good bound; with_steps resumes its candidates and steps (else the
+ * session's candidates with no steps; a session without candidates gets
+ * the ones the trees show). Free with db_bisect_run_free. */
+int db_session_run_open(const db_session *s, db_compare *c, bool with_steps,
+                        db_bisect_run **out, db_err *err);
+/* Record r's probe, phase, pass, predicate and the profile (NULL = the
+ * comparison's) in s; then db_session_sync_bisect for the steps. */
+int db_session_set_run(db_session *s, const db_bisect_run *r, const char *profile);
+
 /* Append a mark (strings copied). Returns its index or -1 on OOM. */
 long db_session_add_mark(db_session *s, int layer, const char *stage,
                          int rank, db_mark_status st, const char *text);

@@ -205,15 +205,11 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 		if (pi == DB_NO_PAIR && !mismatch)
 			continue;
 		db_substage_row *w = &res->walk[res->n_walk++];
-		char buf[256];
 		const char *top = c->profile
-			? db_profile_parent(c->profile, stages[j], stages, ns, buf, sizeof buf)
-			: stages[j];
-		/* borrow the top-level name from the layer's own stage list */
-		w->top = stages[j];
-		for (size_t k = 0; k < ns; k++)
-			if (!strcmp(stages[k], top))
-				w->top = stages[k];
+			? db_profile_parent(c->profile, stages[j], stages, ns, w->top, sizeof w->top)
+			: NULL;
+		if (top != w->top)
+			snprintf(w->top, sizeof w->top, "%s", top ? top : stages[j]);
 		w->stage = stages[j];
 		w->pair = pi;
 		if (pi == DB_NO_PAIR) {
@@ -324,7 +320,6 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 				si = (long)i;
 		if (f == DB_LAYER_FINAL) {
 			res->kind = DB_KIND_SUDDEN;
-			res->first_bad_layer = f;
 			res->first_bad_stage = r->final_stage ? strdup(r->final_stage) : NULL;
 			snprintf(res->summary, sizeof res->summary,
 			         "every layer is good but %s is bad: the bug is after the last layer",
@@ -374,8 +369,7 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 		memcpy(res->summary, line, sizeof res->summary - 1);
 		res->summary[sizeof res->summary - 1] = '\0';
 	}
-	if (rc < 0 || (res->kind == DB_KIND_SUDDEN && res->first_bad_layer != DB_LAYER_FINAL &&
-	               !res->first_bad_stage)) {
+	if (rc < 0 || (res->kind == DB_KIND_SUDDEN && res->has_first_bad && !res->first_bad_stage)) {
 		db_bisect_result_free(res);
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}

@@ -16,14 +16,6 @@ bool bcli_opt(int argc, char **argv, int *i, const char *name, const char **val)
 int bcli_open_compare(const char *ref, const char *target, const char *profile,
                       db_compare **out, db_err *err);
 
-/* A run set up from the session's probe/phase/pass/predicate/good; with
- * steps true it resumes the session's candidates and steps. */
-int bcli_run_from_session(const db_session *s, db_compare *c, bool with_steps,
-                          db_bisect_run **out, db_err *err);
-
-/* Record the run's settings (probe, phase, pass, predicate, profile) in s. */
-int bcli_session_settings(db_session *s, const db_bisect_run *r, const char *profile);
-
 /* Absolute form of path when it exists (caller frees); a copy otherwise. */
 char *bcli_abspath(const char *path);
 

@@ -130,6 +130,15 @@ void db_bisect_auto_step(db_bisect_run *r, int layer, db_bisect_step *s)
 	s->time = (int64_t)time(NULL);
 }
 
+int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err)
+{
+	db_bisect_step s;
+	db_bisect_auto_step(r, layer, &s);
+	s.verdict = v;
+	s.by_user = v != s.auto_verdict;
+	return db_bisect_record(&r->sm, &s, err);
+}
+
 /* Candidates: 0..n_layers-1; or 0..the highest layer seen (gaps filled);
  * or the layers whose probe is dumped in either tree. */
 static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)

@@ -1,25 +1,407 @@
-/* Metrics cache (issue 5): not active yet; every lookup misses. */
+/* Metrics cache (issue 5): results of computed pairs, so reopening a tree
+ * shows every number at once. One file per (reference, target, profile)
+ * under the cache directory; an entry's key names every input file of the
+ * pair by absolute path, size, mtime and inner key, plus the metric
+ * version — a changed file changes the key, so nothing stale is served.
+ * The file is a cache: missing, unreadable or corrupt (checksum) means
+ * empty; it is rewritten whole (temp + fsync + rename). Bands are not
+ * stored: they are recomputed from the metrics with the current profile. */
 #include "compare_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "strmap.h"
+
+/* Bump when a metric's definition or the record layout changes. */
+#define CACHE_METRIC_VERSION 1
+#define CACHE_MAGIC "DBMCACHE"
+#define REC_NUMS 15             /* numbers per record, see put_metrics */
+
+typedef struct crec {
+	char *key;
+	db_metrics m;
+	bool used;              /* looked up or stored in this session */
+} crec;
+
+typedef struct cache {
+	pthread_mutex_t mu;
+	bool loaded, dirty;
+	char *file;             /* the cache file; NULL: cache off */
+	char *ref_real, *tgt_real;
+	db_strmap idx;          /* key -> index in recs */
+	crec *recs;
+	size_t n, cap;
+} cache;
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 1099511628211ull;
+	return h;
+}
+
+static char *real_or_copy(const char *p)
+{
+	char buf[PATH_MAX];
+	return strdup(realpath(p, buf) ? buf : p);
+}
+
+static cache *get_cache(db_compare *c)
+{
+	db_cmp_priv *pr = c->priv;
+	if (!pr->cache_dir)
+		return NULL;
+	pthread_mutex_lock(&pr->cache_mu);
+	cache *k = pr->cache;
+	if (k || !(k = calloc(1, sizeof *k))) {
+		pthread_mutex_unlock(&pr->cache_mu);
+		return k;
+	}
+	pthread_mutex_init(&k->mu, NULL);
+	db_strmap_init(&k->idx);
+	k->ref_real = real_or_copy(c->ref_root);
+	k->tgt_real = real_or_copy(c->tgt_root);
+	if (k->ref_real && k->tgt_real) {
+		uint64_t h = 1469598103934665603ull;
+		h = fnv(k->ref_real, strlen(k->ref_real) + 1, h);
+		h = fnv(k->tgt_real, strlen(k->tgt_real) + 1, h);
+		h = fnv(c->profile->name, strlen(c->profile->name) + 1, h);
+		h = fnv(&pr->one_folder, sizeof pr->one_folder, h);
+		size_t n = strlen(pr->cache_dir) + 40;
+		if ((k->file = malloc(n)))
+			snprintf(k->file, n, "%s/%016llx.cache", pr->cache_dir, (unsigned long long)h);
+	}
+	pr->cache = k;
+	pthread_mutex_unlock(&pr->cache_mu);
+	return k;
+}
+
+/* Key of a pair: profile, metric version, then each input item. */
+static char *pair_key(db_compare *c, cache *k, const db_pair *p)
+{
+	size_t cap = 256, n = 0;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	n = (size_t)snprintf(s, cap, "v%d\x1f%s\x1f%d", CACHE_METRIC_VERSION, c->profile->name,
+	                     p->merged);
+	size_t nr = p->merged ? p->n_ref_shards : 1, nt = p->merged ? p->n_tgt_shards : 1;
+	for (size_t i = 0; i < nr + nt; i++) {
+		bool ref = i < nr;
+		const db_item *it = ref ? (p->merged ? p->ref_shards[i] : p->ref)
+		                        : (p->merged ? p->tgt_shards[i - nr] : p->tgt);
+		const db_index *ix = ref ? c->ref : c->tgt;
+		const char *root = ref ? k->ref_real : k->tgt_real;
+		size_t need = n + strlen(root) + strlen(it->path) + strlen(it->key) + 80;
+		if (need > cap) {
+			cap = need * 2;
+			char *t = realloc(s, cap);
+			if (!t) {
+				free(s);
+				return NULL;
+			}
+			s = t;
+		}
+		n += (size_t)snprintf(s + n, cap - n, "\x1e%c%s%s%s\x1f%lld\x1f%lld\x1f%s",
+		                      ref ? 'r' : 't', root, ix->root_is_file ? "" : "/",
+		                      ix->root_is_file ? "" : it->path, (long long)it->size,
+		                      (long long)it->mtime_ns, it->key);
+	}
+	return s;
+}
+
+static void put_metrics(const db_metrics *m, double *v)
+{
+	v[0] = (double)m->n;
+	v[1] = m->cos;
+	v[2] = m->rel;
+	v[3] = m->rel_l2;
+	v[4] = m->rel_diff;
+	v[5] = m->max_abs;
+	v[6] = m->mean_abs;
+	v[7] = (double)m->argmax;
+	v[8] = m->byte_equal;
+	v[9] = (double)m->nan_ref;
+	v[10] = (double)m->nan_tgt;
+	v[11] = (double)m->inf_ref;
+	v[12] = (double)m->inf_tgt;
+	v[13] = (double)m->nonfinite_mismatch;
+	v[14] = 0;
+}
+
+static void get_metrics(const double *v, db_metrics *m)
+{
+	memset(m, 0, sizeof *m);
+	m->n = (uint64_t)v[0];
+	m->cos = v[1];
+	m->rel = v[2];
+	m->rel_l2 = v[3];
+	m->rel_diff = v[4];
+	m->max_abs = v[5];
+	m->mean_abs = v[6];
+	m->argmax = (int64_t)v[7];
+	m->byte_equal = v[8];
+	m->nan_ref = (uint64_t)v[9];
+	m->nan_tgt = (uint64_t)v[10];
+	m->inf_ref = (uint64_t)v[11];
+	m->inf_tgt = (uint64_t)v[12];
+	m->nonfinite_mismatch = (uint64_t)v[13];
+}
+
+static int add_rec(cache *k, const char *key, const db_metrics *m, bool used)
+{
+	bool added;
+	size_t *v = db_strmap_put(&k->idx, key, k->n, &added);
+	if (!v)
+		return -1;
+	if (!added) {
+		k->recs[*v].m = *m;
+		k->recs[*v].used |= used;
+		return 0;
+	}
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 256;
+		crec *r = realloc(k->recs, cap * sizeof *r);
+		if (!r)
+			return -1;
+		k->recs = r;
+		k->cap = cap;
+	}
+	if (!(k->recs[k->n].key = strdup(key)))
+		return -1;
+	k->recs[k->n].m = *m;
+	k->recs[k->n].used = used;
+	k->n++;
+	return 0;
+}
+
+/* File: magic, u32 version, u64 count, records (u32 key length, key,
+ * REC_NUMS doubles), u64 FNV-1a of everything before it. */
+static void load(cache *k)
+{
+	k->loaded = true;
+	if (!k->file)
+		return;
+	int fd = open(k->file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	char *buf = NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 28 ||
+	    st.st_size > ((off_t)1 << 30) || !(buf = malloc((size_t)st.st_size))) {
+		close(fd);
+		return;
+	}
+	size_t size = (size_t)st.st_size, got = 0;
+	while (got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	uint64_t sum, count;
+	uint32_t ver;
+	if (got != size || memcmp(buf, CACHE_MAGIC, 8) != 0)
+		goto out;
+	memcpy(&sum, buf + size - 8, 8);
+	if (sum != fnv(buf, size - 8, 1469598103934665603ull))
+		goto out;
+	memcpy(&ver, buf + 8, 4);
+	memcpy(&count, buf + 12, 8);
+	if (ver != CACHE_METRIC_VERSION)
+		goto out;
+	size_t off = 20, end = size - 8;
+	for (uint64_t i = 0; i < count; i++) {
+		uint32_t kl;
+		double v[REC_NUMS];
+		if (end - off < 4)
+			break;
+		memcpy(&kl, buf + off, 4);
+		off += 4;
+		if (end - off < (size_t)kl + sizeof v)
+			break;
+		char *key = malloc((size_t)kl + 1);
+		if (!key)
+			break;
+		memcpy(key, buf + off, kl);
+		key[kl] = 0;
+		off += kl;
+		memcpy(v, buf + off, sizeof v);
+		off += sizeof v;
+		db_metrics m;
+		get_metrics(v, &m);
+		int rc = strlen(key) == kl ? add_rec(k, key, &m, false) : 0;
+		free(key);
+		if (rc != 0)
+			break;
+	}
+out:
+	free(buf);
+}
 
 bool db_cache_lookup(db_compare *c, db_pair *p)
 {
-	(void)c;
-	(void)p;
-	return false;
+	if (p->status != DB_ST_OK)
+		return false;
+	cache *k = get_cache(c);
+	if (!k || !k->file)
+		return false;
+	char *key = pair_key(c, k, p);
+	if (!key)
+		return false;
+	bool hit = false;
+	db_metrics m;
+	pthread_mutex_lock(&k->mu);
+	if (!k->loaded)
+		load(k);
+	size_t *v = db_strmap_get(&k->idx, key);
+	if (v) {
+		k->recs[*v].used = true;
+		m = k->recs[*v].m;
+		hit = true;
+	}
+	pthread_mutex_unlock(&k->mu);
+	free(key);
+	if (!hit)
+		return false;
+	p->m = m;
+	p->band = db_band_of(&p->m, &c->profile->thresholds);
+	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
+	atomic_fetch_add(&c->n_cached, 1);
+	atomic_fetch_add(&c->n_done, 1);
+	return true;
 }
 
 void db_cache_store(db_compare *c, const db_pair *p)
 {
-	(void)c;
-	(void)p;
+	if (p->status != DB_ST_OK)
+		return;
+	cache *k = get_cache(c);
+	if (!k || !k->file)
+		return;
+	char *key = pair_key(c, k, p);
+	if (!key)
+		return;
+	pthread_mutex_lock(&k->mu);
+	if (!k->loaded)
+		load(k);
+	if (add_rec(k, key, &p->m, true) == 0)
+		k->dirty = true;
+	pthread_mutex_unlock(&k->mu);
+	free(key);
+}
+
+static int mkdirs(const char *dir)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", dir);
+	for (char *s = buf + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+				return -1;
+			*s = '/';
+		}
+	return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int write_all(int fd, const void *p, size_t n, uint64_t *sum)
+{
+	*sum = fnv(p, n, *sum);
+	const char *s = p;
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
 }
 
 void db_cache_flush(db_compare *c)
 {
-	(void)c;
+	db_cmp_priv *pr = c->priv;
+	cache *k = pr ? pr->cache : NULL;
+	if (!k || !k->file)
+		return;
+	pthread_mutex_lock(&k->mu);
+	if (!k->dirty) {
+		pthread_mutex_unlock(&k->mu);
+		return;
+	}
+	/* entries of files that changed are never hit again: when they pile
+	 * up, keep only this session's */
+	size_t used = 0;
+	for (size_t i = 0; i < k->n; i++)
+		used += k->recs[i].used;
+	bool prune = k->n > 2 * used + 1024;
+	uint64_t count = prune ? used : k->n;
+	size_t n = strlen(k->file) + 32;
+	char *tmp = malloc(n);
+	int fd = -1, rc = -1;
+	if (tmp && mkdirs(pr->cache_dir) == 0) {
+		snprintf(tmp, n, "%s.tmp.%ld", k->file, (long)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	}
+	if (fd >= 0) {
+		uint64_t sum = 1469598103934665603ull;
+		uint32_t ver = CACHE_METRIC_VERSION;
+		rc = write_all(fd, CACHE_MAGIC, 8, &sum) | write_all(fd, &ver, 4, &sum) |
+		     write_all(fd, &count, 8, &sum);
+		for (size_t i = 0; i < k->n && rc == 0; i++) {
+			if (prune && !k->recs[i].used)
+				continue;
+			uint32_t kl = (uint32_t)strlen(k->recs[i].key);
+			double v[REC_NUMS];
+			put_metrics(&k->recs[i].m, v);
+			rc = write_all(fd, &kl, 4, &sum) | write_all(fd, k->recs[i].key, kl, &sum) |
+			     write_all(fd, v, sizeof v, &sum);
+		}
+		uint64_t dummy = 0;
+		if (rc == 0)
+			rc = write_all(fd, &sum, 8, &dummy);
+		if (rc == 0)
+			rc = fsync(fd);
+		if (close(fd) != 0)
+			rc = -1;
+		if (rc == 0)
+			rc = rename(tmp, k->file);
+		if (rc != 0)
+			unlink(tmp);
+	}
+	if (rc == 0)
+		k->dirty = false;
+	free(tmp);
+	pthread_mutex_unlock(&k->mu);
 }
 
 void db_cache_close(db_compare *c)
 {
-	(void)c;
+	db_cmp_priv *pr = c->priv;
+	cache *k = pr ? pr->cache : NULL;
+	if (!k)
+		return;
+	db_cache_flush(c);
+	for (size_t i = 0; i < k->n; i++)
+		free(k->recs[i].key);
+	free(k->recs);
+	db_strmap_free(&k->idx);
+	free(k->file);
+	free(k->ref_real);
+	free(k->tgt_real);
+	pthread_mutex_destroy(&k->mu);
+	free(k);
+	pr->cache = NULL;
 }

@@ -30,6 +30,7 @@ static void usage(FILE *out)
 	      "  --run CMD          produce missing dumps: sh -c CMD with {layer} and\n"
 	      "                     $DUMPBISECT_LAYER; exit 125 = skip, other non-zero aborts\n"
 	      "  --session FILE     create or resume a session (saved after every step)\n"
+	      "  --ref DIR, --target DIR  the trees (override a resumed session's)\n"
 	      "  --format text|json\n"
 	      "exit: 0 nothing bad, 1 a bad layer or drift past the band, 2 error\n", out);
 }
@@ -85,6 +86,8 @@ int db_cmd_bisect(int argc, char **argv)
 		} else if (bcli_opt(argc, argv, &i, "--layers", &v)) { layers = v;
 		} else if (bcli_opt(argc, argv, &i, "--run", &v)) { o.run_cmd = v;
 		} else if (bcli_opt(argc, argv, &i, "--session", &v)) { session = v;
+		} else if (bcli_opt(argc, argv, &i, "--ref", &v)) { pos[0] = v;
+		} else if (bcli_opt(argc, argv, &i, "--target", &v)) { pos[1] = v;
 		} else if (bcli_opt(argc, argv, &i, "--format", &v)) { format = v;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "dumpbisect bisect: unknown option %s\n", a);
@@ -206,7 +209,7 @@ int db_cmd_bisect(int argc, char **argv)
 		if (o.pass) { free(s->pass); s->pass = strdup(o.pass); }
 		if (band || cosv || relv)
 			s->pred = o.pred;
-		if (bcli_run_from_session(s, c, true, &r, &err) < 0)
+		if (db_session_run_open(s, c, true, &r, &err) < 0)
 			goto fail;
 		if (o.run_cmd && !(r->run_cmd = strdup(o.run_cmd))) {
 			db_err_set(&err, NULL, NULL, -1, "out of memory");
@@ -216,7 +219,7 @@ int db_cmd_bisect(int argc, char **argv)
 	} else if (db_bisect_run_open(c, &o, &r, &err) < 0) {
 		goto fail;
 	}
-	if (s && (bcli_session_settings(s, r, profile) < 0 ||
+	if (s && (db_session_set_run(s, r, profile) < 0 ||
 	          db_session_sync_bisect(s, &r->sm, &err) < 0 ||
 	          db_session_save(s, NULL, &err) < 0))
 		goto fail;

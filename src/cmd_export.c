@@ -74,7 +74,7 @@ int db_cmd_export(int argc, char **argv)
 	if (bcli_open_compare(s->ref, s->target, s->profile, &c, &err) < 0)
 		goto fail;
 	db_compare_run(c);
-	if (bcli_run_from_session(s, c, true, &r, &err) < 0)
+	if (db_session_run_open(s, c, true, &r, &err) < 0)
 		goto fail;
 	if (s->n_steps) {
 		if (db_bisect_analyze(r, &res, &err) < 0)

@@ -119,7 +119,7 @@ int db_cmd_replay(int argc, char **argv)
 		goto fail;
 	if (bcli_open_compare(s->ref, s->target, s->profile, &c, &err) < 0)
 		goto fail;
-	if (bcli_run_from_session(s, c, false, &r, &err) < 0)
+	if (db_session_run_open(s, c, false, &r, &err) < 0)
 		goto fail;
 	rows = calloc(s->n_steps + 1, sizeof *rows);
 	if (!rows) {
@@ -134,7 +134,7 @@ int db_cmd_replay(int argc, char **argv)
 		changed += !rows[i].holds;
 	}
 	/* A fresh auto bisect over the same candidates: did the first bad move? */
-	if (bcli_run_from_session(s, c, false, &fresh, &err) < 0 ||
+	if (db_session_run_open(s, c, false, &fresh, &err) < 0 ||
 	    db_bisect_run_auto(fresh, NULL, NULL, &err) < 0)
 		goto fail;
 	bool moved = !(then.phase == fresh->sm.phase &&

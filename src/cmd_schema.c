@@ -68,7 +68,7 @@ int db_cmd_schema(int argc, char **argv)
 		fprintf(stderr, "dumpbisect schema: --format must be table or json\n");
 		return 2;
 	}
-	db_compare_opts o = {.profile = profile, .filter = filter, .cache_dir = ""};
+	db_compare_opts o = {.profile = profile, .filter = filter};
 	db_compare *c;
 	db_err err = {{0}};
 	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, &c, &err) != 0) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compare_priv.h"
+#include "index_priv.h"
 #include "strmap.h"
 
 static const char *const status_names[] = {
@@ -442,10 +443,14 @@ static int build_pairs(db_compare *c, db_err *err)
 		p->ref = ri[i];
 		set_side(p, ri[i], true);
 	}
+	/* two single files holding one tensor each: compare them whatever
+	 * their names say */
+	bool lone = c->ref->root_is_file && c->tgt->root_is_file && nri == 1 && nti == 1;
 	int64_t anchor = -1;
 	for (size_t i = 0; i < nti && rc == 0; i++) {
 		char k[600];
-		pair_key(&ti[i]->f, ti[i]->occurrence, k, sizeof k);
+		pair_key(lone ? &ri[0]->f : &ti[i]->f, lone ? ri[0]->occurrence : ti[i]->occurrence,
+		         k, sizeof k);
 		size_t *v = db_strmap_get(&by_key, k);
 		if (v) {
 			db_pair *p = &pv.v[*v];
@@ -566,6 +571,19 @@ static bool same_dir(const char *a, const char *b)
 	return !strcmp(ra, rb);
 }
 
+static bool re_has_group(const void *re, const char *name)
+{
+	if (!re)
+		return false;
+	int n = pcre2_substring_number_from_name(re, (PCRE2_SPTR)name);
+	return n >= 0 || n == PCRE2_ERROR_NOUNIQUESUBSTRING;     /* (?J) duplicates */
+}
+
+static bool has_side_group(const db_profile *p)
+{
+	return re_has_group(p->path_re, "side") || re_has_group(p->key_re, "side");
+}
+
 static bool has_side(const db_index *ix, const char *side)
 {
 	for (size_t i = 0; i < ix->n_items; i++)
@@ -595,14 +613,23 @@ static void free_pairs(db_compare *c)
 static int scan_and_pair(db_compare *c, db_index **ref, db_index **tgt, db_err *err)
 {
 	*ref = *tgt = NULL;
-	bool one = !strcmp(c->ref_root, c->tgt_root);
-	if (db_index_scan(c->ref_root, c->profile, one ? "ref" : NULL, ref, err) != 0)
-		return -1;
-	if (db_index_scan(c->tgt_root, c->profile, one ? "target" : NULL, tgt, err) != 0) {
+	db_cmp_priv *pr = c->priv;
+	bool one = pr->one_folder;
+	/* entry metadata of unchanged files comes from the cache; one folder
+	 * shares one cache between its two sides */
+	db_icache *icr = db_icache_open(pr->cache_dir, c->ref_root);
+	db_icache *ict = one ? icr : db_icache_open(pr->cache_dir, c->tgt_root);
+	int rc = db_index_scan_ic(c->ref_root, c->profile, one ? "ref" : NULL, icr, ref, err);
+	if (rc == 0 &&
+	    (rc = db_index_scan_ic(c->tgt_root, c->profile, one ? "target" : NULL, ict, tgt, err))) {
 		db_index_free(*ref);
 		*ref = NULL;
-		return -1;
 	}
+	db_icache_close(icr);
+	if (ict != icr)
+		db_icache_close(ict);
+	if (rc != 0)
+		return -1;
 	if (one && (!has_side(*ref, "ref") || !has_side(*tgt, "target"))) {
 		db_err_set(err, c->ref_root, NULL, -1,
 		           "one folder given, but profile %s finds no %s side in it; "
@@ -628,6 +655,7 @@ void db_compare_free(db_compare *c)
 		free(pr->filter);
 		free(pr->owner);
 		free(pr->cache_dir);
+		pthread_mutex_destroy(&pr->cache_mu);
 		free(pr);
 	}
 	free_pairs(c);
@@ -683,10 +711,11 @@ int db_compare_open(const char *ref, const char *tgt,
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}
 	c->priv = pr;
+	pthread_mutex_init(&pr->cache_mu, NULL);
 	atomic_init(&c->n_done, 0);
-	bool one = !tgt || same_dir(ref, tgt);
+	atomic_init(&c->n_cached, 0);
 	c->ref_root = strdup(ref);
-	c->tgt_root = strdup(one ? ref : tgt);
+	c->tgt_root = strdup(tgt ? tgt : ref);
 	pr->threads = opts->threads;
 	if (!c->ref_root || !c->tgt_root)
 		goto oom;
@@ -722,6 +751,9 @@ int db_compare_open(const char *ref, const char *tgt,
 		db_compare_free(c);
 		return -1;
 	}
+	/* one folder: TARGET left out, or the same folder with a side group
+	 * (the same folder without one compares a tree with itself) */
+	pr->one_folder = !tgt || (same_dir(ref, tgt) && has_side_group(c->profile));
 	if (scan_and_pair(c, &c->ref, &c->tgt, err) != 0 || build_pairs(c, err) != 0) {
 		db_compare_free(c);
 		return -1;

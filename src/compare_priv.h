@@ -36,7 +36,13 @@ void db_wctx_free(db_wctx *w);
  * Checks the file did not change since indexing. Borrowed until the next
  * call that may evict (keep at most cap_files distinct files per use). */
 int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
-                   const db_tensor **t, db_err *err);
+                   const db_tensor **t, const db_file **file, db_err *err);
+/* Page advice for elements [b, e) of t inside f's mapping (contiguous
+ * tensors in mmap'ed files only; a no-op otherwise): MADV_DONTNEED drops
+ * pages fully inside the range from this process (they stay in the page
+ * cache), so peak RSS does not grow with tensor or file size;
+ * MADV_WILLNEED starts read-ahead. */
+void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int advice);
 
 /* Accumulate elements [b, e) of pair p into a (initialised by the caller). */
 int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
@@ -69,11 +75,13 @@ typedef struct db_cmp_priv {
 	char *filter;           /* as given */
 	void *filter_re;        /* pcre2_code */
 	int threads;
+	bool one_folder;        /* both sides in one folder, split by the side group */
 	size_t max_shards;      /* most shards a merged pair needs on one side */
 	_Atomic int *owner;     /* per pair: 0 free, 1 pool, 2 caller */
 	db_pool *pool;
 	char *cache_dir;        /* NULL: cache off */
-	void *cache;            /* cache.c state */
+	void *cache;            /* cache.c state, created on first use */
+	pthread_mutex_t cache_mu;       /* guards creating it */
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };

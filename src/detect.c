@@ -54,7 +54,7 @@ int db_profile_detect(const char *root, db_profile **out, char *why,
 	db_walk w;
 	char msg[1024];
 	if (S_ISDIR(st.st_mode)) {
-		if (db_walk_dir(root, &w, msg, sizeof msg) != 0)
+		if (db_walk_dir2(root, &w, false, msg, sizeof msg) != 0)
 			return db_err_set(err, NULL, NULL, -1, "%s", msg);
 	} else if (S_ISREG(st.st_mode)) {
 		memset(&w, 0, sizeof w);

@@ -27,9 +27,9 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	(void)c;
 	const db_metrics *m = &p->m;
 	fputs("{\"phase\": ", out);
-	db_json_str(out, p->f.phase);
+	db_json_field(out, p->f.phase, false);
 	fputs(", \"pass\": ", out);
-	db_json_str(out, p->f.pass);
+	db_json_field(out, p->f.pass, true);
 	fputs(", \"rank\": ", out);
 	if (p->merged || p->f.rank < 0)
 		fputs("null", out);
@@ -266,12 +266,18 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	fputs("\n## Divergence point\n\n", f);
 	if (p) {
 		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
+		char rank[32];
+		if (p->merged)
+			snprintf(rank, sizeof rank, "merged");
+		else if (p->f.rank >= 0)
+			snprintf(rank, sizeof rank, "%d", p->f.rank);
+		else
+			snprintf(rank, sizeof rank, "-");
 		fprintf(f, "| phase | pass | layer | stage | rank | ref tensor | target tensor |\n"
 		        "|---|---|---|---|---|---|---|\n| %s | %s | %s | %s | %s | `%s` | `%s` |\n",
 		        p->f.phase[0] ? p->f.phase : "-", p->f.pass[0] ? p->f.pass : "-",
 		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "model",
-		        p->f.stage, p->merged ? "merged" : (p->f.rank >= 0 ? "per rank" : "-"),
-		        rn ? rn : "(missing)", tn ? tn : "(missing)");
+		        p->f.stage, rank, rn ? rn : "(missing)", tn ? tn : "(missing)");
 		free(rn);
 		free(tn);
 		if (r && r->layer_class)
@@ -384,25 +390,18 @@ static int write_one(FILE *f, void *ctx, db_err *err)
 	return 0;
 }
 
-/* The grid for the heatmap: merged/rank-less cells, else the first rank. */
+/* The layout of the heatmap: a per-rank grid when there are ranks (it has
+ * every stage; export_svg.c shows the worst rank or merged cell in it),
+ * else the rank-less one. */
 static int heatmap_grid(const db_export_ctx *x, db_grid *g)
 {
 	const char *phase = x->s && x->s->phase ? x->s->phase : NULL;
 	const char *pass = x->s && x->s->pass ? x->s->pass : NULL;
-	if (db_grid_build(x->c, phase, pass, -1, g) < 0)
-		return -1;
-	if (g->n_layer_rows)
-		return 0;
 	int *ranks = NULL;
 	size_t nr = db_ranks(x->c, &ranks);
-	if (nr) {
-		db_grid_free(g);
-		int rc = db_grid_build(x->c, phase, pass, ranks[0], g);
-		free(ranks);
-		return rc;
-	}
+	int rank = nr ? ranks[0] : -1;
 	free(ranks);
-	return 0;
+	return db_grid_build(x->c, phase, pass, rank, g);
 }
 
 int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)

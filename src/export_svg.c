@@ -4,12 +4,14 @@
 #include "db_export.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CELL_W 92
 #define CELL_H 22
 #define LABEL_W 150
-#define HEAD_H 110
+#define HEAD_H 56
 
 static const char *band_fill(db_band b)
 {
@@ -53,6 +55,41 @@ static const db_mark *mark_on(const db_session *s, int layer, const char *stage)
 	return NULL;
 }
 
+/* Per-rank cells show the worst rank: a bug on one shard must not hide
+ * behind a rank that happens to be drawn. */
+static size_t worst_rank(const db_compare *c, size_t pi)
+{
+	if (pi == DB_NO_PAIR || c->pairs[pi].merged || c->pairs[pi].f.rank < 0)
+		return pi;
+	size_t *v = NULL, n = db_rank_pairs(c, pi, &v), best = pi;
+	for (size_t i = 0; i < n; i++) {
+		const db_pair *q = &c->pairs[v[i]], *b = &c->pairs[best];
+		if (q->status != DB_ST_OK || q->band == DB_BAND_NONE)
+			continue;
+		if (b->status != DB_ST_OK || q->band > b->band ||
+		    (q->band == b->band && q->m.cos < b->m.cos))
+			best = v[i];
+	}
+	free(v);
+	return best;
+}
+
+static size_t worse_of(const db_compare *c, size_t a, size_t b)
+{
+	if (a == DB_NO_PAIR)
+		return b;
+	if (b == DB_NO_PAIR)
+		return a;
+	const db_pair *x = &c->pairs[a], *y = &c->pairs[b];
+	if (x->status != DB_ST_OK)
+		return a;
+	if (y->status != DB_ST_OK)
+		return b;
+	if (y->band != x->band)
+		return y->band > x->band ? b : a;
+	return y->m.cos < x->m.cos ? b : a;
+}
+
 static void cell(FILE *f, const db_compare *c, size_t pi, double x, double y,
                  const char *title, const db_mark *mk)
 {
@@ -60,6 +97,8 @@ static void cell(FILE *f, const db_compare *c, size_t pi, double x, double y,
 	db_band b = p && p->status == DB_ST_OK ? p->band : DB_BAND_NONE;
 	fputs("<g><title>", f);
 	xml_text(f, title);
+	if (p && !p->merged && p->f.rank >= 0)
+		fprintf(f, " rank %d", p->f.rank);
 	if (p && p->status == DB_ST_OK)
 		fprintf(f, ": cos %.8f rel %.4g (%s)", p->m.cos, p->m.rel, db_band_name(b));
 	else if (p)
@@ -91,24 +130,30 @@ static void cell(FILE *f, const db_compare *c, size_t pi, double x, double y,
 int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
                   const db_session *s)
 {
+	/* per-rank layouts also show the merged (unsharded) cell when worse */
+	db_grid gm;
+	bool merged_ok = g->rank >= 0 && db_grid_build(c, g->phase, g->pass, -1, &gm) == 0;
 	size_t ncols = g->n_cols ? g->n_cols : 1;
 	int w = LABEL_W + (int)ncols * CELL_W + 10, h = HEAD_H + (int)g->n_rows * CELL_H + 40;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 	        "viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n", w, h, w, h);
-	fputs("<style>.v{text-anchor:middle;fill:#fff}.l{text-anchor:end}.h{text-anchor:start}</style>\n", f);
+	fputs("<style>.v{text-anchor:middle;fill:#fff}.l{text-anchor:end}.h{text-anchor:middle}</style>\n", f);
 	fputs("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n", f);
 	fprintf(f, "<text x=\"4\" y=\"14\">phase ");
 	xml_text(f, g->phase && *g->phase ? g->phase : "-");
 	fputs(", pass ", f);
 	xml_text(f, g->pass && *g->pass ? g->pass : "-");
-	fprintf(f, ", rank %s", g->rank < 0 ? "merged" : "");
-	if (g->rank >= 0)
-		fprintf(f, "%d", g->rank);
-	fputs("</text>\n", f);
+	fprintf(f, ", %s</text>\n", g->rank < 0 ? "merged ranks" : "the worst rank (or merged) per cell");
 	for (size_t k = 0; k < g->n_cols; k++) {
-		double x = LABEL_W + k * CELL_W + CELL_W / 2.0, y = HEAD_H - 6.0;
-		fprintf(f, "<text class=\"h\" transform=\"translate(%.0f,%.0f) rotate(-45)\">", x, y);
+		/* horizontal, on two staggered lines: renderers agree on that */
+		double x = LABEL_W + k * CELL_W + (CELL_W - 2) / 2.0;
+		double y = HEAD_H - 8.0 - (k % 2 ? 0 : 14.0);
+		fprintf(f, "<text class=\"h\" x=\"%.0f\" y=\"%.0f\"><title>", x, y);
 		xml_text(f, g->cols[k]);
+		fputs("</title>", f);
+		char shortname[28];
+		snprintf(shortname, sizeof shortname, "%s", g->cols[k]);
+		xml_text(f, shortname);
 		fputs("</text>\n", f);
 	}
 	for (size_t r = 0; r < g->n_rows; r++) {
@@ -120,13 +165,19 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
 		if (row->layer < 0) {
 			char title[300];
 			snprintf(title, sizeof title, "%s", row->label);
-			cell(f, c, row->cells[0], LABEL_W, y, title, mark_on(s, -1, row->label));
+			size_t pi = worst_rank(c, row->cells[0]);
+			if (merged_ok)
+				pi = worse_of(c, pi, db_grid_find(c, &gm, -1, row->label));
+			cell(f, c, pi, LABEL_W, y, title, mark_on(s, -1, row->label));
 			continue;
 		}
 		for (size_t k = 0; k < g->n_cols; k++) {
 			char title[400];
 			snprintf(title, sizeof title, "%s %s", row->label, g->cols[k]);
-			cell(f, c, row->cells[k], LABEL_W + k * (double)CELL_W, y, title,
+			size_t pi = worst_rank(c, row->cells[k]);
+			if (merged_ok)
+				pi = worse_of(c, pi, db_grid_find(c, &gm, row->layer, g->cols[k]));
+			cell(f, c, pi, LABEL_W + k * (double)CELL_W, y, title,
 			     mark_on(s, row->layer, g->cols[k]));
 		}
 	}
@@ -141,5 +192,7 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
 		        ly + 10, db_band_name(bands[i]));
 	}
 	fputs("</svg>\n", f);
+	if (merged_ok)
+		db_grid_free(&gm);
 	return ferror(f) ? -1 : 0;
 }

@@ -13,17 +13,9 @@
 #include <unistd.h>
 
 #include "db_reader.h"
+#include "index_priv.h"
 #include "strmap.h"
 #include "walk.h"
-
-/* What indexing keeps of one entry once its file is closed. */
-typedef struct ent_meta {
-	char *key;
-	db_dtype dtype;
-	int ndim;
-	int64_t shape[DB_MAX_DIMS];
-	char *err;
-} ent_meta;
 
 typedef struct file_job {
 	const char *rel;
@@ -40,6 +32,7 @@ typedef struct open_pool {
 	file_job *jobs;
 	size_t n;
 	atomic_size_t next;
+	db_icache *ic;
 } open_pool;
 
 char *db_fields_key(const db_fields *f, char *buf, size_t len)
@@ -78,8 +71,10 @@ static bool side_kept(const char *side, const db_fields *f)
 	return !side || !f->side[0] || !strcmp(side, f->side);
 }
 
-static void read_file_meta(file_job *j)
+static void read_file_meta(file_job *j, db_icache *ic)
 {
+	if (db_icache_get(ic, j->rel, j->size, j->mtime_ns, &j->ents, &j->n_ents))
+		return;
 	db_file *df = NULL;
 	db_err e = {{0}};
 	if (db_file_open(j->full, &df, &e) != 0) {
@@ -107,6 +102,7 @@ static void read_file_meta(file_job *j)
 		}
 	}
 	db_file_close(df);
+	db_icache_put(ic, j->rel, j->size, j->mtime_ns, j->ents, j->n_ents);
 }
 
 static void *open_worker(void *arg)
@@ -116,7 +112,7 @@ static void *open_worker(void *arg)
 		size_t i = atomic_fetch_add(&op->next, 1);
 		if (i >= op->n)
 			break;
-		read_file_meta(&op->jobs[i]);
+		read_file_meta(&op->jobs[i], op->ic);
 	}
 	return NULL;
 }
@@ -128,9 +124,9 @@ static int cpu_count(void)
 }
 
 /* Open every file; files are independent, so spread them over threads. */
-static void open_all(file_job *jobs, size_t n)
+static void open_all(file_job *jobs, size_t n, db_icache *ic)
 {
-	open_pool op = {.jobs = jobs, .n = n};
+	open_pool op = {.jobs = jobs, .n = n, .ic = ic};
 	atomic_init(&op.next, 0);
 	int nt = cpu_count();
 	if (nt > 8)
@@ -264,6 +260,7 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 typedef struct rec {
 	db_item *it;
 	int phase_pos;
+	int pass_pos;           /* rank of the pass among this tree's passes */
 	int64_t bucket;         /* no dump order: model-level before, layers, model-level after */
 	size_t file_idx, entry_idx;
 	int64_t stream_pos;
@@ -286,7 +283,39 @@ static int cmp_head(const rec *a, const rec *b)
 		return c;
 	if ((c = strcmp(a->it->f.phase, b->it->f.phase)))
 		return c;
-	return db_natcmp(a->it->f.pass, b->it->f.pass);
+	return a->pass_pos - b->pass_pos;
+}
+
+static int cmp_pass_str(const void *a, const void *b)
+{
+	return db_natcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Rank every pass string once, so sorting compares ints. */
+static int rank_passes(rec *r, size_t n)
+{
+	db_strmap m;
+	db_strmap_init(&m);
+	char **names = malloc((n + 1) * sizeof *names);
+	size_t k = 0;
+	int rc = names ? 0 : -1;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		bool added;
+		if (!db_strmap_put(&m, r[i].it->f.pass, k, &added))
+			rc = -1;
+		else if (added)
+			names[k++] = r[i].it->f.pass;
+	}
+	if (rc == 0) {
+		qsort(names, k, sizeof *names, cmp_pass_str);
+		for (size_t j = 0; j < k; j++)
+			*db_strmap_get(&m, names[j]) = j;
+		for (size_t i = 0; i < n; i++)
+			r[i].pass_pos = (int)*db_strmap_get(&m, r[i].it->f.pass);
+	}
+	free(names);
+	db_strmap_free(&m);
+	return rc;
 }
 
 static int cmp_stream(const void *va, const void *vb)
@@ -341,8 +370,13 @@ static int order_items(build *b, const db_profile *p)
 		const db_fields *f = &ix->items[i].f;
 		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer
 		               : db_profile_is_model_after(p, f->stage) ? INT64_MAX : 0;
-		r[i] = (rec){&ix->items[i], phase_pos(p, f->phase), bucket,
+		r[i] = (rec){&ix->items[i], phase_pos(p, f->phase), 0, bucket,
 		             b->file_idx[i], b->entry_idx[i], 0};
+	}
+	if (rank_passes(r, n) != 0) {
+		free(r);
+		free(sorted);
+		return -1;
 	}
 	qsort(r, n, sizeof *r, cmp_stream);
 	int64_t pos = 0;
@@ -409,6 +443,12 @@ static int push_str(char ***arr, size_t *n, const char *s)
 int db_index_scan(const char *root, const db_profile *p, const char *side,
                   db_index **out, db_err *err)
 {
+	return db_index_scan_ic(root, p, side, NULL, out, err);
+}
+
+int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
+                     db_icache *ic, db_index **out, db_err *err)
+{
 	*out = NULL;
 	struct stat st;
 	if (stat(root, &st) != 0)
@@ -474,7 +514,7 @@ int db_index_scan(const char *root, const db_profile *p, const char *side,
 	}
 	if (rc == 0) {
 		ix->n_files = nj;
-		open_all(jobs, nj);
+		open_all(jobs, nj, ic);
 		build b = {.ix = ix};
 		for (size_t i = 0; i < nj && rc == 0; i++)
 			rc = items_from_job(&b, p, side, &jobs[i], i);

@@ -33,7 +33,7 @@ void db_walker_advance(db_walker *w, int64_t k)
 /* Decode nel elements starting at flat index e (the walker's position when
  * the view is strided) into dst as nel * components doubles. */
 void db_gather(const db_tensor *t, bool contig, db_walker *w, int64_t e,
-                   int64_t nel, double *dst)
+               int64_t nel, double *dst)
 {
 	size_t size = db_dtype_size(t->dtype);
 	int c = db_dtype_components(t->dtype);

@@ -108,6 +108,7 @@ void db_kern_f64(const double *x, const double *y, size_t n, db_part *p)
 /* ---- AVX2 + F16C fused kernels ------------------------------------------ */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(DB_NO_CLONES)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define AVX_TARGET __attribute__((target("avx2,f16c")))
@@ -301,7 +302,9 @@ static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static void cpu_init(void)
 {
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
+	unsigned a, b, c, d;
+	bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+	if (__builtin_cpu_supports("avx2") && f16c)
 		simd_level = 1;
 	if (simd_level && __builtin_cpu_supports("avx512f") &&
 	    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))

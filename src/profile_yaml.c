@@ -454,8 +454,11 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 {
 	db_profile *p = c->p;
 	seen *sn = arg;
-	if (is_null(vn) && strcmp(k, "name") && strcmp(k, "path"))
+	if (is_null(vn)) {
+		if (!strcmp(k, "name") || !strcmp(k, "path"))
+			return fail(c, vn, "%s: required, must not be empty", k);
 		return 0;               /* explicit null: keep the default */
+	}
 	if (!strcmp(k, "name")) {
 		sn->name = vn;
 		if (get_str(c, vn, "name", &p->name))

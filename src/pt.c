@@ -320,7 +320,7 @@ int db_read_pt_zip(db_file *f, const db_zip *z, db_err *err)
 	snprintf(name, sizeof name, "%s/data.pkl", prefix);
 	const db_zip_entry *pe = db_zip_find(z, name);
 	if (!pe)
-		return db_err_set(err, f->path, NULL, -1,
+		return db_err_set(err, f->path, NULL, (int64_t)z->entries[0].cd_off,
 		                  "zip archive without '%s': not a torch.save file", name);
 	c.pkl_entry = pe->name;
 	const uint8_t *pkl;

@@ -174,7 +174,7 @@ int db_file_open_mem(const char *name, const uint8_t *data, size_t size, db_file
 int db_file_open(const char *path, db_file **out, db_err *err)
 {
 	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
 	if (fd < 0)
 		return db_err_set(err, path, NULL, -1, "cannot open: %s", strerror(errno));
 	struct stat st;

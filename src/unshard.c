@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int db_unshard_shape(const db_item *const *shards, size_t n,
                      const db_shard_rule *r, int *ndim, int64_t *shape,
@@ -188,10 +189,10 @@ static bool needs_buffer(const side *s, int64_t pos)
 }
 
 static int get_tensors(db_wctx *w, const db_index *ix, const db_item *const *items,
-                       size_t n, const db_tensor **out, db_err *err)
+                       size_t n, const db_tensor **out, const db_file **files, db_err *err)
 {
 	for (size_t i = 0; i < n; i++)
-		if (db_wctx_tensor(w, ix, items[i], &out[i], err) != 0)
+		if (db_wctx_tensor(w, ix, items[i], &out[i], &files[i], err) != 0)
 			return -1;
 	return 0;
 }
@@ -204,15 +205,19 @@ int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 		return db_err_set(err, p->ref->path, NULL, -1, "stage %s is not sharded", p->f.stage);
 	size_t nr = p->n_ref_shards, nt = p->n_tgt_shards;
 	const db_tensor **tr = malloc((nr + nt) * sizeof *tr);
-	if (!tr)
+	const db_file **fr = malloc((nr + nt) * sizeof *fr);
+	if (!tr || !fr) {
+		free(tr);
+		free(fr);
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
 	const db_tensor **tt = tr + nr;
 	side sx, sy;
 	int rc = -1;
 	memset(&sx, 0, sizeof sx);
 	memset(&sy, 0, sizeof sy);
-	if (get_tensors(w, c->ref, p->ref_shards, nr, tr, err) != 0 ||
-	    get_tensors(w, c->tgt, p->tgt_shards, nt, tt, err) != 0)
+	if (get_tensors(w, c->ref, p->ref_shards, nr, tr, fr, err) != 0 ||
+	    get_tensors(w, c->tgt, p->tgt_shards, nt, tt, fr + nr, err) != 0)
 		goto out;
 	if (side_init(&sx, tr, nr, r) != 0 || side_init(&sy, tt, nt, r) != 0) {
 		db_err_set(err, NULL, NULL, -1, "out of memory");
@@ -242,9 +247,14 @@ int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 		pos += len;
 	}
 	rc = 0;
+	/* a chunk touches every shard (concat along the last dim interleaves
+	 * them): let all their pages go; other chunks fault back what they need */
+	for (size_t i = 0; i < nr + nt; i++)
+		db_advise(fr[i], tr[i], 0, db_tensor_numel(tr[i]), MADV_DONTNEED);
 out:
 	side_free(&sx);
 	side_free(&sy);
 	free(tr);
+	free(fr);
 	return rc;
 }

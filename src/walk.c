@@ -15,11 +15,15 @@ typedef struct dev_ino { dev_t dev; ino_t ino; } dev_ino;
 
 typedef struct walk_state {
 	db_walk *w;
+	bool want_stat;         /* size and mtime of files; else d_type suffices */
 	dev_ino *seen;          /* directories already listed (loops, DAGs) */
 	size_t n_seen, cap_seen;
 } walk_state;
 
-int db_natcmp(const char *a, const char *b)
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Token by token: digit runs by value, then fewer leading zeros first. */
+static int natcmp_tokens(const char *a, const char *b)
 {
 	while (*a && *b) {
 		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
@@ -47,6 +51,21 @@ int db_natcmp(const char *a, const char *b)
 		b++;
 	}
 	return *a ? 1 : *b ? -1 : 0;
+}
+
+int db_natcmp(const char *a, const char *b)
+{
+	/* skip the common prefix (names in a dump share long ones), back up
+	 * to the start of a digit run it ends in; an identical prefix ending
+	 * at a token boundary compares equal token by token */
+	size_t i = 0;
+	while (a[i] && a[i] == b[i])
+		i++;
+	if (a[i] == b[i])
+		return 0;
+	while (i > 0 && is_digit(a[i - 1]))
+		i--;
+	return natcmp_tokens(a + i, b + i);
 }
 
 char *db_path_join(const char *root, const char *rel)
@@ -138,7 +157,7 @@ static const char *special_kind(mode_t m)
 
 static int cmp_name(const void *a, const void *b)
 {
-	return db_natcmp(*(char *const *)a, *(char *const *)b);
+	return db_natcmp(*(char *const *)a + 1, *(char *const *)b + 1);
 }
 
 /* dir = full path of the directory, rel = its path below the root ("" root). */
@@ -166,15 +185,19 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
 			if (!nn) { rc = -1; break; }
 			names = nn;
 		}
-		if (!(names[n] = strdup(de->d_name))) { rc = -1; break; }
+		/* the d_type rides in front of the name; the sort skips it */
+		size_t l = strlen(de->d_name);
+		if (!(names[n] = malloc(l + 2))) { rc = -1; break; }
+		names[n][0] = de->d_type == DT_REG ? 'f' : '?';
+		memcpy(names[n] + 1, de->d_name, l + 1);
 		n++;
 	}
 	closedir(d);
 	if (n)
 		qsort(names, n, sizeof *names, cmp_name);
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		char *full = db_path_join(dir, names[i]);
-		char *r = db_path_join(rel, names[i]);
+		char *full = db_path_join(dir, names[i] + 1);
+		char *r = db_path_join(rel, names[i] + 1);
 		if (!full || !r) {
 			free(full);
 			free(r);
@@ -182,7 +205,10 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
 			break;
 		}
 		struct stat st;
-		if (lstat(full, &st) != 0) {
+		if (!s->want_stat && names[i][0] == 'f') {
+			memset(&st, 0, sizeof st);
+			rc = add_file(s->w, r, &st);
+		} else if (lstat(full, &st) != 0) {
 			note_skip(s->w, r, "%s", strerror(errno));
 		} else {
 			bool link = S_ISLNK(st.st_mode);
@@ -213,12 +239,12 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
 	return rc;
 }
 
-static int cmp_file(const void *a, const void *b)
+int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen)
 {
-	return db_natcmp(((const db_walk_file *)a)->rel, ((const db_walk_file *)b)->rel);
+	return db_walk_dir2(dir, w, true, msg, msglen);
 }
 
-int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen)
+int db_walk_dir2(const char *dir, db_walk *w, bool want_stat, char *msg, size_t msglen)
 {
 	memset(w, 0, sizeof *w);
 	struct stat st;
@@ -236,7 +262,7 @@ int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen)
 		return -1;
 	}
 	closedir(probe);
-	walk_state s = {.w = w};
+	walk_state s = {.w = w, .want_stat = want_stat};
 	int rc = seen_add(&s, &st) < 0 ? -1 : walk_rec(&s, dir, "", 0);
 	free(s.seen);
 	if (rc != 0) {
@@ -244,10 +270,7 @@ int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen)
 		db_walk_free(w);
 		return -1;
 	}
-	/* names were sorted per directory; sort the whole list so a/b and a.b
-	 * order the same way everywhere */
-	if (w->n_files)
-		qsort(w->files, w->n_files, sizeof *w->files, cmp_file);
+	/* each directory's names were sorted: depth-first order is stable */
 	return 0;
 }
 

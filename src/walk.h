@@ -4,6 +4,7 @@
  * and the profile detection. */
 #ifndef DB_WALK_H
 #define DB_WALK_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -15,7 +16,7 @@ typedef struct db_walk_file {
 } db_walk_file;
 
 typedef struct db_walk {
-	db_walk_file *files;    /* sorted with db_natcmp on rel */
+	db_walk_file *files;    /* depth first, each directory in db_natcmp order */
 	size_t n_files, cap_files;
 	char **skipped;         /* "rel: why" (owned) */
 	size_t n_skipped, cap_skipped;
@@ -24,6 +25,9 @@ typedef struct db_walk {
 /* List the regular files under dir (recursively). -1 with msg when dir
  * itself cannot be opened; problems below it go to w->skipped. */
 int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen);
+/* want_stat false: regular files the directory reports as such are not
+ * stat'ed (size and mtime 0); only the names are needed. */
+int db_walk_dir2(const char *dir, db_walk *w, bool want_stat, char *msg, size_t msglen);
 void db_walk_free(db_walk *w);
 
 /* Natural order: digit runs compare by value ("layer2" < "layer10"). */

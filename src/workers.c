@@ -6,10 +6,12 @@
 #include "compare_priv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,6 +91,8 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, db_er
 	db_file *f = NULL;
 	if (db_file_open(path, &f, err) != 0)
 		return NULL;
+	if (f->map_is_mmap && f->map_size)
+		(void)madvise((void *)f->map, f->map_size, MADV_SEQUENTIAL);
 	char *p = strdup(path);
 	if (!p) {
 		db_file_close(f);
@@ -110,8 +114,34 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, db_er
 	return f;
 }
 
+void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int advice)
+{
+	if (!f || !f->map_is_mmap || !t || e <= b || !db_tensor_is_contiguous(t))
+		return;
+	size_t isz = db_dtype_size(t->dtype);
+	uintptr_t lo = (uintptr_t)(t->data + b * (int64_t)isz);
+	uintptr_t hi = (uintptr_t)(t->data + e * (int64_t)isz);
+	uintptr_t mlo = (uintptr_t)f->map, mhi = mlo + f->map_size;
+	if (lo < mlo || hi > mhi)
+		return;
+	static long page;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	uintptr_t pg = (uintptr_t)page;
+	if (advice == MADV_DONTNEED) {
+		/* only pages wholly inside: neighbours may be another chunk's */
+		lo = (lo + pg - 1) & ~(pg - 1);
+		hi &= ~(pg - 1);
+	} else {
+		lo &= ~(pg - 1);
+		hi = (hi + pg - 1) & ~(pg - 1);
+	}
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, advice);
+}
+
 int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
-                   const db_tensor **t, db_err *err)
+                   const db_tensor **t, const db_file **file, db_err *err)
 {
 	char *path = db_index_path(ix, it);
 	if (!path)
@@ -128,6 +158,8 @@ int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
 			db_err_set(err, path, it->key, -1, "entry changed since indexing; rescan");
 		else {
 			*t = &en->t;
+			if (file)
+				*file = f;
 			rc = 0;
 		}
 	}
@@ -143,10 +175,19 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	if (p->merged)
 		return db_unshard_accum(c, w, p, b, e, a, err);
 	const db_tensor *x, *y;
-	if (db_wctx_tensor(w, c->ref, p->ref, &x, err) != 0 ||
-	    db_wctx_tensor(w, c->tgt, p->tgt, &y, err) != 0)
+	const db_file *fx = NULL, *fy = NULL;
+	if (db_wctx_tensor(w, c->ref, p->ref, &x, &fx, err) != 0 ||
+	    db_wctx_tensor(w, c->tgt, p->tgt, &y, &fy, err) != 0)
 		return -1;
 	db_accum_range(a, x, y, b, e);
+	db_advise(fx, x, b, e, MADV_DONTNEED);
+	db_advise(fy, y, b, e, MADV_DONTNEED);
+	/* start reading the next chunk (cold cache: I/O overlaps compute) */
+	int64_t n = (int64_t)p->numel, ne = e + DB_CHUNK_ELEMS < n ? e + DB_CHUNK_ELEMS : n;
+	if (ne > e) {
+		db_advise(fx, x, e, ne, MADV_WILLNEED);
+		db_advise(fy, y, e, ne, MADV_WILLNEED);
+	}
 	return 0;
 }
 
@@ -237,6 +278,36 @@ void db_compare_pair(db_compare *c, db_pair *p)
 
 /* ---- the pool ---------------------------------------------------------- */
 
+/* Cold cache: ask the kernel to start reading a big file we will need
+ * soon, so its I/O overlaps the current pair's compute. */
+static void prefetch_item(const db_index *ix, const db_item *it)
+{
+	if (!it || it->err || it->size < ((off_t)1 << 20))
+		return;
+	char *path = db_index_path(ix, it);
+	if (!path)
+		return;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+		close(fd);
+	}
+	free(path);
+}
+
+static void prefetch_pair(const db_compare *c, const db_pair *p)
+{
+	if (!p->merged) {
+		prefetch_item(c->ref, p->ref);
+		prefetch_item(c->tgt, p->tgt);
+		return;
+	}
+	for (size_t i = 0; i < p->n_ref_shards; i++)
+		prefetch_item(c->ref, p->ref_shards[i]);
+	for (size_t i = 0; i < p->n_tgt_shards; i++)
+		prefetch_item(c->tgt, p->tgt_shards[i]);
+}
+
 static int cpu_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -279,6 +350,12 @@ static void *pool_worker(void *arg)
 			atomic_store(&p->state, DB_PAIR_RUNNING);
 		else if (expect != DB_OWNER_POOL)
 			continue;       /* the caller computes it */
+		if (k == 0) {
+			/* the next pair in line: its files start loading now */
+			size_t nt = t + n_chunks(p);
+			if (nt < pl->n_tasks)
+				prefetch_pair(c, &c->pairs[pl->task_pair[nt]]);
+		}
 		int64_t b, e;
 		chunk_range(p, k, &b, &e);
 		db_accum *a = &pl->acc[pl->acc_base[pi] + k];

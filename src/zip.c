@@ -164,7 +164,7 @@ int db_zip_open(const uint8_t *data, size_t size, const char *fname, db_zip *z, 
 	z->fname = fname;
 	int64_t eocd = find_eocd(data, size);
 	if (eocd < 0)
-		return db_err_set(err, fname, NULL, -1,
+		return db_err_set(err, fname, NULL, (int64_t)size, /* where the search ended */
 		                  "zip: no end-of-central-directory record (truncated file?)");
 	const uint8_t *e = data + eocd;
 	uint64_t n = rd16(e + 10), cd_size = rd32(e + 12), cd_off = rd32(e + 16);

@@ -14,7 +14,9 @@
 #include "db_compare.h"
 #include "json_parse.h"
 
-static int cu_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+#define CU_FN static __attribute__((unused))
+
+CU_FN int cu_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -22,13 +24,13 @@ static int cu_rm_one(const char *p, const struct stat *st, int flag, struct FTW 
 	return remove(p);
 }
 
-static void cu_rm_rf(const char *dir)
+CU_FN void cu_rm_rf(const char *dir)
 {
 	nftw(dir, cu_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* A fresh scratch directory (caller removes it with cu_rm_rf). */
-static char *cu_tmpdir(void)
+CU_FN char *cu_tmpdir(void)
 {
 	const char *base = getenv("TMPDIR");
 	char tmpl[512];
@@ -37,7 +39,7 @@ static char *cu_tmpdir(void)
 	return d ? strdup(d) : NULL;
 }
 
-static void cu_mkdirs(const char *path)
+CU_FN void cu_mkdirs(const char *path)
 {
 	char buf[1024];
 	snprintf(buf, sizeof buf, "%s", path);
@@ -50,7 +52,7 @@ static void cu_mkdirs(const char *path)
 	mkdir(buf, 0755);
 }
 
-static int cu_write(const char *path, const void *data, size_t n)
+CU_FN int cu_write(const char *path, const void *data, size_t n)
 {
 	FILE *fp = fopen(path, "wb");
 	if (!fp)
@@ -61,7 +63,7 @@ static int cu_write(const char *path, const void *data, size_t n)
 
 /* dir/rel as a float32 (descr "<f4") or float64 ("<f8") .npy; data in
  * memory order (C order, or Fortran order when fortran). */
-static int cu_npy(const char *dir, const char *rel, const char *descr, int ndim,
+CU_FN int cu_npy(const char *dir, const char *rel, const char *descr, int ndim,
                   const long *shape, const void *data, int fortran)
 {
 	char path[1024], hdr[256], shp[128] = "";
@@ -106,7 +108,7 @@ static int cu_npy(const char *dir, const char *rel, const char *descr, int ndim,
 /* Copy the regular files of src (recursively) into dst. */
 static const char *cu_copy_src, *cu_copy_dst;
 
-static int cu_copy_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+CU_FN int cu_copy_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)ftw;
@@ -131,14 +133,14 @@ static int cu_copy_one(const char *p, const struct stat *st, int flag, struct FT
 	return rc;
 }
 
-static int cu_copy_tree(const char *src, const char *dst)
+CU_FN int cu_copy_tree(const char *src, const char *dst)
 {
 	cu_copy_src = src;
 	cu_copy_dst = dst;
 	return nftw(src, cu_copy_one, 16, FTW_PHYS);
 }
 
-static char *cu_slurp(const char *path, size_t *n)
+CU_FN char *cu_slurp(const char *path, size_t *n)
 {
 	FILE *fp = fopen(path, "rb");
 	if (!fp)
@@ -158,7 +160,7 @@ static char *cu_slurp(const char *path, size_t *n)
 	return b;
 }
 
-static db_jp *cu_json(const char *path)
+CU_FN db_jp *cu_json(const char *path)
 {
 	size_t n, pos;
 	const char *msg;
@@ -173,7 +175,7 @@ static db_jp *cu_json(const char *path)
 }
 
 /* Does pair p carry the fields of an expected.json pair? */
-static int cu_pair_is(const db_pair *p, const db_jp *e)
+CU_FN int cu_pair_is(const db_pair *p, const db_jp *e)
 {
 	const db_jp *ph = db_jp_get(e, "phase"), *pa = db_jp_get(e, "pass");
 	const db_jp *rk = db_jp_get(e, "rank"), *ly = db_jp_get(e, "layer");
@@ -194,7 +196,7 @@ static int cu_pair_is(const db_pair *p, const db_jp *e)
 	return !strcmp(st->str, p->f.stage);
 }
 
-static int cu_close(double want, double got)
+CU_FN int cu_close(double want, double got)
 {
 	if (want != want || got != got)
 		return want != want && got != got;

@@ -387,6 +387,84 @@ static void test_predicate(void **state)
 	assert_false(db_verdict_parse("maybe", &v));
 }
 
+/* The runner over a real comparison (the demo fixture: L7 bad on rank 1):
+ * candidates, probes, a user override and the end analysis. */
+static void test_run_on_fixture(void **state)
+{
+	(void)state;
+	db_compare *c = NULL;
+	db_compare_opts co = {0};
+	co.cache_dir = "";
+	db_err err;
+	if (db_compare_open(FIXTURES "/demo/ref", FIXTURES "/demo/target", &co, &c, &err) < 0)
+		fail_msg("%s", err.msg);
+	db_bisect_opts o;
+	db_bisect_opts_default(&o);
+	db_bisect_run *r = NULL;
+	if (db_bisect_run_open(c, &o, &r, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(r->stage, "hidden_out");
+	assert_int_equal(r->sm.n_layers, 13);           /* L0..L11 + final */
+	assert_int_equal(r->sm.layers[12], DB_LAYER_FINAL);
+	assert_non_null(r->final_stage);
+	db_probe pr;
+	db_bisect_probe(r, 6, &pr);
+	assert_true(pr.dumped);
+	assert_int_equal(pr.auto_verdict, DB_V_GOOD);
+	db_bisect_probe(r, 7, &pr);
+	assert_int_equal(pr.auto_verdict, DB_V_BAD);
+	assert_int_equal(pr.band, DB_BAND_BUG);
+	assert_true(fabs(pr.m.cos - 0.85898995) < 1e-7);  /* the worst rank */
+	db_bisect_probe(r, 99, &pr);
+	assert_false(pr.dumped);
+	assert_int_equal(pr.auto_verdict, DB_V_NONE);
+	/* the user overrides L7 to good: the bisect goes on past it */
+	assert_int_equal(db_bisect_user_step(r, 7, DB_V_GOOD, &err), 0);
+	assert_true(r->sm.steps[0].by_user);
+	assert_int_equal(r->sm.steps[0].auto_verdict, DB_V_BAD);
+	assert_int_equal(db_bisect_user_step(r, DB_LAYER_FINAL, DB_V_BAD, &err), 0);
+	assert_false(r->sm.steps[1].by_user);      /* agrees with the data */
+	assert_int_equal(db_bisect_run_auto(r, NULL, NULL, &err), 0);
+	assert_int_equal(r->sm.phase, DB_BP_FOUND);
+	assert_int_equal(r->sm.layers[r->sm.first_bad], 8);
+	/* undo to the start and let the data decide */
+	while (db_bisect_undo(&r->sm))
+		;
+	assert_int_equal(db_bisect_run_auto(r, NULL, NULL, &err), 0);
+	assert_int_equal(r->sm.layers[r->sm.first_bad], 7);
+	db_bisect_result res;
+	assert_int_equal(db_bisect_analyze(r, &res, &err), 0);
+	assert_int_equal(res.kind, DB_KIND_SUDDEN);
+	assert_true(res.has_first_bad);
+	assert_int_equal(res.first_bad_layer, 7);
+	assert_string_equal(res.first_bad_stage, "attn_out");
+	assert_string_equal(res.first_bad_substage, "attn.o_proj");
+	assert_int_equal(res.n_bad_ranks, 1);
+	assert_int_equal(res.bad_ranks[0], 1);
+	assert_int_equal(res.standout_layer, 7);
+	assert_true(res.n_walk >= 5);
+	db_bisect_result_free(&res);
+	db_bisect_run_free(r);
+	/* a stage nobody dumped */
+	o.stage = "nosuch";
+	assert_int_equal(db_bisect_run_open(c, &o, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "probe stage 'nosuch' is not dumped"));
+	db_compare_free(c);
+	/* sparse dumps: only the dumped layers, or all with fill_gaps */
+	if (db_compare_open(FIXTURES "/bisect/sparse/ref", FIXTURES "/bisect/sparse/target", &co, &c,
+	                    &err) < 0)
+		fail_msg("%s", err.msg);
+	o.stage = NULL;
+	assert_int_equal(db_bisect_run_open(c, &o, &r, &err), 0);
+	assert_int_equal(r->sm.n_layers, 6);            /* 0 4 8 12 15 final */
+	db_bisect_run_free(r);
+	o.fill_gaps = true;
+	assert_int_equal(db_bisect_run_open(c, &o, &r, &err), 0);
+	assert_int_equal(r->sm.n_layers, 17);
+	db_bisect_run_free(r);
+	db_compare_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_contradictory),
 		cmocka_unit_test(test_record_errors_and_init),
 		cmocka_unit_test(test_predicate),
+		cmocka_unit_test(test_run_on_fixture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <math.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -478,7 +481,13 @@ static void t_unshard(void **s)
 	/* both sides sharded: per-rank pairs kept, plus the merged one (the
 	 * reverse case too: swap ref and target) */
 	db_compare *d = open_cmp(td, td, prof, NULL, 1);
-	assert_null(d);                 /* one folder but no sides: refused */
+	assert_non_null(d);             /* same folder, no side group: itself */
+	db_compare_run(d);
+	assert_int_equal(db_first_divergence(d, NULL, NULL, -2), -1);
+	p = find_pair(d, "psum", -1, true, 0);
+	assert_non_null(p);
+	assert_true(p->m.max_abs == 0.0);
+	db_compare_free(d);
 	d = open_cmp(td, rd, prof, NULL, 1);
 	assert_non_null(d);
 	db_compare_run(d);
@@ -578,6 +587,116 @@ static void t_rescan_keeps_results(void **s)
 	db_compare_free(c);
 }
 
+/* The metrics cache: a reopened tree is served from it, bitwise equal; a
+ * changed file is recomputed; a corrupt cache file is ignored. */
+static db_compare *open_cached(const char *r, const char *t, const char *cache)
+{
+	db_compare_opts o = {.cache_dir = cache};
+	db_compare *c = NULL;
+	db_err err;
+	if (db_compare_open(r, t, &o, &c, &err) != 0)
+		print_error("%s\n", err.msg);
+	return c;
+}
+
+static void t_cache(void **s)
+{
+	(void)s;
+	char *dir = cu_tmpdir();
+	assert_non_null(dir);
+	char rd[1024], td[1024], cd[1024], victim[1100];
+	snprintf(rd, sizeof rd, "%s/ref", dir);
+	snprintf(td, sizeof td, "%s/target", dir);
+	snprintf(cd, sizeof cd, "%s/cache/dumpbisect", dir);
+	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/generic_npy/ref", rd), 0);
+	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/generic_npy/target", td), 0);
+	db_compare *a = open_cached(rd, td, cd);
+	assert_non_null(a);
+	db_compare_run(a);
+	assert_int_equal(atomic_load(&a->n_cached), 0);
+	db_compare *b = open_cached(rd, td, cd);    /* written when a run ends */
+	assert_non_null(b);
+	assert_int_equal(db_compare_start(b), 0);
+	db_compare_stop(b);
+	assert_true(db_compare_finished(b));        /* every pair from the cache */
+	assert_int_equal(atomic_load(&b->n_cached), b->n_pairs);
+	same_results(a, b);
+	db_compare_free(b);
+
+	/* change one file (same size, new bytes, new mtime): only it recomputes */
+	snprintf(victim, sizeof victim, "%s/layer0.hidden_in.npy", td);
+	size_t n;
+	char *bytes = cu_slurp(victim, &n);
+	assert_non_null(bytes);
+	bytes[n - 2] ^= 0x01;     /* a mantissa bit of the last float */
+	assert_int_equal(unlink(victim), 0);
+	assert_int_equal(cu_write(victim, bytes, n), 0);
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {1000000000, 0}};
+	assert_int_equal(utimensat(AT_FDCWD, victim, ts, 0), 0);
+	free(bytes);
+	b = open_cached(rd, td, cd);
+	assert_non_null(b);
+	db_compare_run(b);
+	assert_int_equal(atomic_load(&b->n_cached), b->n_pairs - 1);
+	const db_pair *p = NULL;
+	for (size_t i = 0; i < b->n_pairs; i++)
+		if (b->pairs[i].f.layer == 0 && !strcmp(b->pairs[i].f.stage, "hidden_in"))
+			p = &b->pairs[i];
+	assert_non_null(p);
+	assert_true(p->m.max_abs > 0.0);    /* the new bytes were read */
+	db_compare_free(b);
+	db_compare_free(a);
+
+	/* a corrupt cache file is ignored (and rewritten) */
+	char cf[1400] = "";
+	DIR *dd = opendir(cd);
+	assert_non_null(dd);
+	struct dirent *de;
+	int files = 0;
+	while ((de = readdir(dd)))
+		if (strstr(de->d_name, ".cache")) {
+			snprintf(cf, sizeof cf, "%s/%s", cd, de->d_name);
+			files++;
+		}
+	closedir(dd);
+	assert_int_equal(files, 1);
+	bytes = cu_slurp(cf, &n);
+	assert_non_null(bytes);
+	assert_true(n > 100);
+	bytes[n / 2] ^= 0x01;
+	assert_int_equal(cu_write(cf, bytes, n), 0);
+	free(bytes);
+	b = open_cached(rd, td, cd);
+	assert_non_null(b);
+	db_compare_run(b);
+	assert_int_equal(atomic_load(&b->n_cached), 0);
+	assert_true(db_compare_finished(b));
+	db_compare_free(b);
+	b = open_cached(rd, td, cd);
+	assert_non_null(b);
+	db_compare_run(b);
+	assert_int_equal(atomic_load(&b->n_cached), b->n_pairs);
+	db_compare_free(b);
+
+	/* the entry cache of the index: a file rewritten with another shape is
+	 * read again, never taken from it */
+	float six[6] = {1, 2, 3, 4, 5, 6};
+	long s23[2] = {2, 3};
+	assert_int_equal(cu_npy(td, "layer0.hidden_in.npy", "<f4", 2, s23, six, 0), 0);
+	b = open_cached(rd, td, cd);
+	assert_non_null(b);
+	p = NULL;
+	for (size_t i = 0; i < b->n_pairs; i++)
+		if (b->pairs[i].f.layer == 0 && !strcmp(b->pairs[i].f.stage, "hidden_in"))
+			p = &b->pairs[i];
+	assert_non_null(p);
+	assert_int_equal(p->status, DB_ST_SHAPE_MISMATCH);
+	assert_int_equal(p->shape_tgt[1], 3);
+	db_compare_free(b);
+	cu_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +719,7 @@ int main(void)
 		cmocka_unit_test(t_statuses_and_occurrence),
 		cmocka_unit_test(t_filter),
 		cmocka_unit_test(t_rescan_keeps_results),
+		cmocka_unit_test(t_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

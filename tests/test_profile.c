@@ -268,6 +268,8 @@ static void test_errors(void **state)
 	/* required keys, types */
 	parse_fails("path: a\n", "t.yaml:1:1:", "missing required key 'name'", NULL);
 	parse_fails("name: x\n", "missing required key 'path'", NULL);
+	parse_fails("name: x\npath: ~\n", "t.yaml:2:7:", "path: required", NULL);
+	parse_fails("name:\npath: a\n", "name: required", NULL);
 	parse_fails("- a\n- b\n", "t.yaml:1:1:", "mapping", NULL);
 	parse_fails("", "empty profile", NULL);
 	parse_fails("name: [a]\npath: a\n", "t.yaml:1:7:", "name: expected a string", NULL);
@@ -336,6 +338,13 @@ static void test_match_sglang_v1(void **state)
 	/* Miles phase folder anywhere above */
 	match2(p, "tag/fwd_bwd/engine_0/sglang_dump_1.5/forward_pass_id=3___rank=2___name=hidden_out___dump_index=9___layer_id=0.pt", "", &f);
 	fields_eq(&f, "", "fwd_bwd", "3", 2, 0, "hidden_out", 9);
+	/* first revisions: rank in the folder name, no rank= and no dump_index */
+	match2(p, "tmp/sglang_dump_1712345678.123_3/forward_pass_id=5___name=hidden_states.pt", "", &f);
+	fields_eq(&f, "", "", "5", 3, -1, "hidden_states", -1);
+	match2(p, "sglang_dump_1712345678.123_1/forward_pass_id=5___name=x___rank=1___layer_id=2.pt", "", &f);
+	fields_eq(&f, "", "", "5", 1, 2, "x", -1);
+	match2(p, "sglang_dump_1700000000.0/forward_pass_id=1___name=y.pt", "", &f);
+	fields_eq(&f, "", "", "1", -1, -1, "y", -1);
 	assert_false(db_profile_match_path(p, "step=0___rank=0___dump_index=1___name=x.pt", &f));
 	assert_false(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.npy", &f));
 	assert_false(db_profile_match_path(p, "inference_x/foo.pt", &f));
@@ -471,6 +480,12 @@ static void test_select_pass(void **state)
 	p = parse_ok("name: x\npath: a\npass: {select: prefill}\n");
 	int64_t one[] = {1, 8, 7, 7};          /* slots 1: 7 > 1, not pow2 */
 	assert_int_equal(db_profile_select_pass(p, passes, one, 4), 2);
+	db_profile_free(p);
+	/* the built-in atom profile on the atom_hooks fixture's calls: warm-up
+	 * of 8 dummy tokens, the 6-token prompt, one decode token */
+	p = load("atom");
+	int64_t atom_calls[] = {8, 6, 1};
+	assert_int_equal(db_profile_select_pass(p, passes, atom_calls, 3), 1);
 	db_profile_free(p);
 	p = parse_ok("name: x\npath: a\npass: last\n");
 	assert_int_equal(db_profile_select_pass(p, passes, NULL, 5), 4);

@@ -72,6 +72,8 @@ enum tui_keymap {
 	ACTION_(BISECT_UNDO, BISECT, "u", "Undo the last step") \
 	ACTION_(BISECT_RESET, BISECT, "x", "Reset the bisect") \
 	ACTION_(BISECT_RESCAN, BISECT, "<C-r>", "Rescan the trees (new layer dumped)") \
+	ACTION_(BISECT_REPLAY_BACK, BISECT, "<Left> [", "Replay: one step back in the log") \
+	ACTION_(BISECT_REPLAY_FORWARD, BISECT, "<Right> ]", "Replay: one step forward (live after the last)") \
 	ACTION_(NOTE_OPEN, NOTES, "<Enter>", "Open the note in $EDITOR")
 
 enum tui_action {

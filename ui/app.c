@@ -51,6 +51,7 @@ static void load_passes(struct tui *t)
 	free_passes(t);
 	t->n_passes = db_passes(t->cmp, tui_phase(t), &t->passes);
 	const char *def = db_default_pass(t->cmp, tui_phase(t));
+	t->default_pass = def;
 	for (size_t i = 0; i < t->n_passes; i++)
 		if (def && !strcmp(t->passes[i], def))
 			t->pass = i;
@@ -63,9 +64,17 @@ static void load_passes(struct tui *t)
 void tui_update_first_div(struct tui *t)
 {
 	const char *ph = tui_phase(t) ? tui_phase(t) : "", *pa = tui_pass(t) ? tui_pass(t) : "";
+	t->first_div_known = !tui_computing(t);
 	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
 	t->first_div_sel = db_first_divergence(t->cmp, ph, pa, tui_rank(t));
-	t->first_div_known = !tui_computing(t);
+	/* Cached for the draws (each is a pass over every pair). */
+	free(t->phase_div);
+	t->phase_div = calloc(t->cmp->n_phases + 1, sizeof *t->phase_div);
+	for (size_t i = 0; t->phase_div && i < t->cmp->n_phases; i++)
+		t->phase_div[i] = db_first_divergence(t->cmp, t->cmp->phases[i], "", -2);
+	t->n_diverge = 0;
+	for (size_t i = 0; i < t->cmp->n_pairs; i++)
+		t->n_diverge += db_pair_diverges(&t->cmp->pairs[i]);
 }
 
 bool tui_select_rank_of(struct tui *t, size_t pair)

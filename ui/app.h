@@ -52,6 +52,9 @@ struct tui {
 	unsigned grid_gen;              /* bumped at every rebuild */
 	long first_div;                 /* any rank: pair index, -1 none (valid when computed) */
 	long first_div_sel;             /* the same within the selected rank */
+	long *phase_div;                /* per phase: first divergence, any rank (owned) */
+	size_t n_diverge;               /* pairs that diverge (all selections) */
+	const char *default_pass;       /* of the phase; borrowed from the pairs */
 	bool first_div_known;
 
 	/* "/" filter on stage names: col_match[c] for the grid's columns */

@@ -65,6 +65,10 @@ static int utf8_decode(const char **s)
 			return -1;
 		cp = (cp << 6) | (p[i] & 0x3f);
 	}
+	/* overlong forms, NUL and beyond Unicode are not keys */
+	static const int min_cp[4] = {1, 0x80, 0x800, 0x10000};
+	if (cp < min_cp[n] || cp > 0x10ffff)
+		return -1;
 	*s += n + 1;
 	return cp;
 }
@@ -126,7 +130,7 @@ int tui_keys_parse(const char *s, int *out, int max, const char **bad)
 const char *tui_key_name(int key, char *buf, size_t len)
 {
 	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-		if (named[i].key == key && strcmp(named[i].name, "LT")) {
+		if (named[i].key == key) {
 			snprintf(buf, len, "<%s>", named[i].name);
 			return buf;
 		}
@@ -313,6 +317,8 @@ int tui_keymap_load(const char *path, char *err, size_t errlen)
 		if (why && bad++ == 0)
 			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
 	}
+	if (ferror(f) && bad++ == 0)
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
 	fclose(f);
 	return bad;
 }

@@ -4,7 +4,27 @@
 #include <string.h>
 
 #include "db_cmd.h"
+#include "db_session.h"
 #include "tui.h"
+
+/* `replay --tui` and an interactive `bisect` open the workbench through
+ * this hook, so the core never links curses. */
+static int open_tui(const char *session, const char *ref, const char *target)
+{
+	char *argv[8];
+	int argc = 0;
+	argv[argc++] = "dumpbisect";
+	if (session) {
+		argv[argc++] = "--session";
+		argv[argc++] = (char *)session;
+	}
+	if (ref)
+		argv[argc++] = (char *)ref;
+	if (ref && target)
+		argv[argc++] = (char *)target;
+	argv[argc] = NULL;
+	return tui_main(argc, argv);
+}
 
 static const struct {
 	const char *name;
@@ -21,7 +41,7 @@ static const struct {
 
 static void usage(FILE *out)
 {
-	fputs("usage: dumpbisect [--profile P] [--filter RE] [--session FILE] REF [TARGET]\n"
+	fputs("usage: dumpbisect [--profile P] [--filter RE] [--session FILE] [--notes DIR] REF [TARGET]\n"
 	      "       dumpbisect COMMAND [ARGS] (COMMAND --help for more)\n\ncommands:\n", out);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
@@ -29,6 +49,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	db_tui_session_hook = open_tui;
 	if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
 		printf("dumpbisect %s\n", DB_VERSION);
 		return 0;

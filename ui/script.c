@@ -29,8 +29,8 @@ static void on_alarm(int sig)
 static int push(int k)
 {
 	static size_t cap;
-	if (n_keys == cap) {
-		size_t nc = cap ? cap * 2 : 256;
+	if (n_keys == cap || !keys) { /* cap survives script_free */
+		size_t nc = keys ? cap * 2 : 256;
 		int *nk = realloc(keys, nc * sizeof *nk);
 		if (!nk)
 			return -1;

@@ -5,6 +5,7 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "db_bisect.h"
 #include "db_session.h"
 #include "draw.h"
 #include "keys.h"
@@ -25,6 +27,13 @@
 static struct timespec t_start;
 static FILE *timing;
 static SCREEN *screen;
+
+static double cpu_ms(void)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	return (double)b.tv_sec * 1e3 + (double)b.tv_nsec / 1e6;
+}
 
 static double ms_since(const struct timespec *a)
 {
@@ -41,10 +50,11 @@ static void draw_title(struct tui *t)
 	draw_fill(stdscr, 0, 0, W, C_TITLE, 0);
 	const char *view = tui_top(t)->ops->name;
 	int vw = draw_width(view) + 2;
-	int x = draw_text(stdscr, 0, 0, W - vw, C_TITLE, A_BOLD, " dumpbisect ");
-	x += draw_textf(stdscr, 0, x, W - vw - x, C_TITLE, 0, " %s %s %s", t->cmp->ref_root,
+	int room = W - vw - 1;          /* keep a blank before the view name */
+	int x = draw_text(stdscr, 0, 0, room, C_TITLE, A_BOLD, " dumpbisect ");
+	x += draw_textf(stdscr, 0, x, room - x, C_TITLE, 0, " %s %s %s", t->cmp->ref_root,
 	                G("⇄", "<>"), t->cmp->tgt_root ? t->cmp->tgt_root : "(same tree)");
-	draw_textf(stdscr, 0, x, W - vw - x, C_TITLE, 0, "  profile %s",
+	draw_textf(stdscr, 0, x, room - x, C_TITLE, 0, "  profile %s",
 	           t->cmp->profile && t->cmp->profile->name ? t->cmp->profile->name : "?");
 	draw_textf(stdscr, 0, W - vw, vw, C_TITLE, A_BOLD, "%s ", view);
 }
@@ -83,9 +93,9 @@ static void draw_bottom(struct tui *t)
 		           done, n, eta);
 		return;
 	}
-	size_t bad = 0;
-	for (size_t i = 0; i < n; i++)
-		bad += db_pair_diverges(&t->cmp->pairs[i]);
+	if (!t->first_div_known)
+		tui_update_first_div(t);
+	size_t bad = t->n_diverge;
 	int x = draw_text(stdscr, y, 0, W, C_DIM, 0,
 	                  "? help  : command  / filter  <Enter> open  f first divergence  q quit");
 	char right[96];
@@ -222,12 +232,15 @@ void tui_action_run(struct tui *t, enum tui_action a)
 
 static void handle_key(struct tui *t, int key)
 {
-	t->msg[0] = '\0';
 	t->dirty = true;
 	if (tui_prompt_key(t, key))
 		return;
 	struct view *v = tui_top(t);
 	enum tui_action a = tui_key_action(v->ops->keymap, key);
+	/* A message stays until the next key, except the one opening the
+	 * command line (so :save-display can capture it). */
+	if (a != A_PROMPT)
+		t->msg[0] = '\0';
 	if (a == A_NONE) {
 		char name[32];
 		tui_msg(t, false, "%s is not bound (? lists the keys)",
@@ -255,6 +268,7 @@ static void loop(struct tui *t)
 	bool shown_fin = false, shown_busy = false, first = true;
 	size_t shown_done = (size_t)-1;
 	struct timespec last_draw = {0, 0}, key_t0;
+	double key_cpu0 = 0;
 	bool key_pending = false;
 	char key_name[32] = "";
 	for (;;) {
@@ -276,7 +290,8 @@ static void loop(struct tui *t)
 				fprintf(timing, "first_frame_ms %.3f\n", ms_since(&t_start));
 			first = false;
 			if (key_pending && timing)
-				fprintf(timing, "key %s %.3f\n", key_name, ms_since(&key_t0));
+				fprintf(timing, "key %s %.3f %.3f\n", key_name, ms_since(&key_t0),
+				        cpu_ms() - key_cpu0);
 			key_pending = false;
 		}
 		if (t->quit)
@@ -310,6 +325,7 @@ static void loop(struct tui *t)
 			key = tui_key_from_curses((int)ch, r == KEY_CODE_YES);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &key_t0);
+		key_cpu0 = cpu_ms();
 		key_pending = true;
 		tui_key_name(key, key_name, sizeof key_name);
 		handle_key(t, key);
@@ -331,13 +347,85 @@ static int init_selection(struct tui *t)
 	t->phase = 0;           /* causal order: the first phase first */
 	for (size_t i = 0; i < t->cmp->n_pairs; i++)
 		t->has_merged |= t->cmp->pairs[i].merged || t->cmp->pairs[i].f.rank < 0;
-	/* Without merged or rank-less tensors, start on the first rank. */
-	t->rank_sel = !t->has_merged && t->n_ranks ? 1 : 0;
+	/* Start on the merged view only when it shows at least as much as the
+	 * first rank: merged pairs exist only for sharded stages. */
+	t->rank_sel = t->n_ranks ? 1 : 0;
+	if (t->has_merged && t->n_ranks) {
+		size_t cells[2] = {0, 0};
+		for (int k = 0; k < 2; k++) {
+			db_grid g;
+			if (db_grid_build(t->cmp, NULL, NULL, k ? t->ranks[0] : -1, &g) < 0)
+				continue;
+			for (size_t r = 0; r < g.n_rows; r++)
+				for (size_t c = 0; c < (g.rows[r].layer < 0 ? 1 : g.n_cols); c++)
+					cells[k] += g.rows[r].cells[c] != DB_NO_PAIR;
+			db_grid_free(&g);
+		}
+		if (cells[0] >= cells[1])
+			t->rank_sel = 0;
+	}
 	const char *probe = t->cmp->profile && t->cmp->profile->probe ? t->cmp->profile->probe
 	                                                              : "hidden_out";
 	snprintf(t->probe, sizeof t->probe, "%s", probe);
 	tui_selection_changed(t);
 	return 0;
+}
+
+/* The session keeps the view state: selection, metric, axes, probe,
+ * filter and the heatmap cursor's pair. */
+static void save_view_state(struct tui *t)
+{
+	if (!t->session || !t->session_path)
+		return;
+	db_session *s = t->session;
+	char buf[64];
+	db_session_view_set(s, "phase", tui_phase(t));
+	db_session_view_set(s, "pass", tui_pass(t));
+	snprintf(buf, sizeof buf, "%d", t->rank_sel ? tui_rank(t) : -1);
+	db_session_view_set(s, "rank", buf);
+	db_session_view_set(s, "metric", tui_metric_name(t->metric));
+	db_session_view_set(s, "transposed", t->transposed ? "1" : "0");
+	db_session_view_set(s, "probe", t->probe);
+	db_session_view_set(s, "filter", t->filter_pat[0] ? t->filter_pat : NULL);
+	tui_session_save(t);
+}
+
+static void restore_view_state(struct tui *t)
+{
+	if (!t->session)
+		return;
+	const db_session *s = t->session;
+	const char *v;
+	if ((v = db_session_view_get(s, "phase")))
+		for (size_t i = 0; i < t->cmp->n_phases; i++)
+			if (!strcmp(t->cmp->phases[i], v))
+				t->phase = i;
+	if ((v = db_session_view_get(s, "rank"))) {
+		int r = atoi(v);
+		t->rank_sel = r < 0 && t->has_merged ? 0 : t->rank_sel;
+		for (size_t k = 0; r >= 0 && k < t->n_ranks; k++)
+			if (t->ranks[k] == r)
+				t->rank_sel = k + 1;
+	}
+	tui_selection_changed(t);
+	if ((v = db_session_view_get(s, "pass"))) {
+		for (size_t i = 0; i < t->n_passes; i++)
+			if (!strcmp(t->passes[i], v) && i != t->pass) {
+				t->pass = i;
+				tui_selection_changed(t);
+			}
+	}
+	if ((v = db_session_view_get(s, "metric")))
+		for (int m = 0; m < M__COUNT; m++)
+			if (!strcmp(v, tui_metric_name((enum tui_metric)m)))
+				t->metric = (enum tui_metric)m;
+	if ((v = db_session_view_get(s, "transposed")))
+		t->transposed = !strcmp(v, "1");
+	if ((v = db_session_view_get(s, "probe")))
+		snprintf(t->probe, sizeof t->probe, "%s", v);
+	if ((v = db_session_view_get(s, "filter")))
+		tui_filter_set(t, v);
+	t->msg[0] = '\0';
 }
 
 static int start_curses(struct tui *t, bool utf8)
@@ -443,7 +531,11 @@ int tui_main(int argc, char **argv)
 		return 2;
 	}
 	if (t->session_path && !t->session) {
-		t->session = db_session_new(t->ref_path, t->tgt_path);
+		/* Absolute paths: the session may be resumed from elsewhere. */
+		char ra[PATH_MAX], ta[PATH_MAX];
+		bool rok = realpath(t->ref_path, ra), tok = t->tgt_path && realpath(t->tgt_path, ta);
+		t->session = db_session_new(rok ? ra : t->ref_path,
+		                            tok ? ta : t->tgt_path);
 		if (t->session && t->profile_opt)
 			t->session->profile = strdup(t->profile_opt);
 	}
@@ -484,6 +576,7 @@ int tui_main(int argc, char **argv)
 		goto out_cmp;
 	}
 	init_selection(t);
+	restore_view_state(t);
 	tui_push(t, &heatmap_view, DB_NO_PAIR);
 	if (kbad)
 		tui_msg(t, true, "%s%s", kerr,
@@ -491,6 +584,7 @@ int tui_main(int argc, char **argv)
 	db_compare_start(t->cmp);
 	loop(t);
 	db_compare_stop(t->cmp);
+	save_view_state(t);
 
 	while (t->n_views > 1)
 		tui_pop(t);
@@ -515,6 +609,8 @@ out_cmp:
 	if (t->filter_re)
 		tui_filter_set(t, NULL);
 	free(t->col_match);
+	free(t->phase_div);
+	db_bisect_run_free(t->bisect);
 	db_compare_free(t->cmp);
 	db_session_free(t->session);
 	if (timing)

@@ -20,7 +20,9 @@ struct bisect_view {
 	bool have_res;
 	size_t res_steps;               /* n_steps the result was made for */
 	int page;
-	struct list_nav nav;            /* history scroll */
+	long at;                        /* replay: steps shown (-1 = live) */
+	db_bisect past;                 /* replay: the state after `at` steps */
+	bool have_past;
 };
 
 static int replace(char **dst, const char *src)
@@ -75,7 +77,29 @@ static int ensure_run(struct tui *t)
 
 static int bisect_open(struct view *v, struct tui *t)
 {
+	struct bisect_view *b = v->priv;
+	b->at = -1;
 	return ensure_run(t);
+}
+
+/* Replay: rebuild the state machine from the first `at` steps of the log
+ * (the range as it was then). */
+static db_bisect *replay_state(struct tui *t, struct bisect_view *b)
+{
+	db_bisect *sm = &t->bisect->sm;
+	if (b->at < 0)
+		return sm;
+	if (b->have_past)
+		db_bisect_free(&b->past);
+	b->have_past = false;
+	db_err err = {{0}};
+	long good = sm->start_good >= 0 ? sm->layers[sm->start_good] : DB_GOOD_BEFORE;
+	if (db_bisect_init(&b->past, sm->layers, sm->n_layers, good, &err) < 0)
+		return sm;
+	b->have_past = true;
+	for (long i = 0; i < b->at && (size_t)i < sm->n_steps; i++)
+		db_bisect_record(&b->past, &sm->steps[i], &err);
+	return &b->past;
 }
 
 static void bisect_done(struct view *v, struct tui *t)
@@ -83,6 +107,8 @@ static void bisect_done(struct view *v, struct tui *t)
 	struct bisect_view *b = v->priv;
 	if (b->have_res)
 		db_bisect_result_free(&b->res);
+	if (b->have_past)
+		db_bisect_free(&b->past);
 }
 
 static const char *label(int layer, char *buf, size_t len)
@@ -121,9 +147,8 @@ static void analyze(struct tui *t, struct bisect_view *b)
 }
 
 /* The layer strip: every candidate, its verdict, the range and the next. */
-static int draw_strip(struct tui *t, WINDOW *w, int y)
+static int draw_strip(const db_bisect *sm, WINDOW *w, int y)
 {
-	db_bisect *sm = &t->bisect->sm;
 	int W = getmaxx(w), x = 8;
 	draw_text(w, y, 0, 8, C_DIM, 0, "layers");
 	for (size_t i = 0; i < sm->n_layers; i++) {
@@ -154,7 +179,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 {
 	struct bisect_view *b = v->priv;
 	db_bisect_run *r = t->bisect;
-	db_bisect *sm = &r->sm;
+	db_bisect *sm = replay_state(t, b);
+	bool replay = b->at >= 0;
 	int W = getmaxx(w), y = y0, x;
 	char pred[64], a[16], c[16];
 	db_predicate_str(&r->o.pred, pred, sizeof pred);
@@ -174,9 +200,13 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		           sm->probes_left == 1 ? "" : "s");
 	}
 	y++;
-	y = draw_strip(t, w, y) + 1;
+	y = draw_strip(sm, w, y) + 1;
 
-	if (sm->next >= 0) {
+	if (replay) {
+		draw_textf(w, y++, 0, W, C_HILITE, A_BOLD,
+		           "replay: step %ld of %zu  (<Left> back, <Right> forward, live after "
+		           "the last)", b->at, r->sm.n_steps);
+	} else if (sm->next >= 0) {
 		int layer = sm->layers[sm->next];
 		db_probe pr;
 		db_bisect_probe(r, layer, &pr);
@@ -244,6 +274,7 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	if (b->page < 1)
 		return;
 	int n = (int)sm->n_steps;
+	sm = &r->sm;                    /* the steps come from the whole log */
 	/* newest at the bottom; show the last page */
 	int first = n > b->page ? n - b->page : 0;
 	for (int i = first; i < n; i++, y++) {
@@ -310,13 +341,17 @@ static void show_culprit(struct tui *t, struct bisect_view *b)
 		    strcmp(p->f.phase, r->phase ? r->phase : "") ||
 		    strcmp(p->f.pass, r->pass ? r->pass : ""))
 			continue;
-		if (best == DB_NO_PAIR || p->f.rank == tui_rank(t))
+		/* prefer the first bad rank, else the rank on screen */
+		int want_rank = b->res.n_bad_ranks ? b->res.bad_ranks[0] : tui_rank(t);
+		if (best == DB_NO_PAIR || (p->f.rank == want_rank && !p->merged))
 			best = i;
 	}
-	if (best == DB_NO_PAIR)
+	if (best == DB_NO_PAIR) {
 		tui_msg(t, true, "%s is not in the heatmap's selection", want ? want : "?");
-	else
-		heatmap_goto_pair(t, best);
+		return;
+	}
+	tui_select_rank_of(t, best);
+	heatmap_goto_pair(t, best);
 }
 
 static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
@@ -324,6 +359,24 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 	struct bisect_view *b = v->priv;
 	db_bisect *sm = &t->bisect->sm;
 	db_err err = {{0}};
+	if (a == A_BISECT_REPLAY_BACK || a == A_BISECT_REPLAY_FORWARD) {
+		long n = (long)sm->n_steps;
+		if (a == A_BISECT_REPLAY_BACK)
+			b->at = b->at < 0 ? (n > 0 ? n - 1 : -1) : (b->at > 0 ? b->at - 1 : 0);
+		else if (b->at >= 0)
+			b->at = b->at + 1 >= n ? -1 : b->at + 1;
+		t->dirty = true;
+		return true;
+	}
+	bool changes = a == A_BISECT_ACCEPT || a == A_ENTER || a == A_BISECT_GOOD ||
+	               a == A_BISECT_BAD || a == A_BISECT_SKIP || a == A_BISECT_UNDO ||
+	               a == A_BISECT_RESET || a == A_BISECT_RESCAN;
+	if (b->at >= 0 && changes) {
+		b->at = -1;             /* verdicts apply to the live state only */
+		tui_msg(t, false, "back to the live bisect");
+		t->dirty = true;
+		return true;
+	}
 	switch (a) {
 	case A_BISECT_ACCEPT: case A_ENTER:
 		if (db_bisect_done(sm))
@@ -368,6 +421,23 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 	return true;
 }
 
+/* The probe pair of the first bad layer when found, else of the next. */
+static size_t bisect_selected(struct view *v, struct tui *t)
+{
+	struct bisect_view *b = v->priv;
+	db_bisect *sm = &t->bisect->sm;
+	int layer;
+	if (b->have_res && b->res.has_first_bad)
+		layer = b->res.first_bad_layer;
+	else if (sm->next >= 0)
+		layer = sm->layers[sm->next];
+	else
+		return DB_NO_PAIR;
+	db_probe pr;
+	db_bisect_probe(t->bisect, layer, &pr);
+	return pr.pair;
+}
+
 static void bisect_note(struct view *v, struct tui *t, FILE *out)
 {
 	char *md = db_md_bisect(&t->bisect->sm);
@@ -385,5 +455,6 @@ const struct view_ops bisect_view = {
 	.draw = bisect_draw,
 	.request = bisect_request,
 	.done = bisect_done,
+	.selected = bisect_selected,
 	.note_data = bisect_note,
 };

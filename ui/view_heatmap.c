@@ -54,9 +54,12 @@ static size_t pair_at(const struct tui *t, const struct heatmap *h, size_t dr, s
 	to_grid(t, h, dr, dc, &gr, &gc);
 	const db_grid_row *row = &t->grid.rows[gr];
 	if (row->layer < 0) {
-		/* Model-level rows hold one cell, shown in the first visible column. */
-		size_t vc = t->transposed ? dr : dc;
-		return vc == 0 ? row->cells[0] : DB_NO_PAIR;
+		/* Model-level rows hold one cell: any column of the row selects it
+		 * (drawn once, in the leftmost column shown); transposed, it sits
+		 * in the first stage row. */
+		if (t->transposed)
+			return dr == 0 ? row->cells[0] : DB_NO_PAIR;
+		return row->cells[0];
 	}
 	return row->cells[gc];
 }
@@ -247,7 +250,7 @@ static void draw_tabs(struct tui *t, WINDOW *w, int y)
 	if (!t->n_passes) {
 		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
 	} else {
-		const char *def = db_default_pass(t->cmp, tui_phase(t));
+		const char *def = t->default_pass;
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
 		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
@@ -261,7 +264,8 @@ static void draw_tabs(struct tui *t, WINDOW *w, int y)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_ranks);
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
 	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
-	(void)x;
+	if (t->filter_re)
+		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
 }
 
 static void draw_triage(struct tui *t, WINDOW *w, int y)
@@ -279,10 +283,10 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 		const char *first = NULL;
 		x += draw_text(w, y, x, W - x, C_DIM, 0, "phases ");
 		for (size_t i = 0; i < t->cmp->n_phases; i++) {
-			long d = db_first_divergence(t->cmp, t->cmp->phases[i], "", -2);
+			long d = t->phase_div ? t->phase_div[i] : -1;
 			if (d >= 0 && !first)
 				first = t->cmp->phases[i];
-			x += draw_textf(w, y, x, W - x, d >= 0 ? C_MARK : C_GOOD, 0, "%s%s%s ",
+			x += draw_textf(w, y, x, W - x, d >= 0 ? C_MARK : C_GOOD, 0, "%s %s%s ",
 			                t->cmp->phases[i], d >= 0 ? G("✗", "x") : G("✓", "."),
 			                i + 1 < t->cmp->n_phases ? G(" →", " >") : "");
 		}
@@ -293,7 +297,8 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 			x += draw_text(w, y, x, W - x, C_GOOD, 0, "no phase diverges  ");
 	}
 	if (t->first_div < 0) {
-		draw_text(w, y, x, W - x, C_GOOD, 0, "no divergence: every pair is ok");
+		draw_text(w, y, x, W - x, C_GOOD, 0,
+		          x ? "this phase: every pair is ok" : "no divergence: every pair is ok");
 		return;
 	}
 	char lab[300], v[32];
@@ -342,13 +347,11 @@ static void draw_legend(struct tui *t, WINDOW *w, int y)
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s  ", st[i].what);
 	}
 	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸", "*"));
-	x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " first divergence  ");
+	x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " 1st divergence  ");
 	if (t->session && t->session->n_marks) {
 		x += draw_text(w, y, x, W - x, C_HILITE, A_BOLD, G("◆", "+"));
 		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " marked  ");
 	}
-	if (t->filter_re)
-		draw_textf(w, y, x, W - x, C_HILITE, 0, " filter /%s", t->filter_pat);
 }
 
 static void fix_scroll(struct tui *t, struct heatmap *h)
@@ -392,6 +395,18 @@ static const char *row_label(struct tui *t, struct heatmap *h, size_t dr)
 	return t->transposed ? t->grid.cols[h->vcols[dr]] : t->grid.rows[gr].label;
 }
 
+/* Some cell of display row dr carries a mark. */
+static bool row_marked(struct tui *t, struct heatmap *h, size_t dr)
+{
+	for (size_t dc = 0; dc < n_dcols(t, h); dc++) {
+		size_t p = pair_at(t, h, dr, dc);
+		if (p != DB_NO_PAIR && db_session_find_mark(t->session, t->cmp->pairs[p].f.layer,
+		                                            t->cmp->pairs[p].f.stage) >= 0)
+			return true;
+	}
+	return false;
+}
+
 static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int hgt)
 {
 	struct heatmap *h = v->priv;
@@ -429,7 +444,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 			if (h->vcols[i] == fc)
 				fdc = i;
 		if (t->grid.rows[fr].layer < 0)
-			fdc = 0;
+			fdc = t->transposed ? 0 : h->left;
 		if (t->transposed) {
 			size_t tmp = fdr;
 			fdr = fdc, fdc = tmp;
@@ -463,17 +478,22 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		draw_text(w, y, 0, 1, C_MARK, A_BOLD, mark_row ? G("▸", "*") : " ");
 		draw_text(w, y, 1, h->lw - 2, C_DEFAULT, dr == h->cr ? A_BOLD | A_REVERSE : 0,
 		          draw_fit(row_label(t, h, dr), h->lw - 2, buf, sizeof buf));
+		if (t->session && t->session->n_marks && row_marked(t, h, dr))
+			draw_text(w, y, h->lw - 1, 1, C_HILITE, A_BOLD, G("◆", "+"));
 		for (int i = 0; i < h->gcols && h->left + (size_t)i < nc; i++) {
 			size_t dc = h->left + (size_t)i;
 			int x = h->gx + i * COL_W;
 			size_t p = pair_at(t, h, dr, dc);
+			bool model = !t->transposed && t->grid.rows[h->vrows[dr]].layer < 0;
+			if (model && i > 0)
+				continue;       /* its one cell is drawn in the first column */
 			if (mark_row && dc == fdc)
 				draw_text(w, y, x, 1, C_MARK, A_BOLD, G("▸", "*"));
 			else if (p != DB_NO_PAIR && t->session && t->session->n_marks &&
 			         db_session_find_mark(t->session, t->cmp->pairs[p].f.layer,
 			                              t->cmp->pairs[p].f.stage) >= 0)
 				draw_text(w, y, x, 1, C_HILITE, A_BOLD, G("◆", "+"));
-			bool cur = dr == h->cr && dc == h->cc;
+			bool cur = dr == h->cr && (dc == h->cc || model);
 			if (p == DB_NO_PAIR) {
 				if (cur)
 					draw_fill(w, y, x + 1, CELL_W, C_DEFAULT, A_REVERSE);
@@ -515,7 +535,8 @@ static void search(struct tui *t, struct heatmap *h, int dir)
 	for (size_t k = 1; k <= n; k++) {
 		size_t i = dir > 0 ? (at + k) % n : (at + n - k % n) % n;
 		size_t p = pair_at(t, h, i / nc, i % nc);
-		if (p == DB_NO_PAIR)
+		if (p == DB_NO_PAIR ||
+		    (!t->transposed && t->grid.rows[h->vrows[i / nc]].layer < 0 && i % nc))
 			continue;
 		if (!tui_filter_match(t, t->cmp->pairs[p].f.stage) &&
 		    !tui_filter_match(t, row_label(t, h, i / nc)) &&

@@ -61,7 +61,7 @@ static int help_open(struct view *v, struct tui *t)
 			for (size_t i = 0; i < nk && o < sizeof ks; i++)
 				o += (size_t)snprintf(ks + o, sizeof ks - o, "%s%s", i ? " " : "",
 				                      tui_key_name(keys[i], name, sizeof name));
-			add(h, false, "  %-22s %-18s %s", nk ? ks : "(unbound)", ai->name, ai->help);
+			add(h, false, "  %-22s %-22s %s", nk ? ks : "(unbound)", ai->name, ai->help);
 		}
 		add(h, false, "%s", "");
 	}
@@ -71,7 +71,7 @@ static int help_open(struct view *v, struct tui *t)
 	for (size_t i = 0; i < n; i++) {
 		char c[128];
 		snprintf(c, sizeof c, ":%s %s", names[i], args[i]);
-		add(h, false, "  %-41s %s", c, help[i]);
+		add(h, false, "  %-45s %s", c, help[i]);
 	}
 	add(h, false, "%s", "");
 	add(h, true, "Keymap file");

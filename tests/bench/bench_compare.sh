@@ -187,29 +187,35 @@ PY
 
 # ---- 2. timings (hot cache) ------------------------------------------------
 now() { date +%s.%N; }
+ratio() { # a / b to 2 decimals, "-" when b is 0 (too short to measure)
+	if (( $(echo "$2 > 0" | bc -l) )); then printf '%.2f' "$(echo "$1 / $2" | bc -l)"; else printf -- '-'; fi
+}
 elapsed() { echo "$(now) - $1" | bc -l; }
 files=("$dir"/ref/*.pt "$dir"/target/*.pt)
 cat "${files[@]}" > /dev/null    # warm-up: fill the page cache
 cat "${files[@]}" > /dev/null
-t0=$(now); cat "${files[@]}" > /dev/null; t_cat=$(elapsed "$t0")
-t0=$(now); cat "${files[@]}" > /dev/null; t2=$(elapsed "$t0")
-t_cat=$(echo "if ($t2 < $t_cat) $t2 else $t_cat" | bc -l)
 gb=$(echo "$total_bytes / 1000000000" | bc -l)
-printf '\n%-34s %9s %9s %11s %8s\n' "what" "seconds" "GB/s" "peak RSS" "x cat"
-row() { # name seconds rss_kib
+# Wall time is what users wait for; CPU seconds (user + sys) are shown too
+# because on a shared machine other jobs stretch wall times.
+printf '\n%-34s %9s %9s %9s %11s %8s\n' "what" "seconds" "GB/s" "CPU s" "peak RSS" "x cat"
+row() { # name seconds rss_kib cpu_seconds
 	local rss="-"
 	[[ -n "${3:-}" ]] && rss=$(printf '%.1f MiB' "$(echo "$3 / 1024" | bc -l)")
-	printf '%-34s %9.3f %9.2f %11s %8.2f\n' "$1" "$2" "$(echo "$gb / $2" | bc -l)" "$rss" \
-		"$(echo "$2 / $t_cat" | bc -l)"
+	printf '%-34s %9.3f %9.2f %9.2f %11s %8.2f\n' "$1" "$2" "$(echo "$gb / $2" | bc -l)" \
+		"${4:-0}" "$rss" "$(echo "$2 / $t_cat" | bc -l)"
 }
-row "cat (hot cache)" "$t_cat"
 
-# timed NAME OUTVAR_SECONDS OUTVAR_RSS -- command...: wall time + peak RSS
+# timed NAME OUTVAR_SECONDS OUTVAR_RSS OUTVAR_CPU command...: peak RSS, CPU
 timed() {
 	local tf; tf=$(mktemp)
 	local rc=0
-	/usr/bin/time -f '%e %M' -o "$tf" "${@:4}" > /dev/null 2> "$tf.err" || rc=$?
-	read -r "$2" "$3" < "$tf" || true
+	/usr/bin/time -f '%e %M %U %S' -o "$tf" "${@:5}" > /dev/null 2> "$tf.err" || rc=$?
+	# time writes "Command exited with non-zero status N" first on exit != 0
+	local e m u s
+	read -r e m u s < <(tail -n 1 "$tf") || true
+	printf -v "$2" '%s' "$e"
+	printf -v "$3" '%s' "$m"
+	printf -v "$4" '%s' "$(echo "$u + $s" | bc -l)"
 	rm -f "$tf"
 	if [[ $rc -gt 1 ]]; then
 		echo "  ($1 failed with exit $rc: $(head -c 300 "$tf.err"))"
@@ -219,13 +225,22 @@ timed() {
 	rm -f "$tf.err"
 }
 
+t_cat=""
+for _ in 1 2; do    # best of two
+	t0=$(now)
+	timed cat s_c rss_c cpu_c cat "${files[@]}"
+	t=$(elapsed "$t0")
+	if [[ -z "$t_cat" ]] || (( $(echo "$t < $t_cat" | bc -l) )); then t_cat=$t cpu_cat=$cpu_c; fi
+done
+row "cat (hot cache)" "$t_cat" "" "$cpu_cat"
+
 t_cmp=""
 if [[ -x "$db_bin" ]] && "$db_bin" compare --help > /dev/null 2>&1; then
 	# exit 1 = "something diverges", expected here; 2 = error
 	t0=$(now)
-	if timed compare s_cmp rss_cmp "$db_bin" compare "$dir/ref" "$dir/target" --format json; then
+	if timed compare s_cmp rss_cmp cpu_cmp "$db_bin" compare "$dir/ref" "$dir/target" --format json; then
 		t_cmp=$(elapsed "$t0")
-		row "dumpbisect compare --format json" "$t_cmp" "$rss_cmp"
+		row "dumpbisect compare --format json" "$t_cmp" "$rss_cmp" "$cpu_cmp"
 	fi
 else
 	echo "  (dumpbisect compare not available at $db_bin: skipped)"
@@ -238,9 +253,9 @@ if [[ -f "$lib" ]]; then
 	"$cc" -std=c11 -O2 -D_DEFAULT_SOURCE -I"$repo/include" "$here/metrics_throughput.c" "$lib" \
 		-lm -lpthread -o "$drv"
 	t0=$(now)
-	if timed engine s_eng rss_eng "$drv" -j "$(nproc)" -l "$dir/pairs.list"; then
+	if timed engine s_eng rss_eng cpu_eng "$drv" -j "$(nproc)" -l "$dir/pairs.list"; then
 		t_eng=$(elapsed "$t0")
-		row "metrics engine alone ($(nproc) thr)" "$t_eng" "$rss_eng"
+		row "metrics engine alone ($(nproc) thr)" "$t_eng" "$rss_eng" "$cpu_eng"
 	fi
 else
 	echo "  (no $lib: build first; engine-only timing skipped)"
@@ -265,9 +280,9 @@ print(len(out))
 PY
 )
 	t0=$(now)
-	if timed torch s_t rss_torch "$PYTHON" -c "$torch_py" "$dir"; then
+	if timed torch s_t rss_torch cpu_torch "$PYTHON" -c "$torch_py" "$dir"; then
 		t_torch=$(elapsed "$t0")
-		row "torch.load + float64 metrics" "$t_torch" "$rss_torch"
+		row "torch.load + float64 metrics" "$t_torch" "$rss_torch" "$cpu_torch"
 	fi
 else
 	echo "  (torch not installed or BENCH_TORCH=0: torch approach skipped)"
@@ -275,12 +290,12 @@ fi
 
 echo
 if [[ -n "$t_cmp" ]]; then
-	printf 'compare / cat = %.2fx' "$(echo "$t_cmp / $t_cat" | bc -l)"
-	[[ -n "$t_torch" ]] && printf ';  torch / compare = %.1fx' "$(echo "$t_torch / $t_cmp" | bc -l)"
+	printf 'compare / cat = %sx wall, %sx CPU' "$(ratio "$t_cmp" "$t_cat")" "$(ratio "$cpu_cmp" "$cpu_cat")"
+	[[ -n "$t_torch" ]] && printf ';  torch / compare = %sx' "$(ratio "$t_torch" "$t_cmp")"
 	echo
 fi
 if [[ -n "$t_eng" ]]; then
-	printf 'engine / cat = %.2fx' "$(echo "$t_eng / $t_cat" | bc -l)"
-	[[ -n "$t_torch" ]] && printf ';  torch / engine = %.1fx' "$(echo "$t_torch / $t_eng" | bc -l)"
+	printf 'engine / cat = %sx wall, %sx CPU' "$(ratio "$t_eng" "$t_cat")" "$(ratio "$cpu_eng" "$cpu_cat")"
+	[[ -n "$t_torch" ]] && printf ';  torch / engine = %sx' "$(ratio "$t_torch" "$t_eng")"
 	echo
 fi

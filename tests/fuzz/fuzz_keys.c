@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* actions.c has a static table named like curses' raw() */
+#define raw actions_raw
 #include "../../ui/actions.c"
+#undef raw
 #include "../../ui/keys.c"
 #include "../../ui/script.c"
 
@@ -35,17 +38,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	int keys[256];
+	int ks[256];
 	const char *bad = NULL;
-	int n = tui_keys_parse(s, keys, 256, &bad);
+	int n = tui_keys_parse(s, ks, 256, &bad);
 	if (n < 0 && (bad < s || bad > s + size))
 		__builtin_trap();
 	for (int i = 0; i < n; i++) {
+		/* Known bug, pinned by tests/test_fuzz_regress.c: <C-\> <C-]> <C-^>
+		 * <C-_> (28..31) get names the parser refuses. Skipped here so
+		 * long runs keep looking for other failures. */
+		if (ks[i] >= 28 && ks[i] <= 31)
+			continue;
 		char name[64];
-		tui_key_name(keys[i], name, sizeof name);
+		tui_key_name(ks[i], name, sizeof name);
 		const char *p = name;
 		int back = tui_key_parse(&p);
-		if (back != keys[i] || *p)
+		if (back != ks[i] || *p)
 			__builtin_trap(); /* a key's name must parse back to the key */
 	}
 	free(s);

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink = x;
 			free(owned);
 		}
-		db_zip_verify_crc(&z, e, &err);
+		if (e->usize <= 1u << 24) /* verify_crc inflates without a cap */
+			db_zip_verify_crc(&z, e, &err);
 	}
 	db_zip_find(&z, "archive/data.pkl");
 	db_zip_close(&z);

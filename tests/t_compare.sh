@@ -1,0 +1,110 @@
+#!/bin/bash
+# dumpbisect compare: exit codes, the table's verdict lines, JSON/CSV shape,
+# thread-count independence, a corrupt file, empty/missing/one-sided input.
+set -u
+: "${DB_BIN:?}" "${DB_FIXTURES:?}" "${DB_TMP:?}"
+mkdir -p "$DB_TMP"
+export XDG_CACHE_HOME="$DB_TMP/cache" LC_ALL=C LANG=C
+L=$DB_FIXTURES/layouts
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect RC DESC CMD...: run CMD, stdout in $out, stderr in $err
+expect() {
+	local want=$1 desc=$2; shift 2
+	out=$("$@" 2>"$DB_TMP/stderr"); local rc=$?
+	err=$(cat "$DB_TMP/stderr")
+	[ "$rc" = "$want" ] || fail "$desc: exit $rc, want $want (stderr: ${err:0:300})"
+}
+has() { grep -qF -- "$2" <<<"$1" || fail "$3: missing '$2'"; }
+
+expect 0 "identical trees" "$DB_BIN" compare "$L/sglang_v1/ref" "$L/sglang_v1/ref"
+has "$out" "no divergence: every pair is in the ok band" "identical trees"
+
+expect 1 "divergent trees" "$DB_BIN" compare "$L/sglang_v1/ref" "$L/sglang_v1/target"
+has "$out" "profile sglang-v1" "divergent trees"
+has "$out" "first divergence: L2 attn.o_proj rank 0 pass 0" "divergent trees"
+has "$out" "(dtype float32 vs bfloat16)" "dtype flagged"
+
+expect 1 "miles phases" "$DB_BIN" compare "$L/miles/baseline" "$L/miles/target"
+has "$out" "first divergent phase: fwd_only" "miles phases"
+
+expect 1 "one folder, both sides" "$DB_BIN" compare "$L/atom_fwd"
+has "$out" "profile atom-fwd" "one folder"
+
+# JSON: the contract's fields on every pair, one pair per line
+expect 1 "json" "$DB_BIN" compare --format json "$L/sglang_v1/ref" "$L/sglang_v1/target"
+head -c 30 <<<"$out" | grep -qF '{"profile": "sglang-v1"' || fail "json: starts with the profile"
+npairs=$(grep -c '^  {"phase": ' <<<"$out")
+[ "$npairs" -ge 240 ] || fail "json: $npairs pairs"
+for f in '"pass": ' '"rank": ' '"layer": ' '"stage": ' '"ref_name": ' '"target_name": ' \
+         '"shape": [' '"dtype_ref": ' '"dtype_target": ' '"status": ' '"cos": ' '"rel": ' \
+         '"rel_l2": ' '"rel_diff": ' '"max_abs": ' '"mean_abs": ' '"severity": ' '"error": '; do
+	n=$(grep '^  {"phase": ' <<<"$out" | grep -cF -- "$f")
+	[ "$n" = "$npairs" ] || fail "json: field $f on $n of $npairs pairs"
+done
+grep -qF '"phase": null, "pass": 0, "rank": 0, "layer": 2, "stage": "attn.o_proj"' <<<"$out" ||
+	fail "json: fields of L2 attn.o_proj"
+grep -qE '"cos": 1(\.0+)?, "rel": 0, ' <<<"$out" || fail "json: exact numbers"
+tail -c 4 <<<"$out" | grep -qF ']}' || fail "json: closes"
+
+# identical output with 1 and 3 threads
+"$DB_BIN" compare --no-cache --format json --threads 1 "$L/fwd_hook/ref" "$L/fwd_hook/target" >"$DB_TMP/t1.json"
+"$DB_BIN" compare --no-cache --format json --threads=3 "$L/fwd_hook/ref" "$L/fwd_hook/target" >"$DB_TMP/t3.json"
+cmp -s "$DB_TMP/t1.json" "$DB_TMP/t3.json" || fail "threads: output differs between 1 and 3 threads"
+# the metrics cache: the second run is served from it, same output
+rm -rf "$XDG_CACHE_HOME"
+"$DB_BIN" compare --format json "$L/fwd_hook/ref" "$L/fwd_hook/target" >"$DB_TMP/c1.json"
+ls "$XDG_CACHE_HOME"/dumpbisect/*.cache >/dev/null 2>&1 || fail "cache: no cache file written"
+"$DB_BIN" compare --format json "$L/fwd_hook/ref" "$L/fwd_hook/target" >"$DB_TMP/c2.json"
+cmp -s "$DB_TMP/t1.json" "$DB_TMP/c1.json" || fail "cache: first run differs"
+cmp -s "$DB_TMP/t1.json" "$DB_TMP/c2.json" || fail "cache: cached run differs"
+echo garbage >"$(ls "$XDG_CACHE_HOME"/dumpbisect/*.cache | head -1)"
+"$DB_BIN" compare --format json "$L/fwd_hook/ref" "$L/fwd_hook/target" >"$DB_TMP/c3.json"
+cmp -s "$DB_TMP/t1.json" "$DB_TMP/c3.json" || fail "cache: corrupt cache changed the output"
+
+expect 1 "csv" "$DB_BIN" compare --format csv "$L/generic_st/ref" "$L/generic_st/target"
+[ "$(head -1 <<<"$out")" = "phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error" ] ||
+	fail "csv: header"
+[ "$(wc -l <<<"$out")" = 61 ] || fail "csv: $(wc -l <<<"$out") lines, want 61"
+
+# --filter: only matching stages
+expect 1 "filter" "$DB_BIN" compare --format csv --filter '^attn\.o_proj$' "$L/generic_st/ref" "$L/generic_st/target"
+[ "$(wc -l <<<"$out")" = 5 ] || fail "filter: $(wc -l <<<"$out") lines, want 5"
+
+# a corrupt file: one error pair, the rest still compares
+rm -rf "$DB_TMP/corrupt"
+mkdir -p "$DB_TMP/corrupt"
+cp -R "$L/generic_npy/ref" "$L/generic_npy/target" "$DB_TMP/corrupt/"
+head -c 40 "$L/generic_npy/target/layer1.ffn_out.npy" >"$DB_TMP/corrupt/target/layer1.ffn_out.npy"
+expect 1 "corrupt" "$DB_BIN" compare --format json "$DB_TMP/corrupt/ref" "$DB_TMP/corrupt/target"
+[ "$(grep -c '"status": "error"' <<<"$out")" = 1 ] || fail "corrupt: one error pair"
+grep '"status": "error"' <<<"$out" | grep -qF 'layer1.ffn_out.npy' || fail "corrupt: error names the file"
+[ "$(grep -c '"status": "ok"' <<<"$out")" = 59 ] || fail "corrupt: 59 other pairs compared"
+expect 1 "corrupt table" "$DB_BIN" compare "$DB_TMP/corrupt/ref" "$DB_TMP/corrupt/target"
+has "$out" "1 error" "corrupt table"
+
+# two single files: their one tensor each is compared whatever the names
+expect 1 "two files" "$DB_BIN" compare --no-cache "$DB_FIXTURES/pt/f32.pt" "$DB_FIXTURES/pt/f64.pt"
+has "$out" "1 pairs: 0 ok" "two files"
+expect 0 "file with itself" "$DB_BIN" compare --no-cache "$DB_FIXTURES/pt/f32.pt" "$DB_FIXTURES/pt/f32.pt"
+
+# input errors: exit 2, never a silent pass
+mkdir -p "$DB_TMP/empty1" "$DB_TMP/empty2"
+expect 2 "empty dirs" "$DB_BIN" compare "$DB_TMP/empty1" "$DB_TMP/empty2"
+[ -n "$err" ] || fail "empty dirs: no message"
+expect 2 "empty target" "$DB_BIN" compare --profile generic "$L/generic_npy/ref" "$DB_TMP/empty2"
+has "$err" "no tensors" "empty target"
+expect 2 "missing" "$DB_BIN" compare "$DB_TMP/nope" "$L/sglang_v1/target"
+has "$err" "nope" "missing"
+expect 2 "one-sided folder" "$DB_BIN" compare "$L/sglang_v1/ref"
+expect 2 "no args" "$DB_BIN" compare
+expect 2 "unknown option" "$DB_BIN" compare --bogus "$L/sglang_v1/ref" "$L/sglang_v1/target"
+expect 2 "bad format" "$DB_BIN" compare --format xml "$L/sglang_v1/ref" "$L/sglang_v1/target"
+expect 2 "bad threads" "$DB_BIN" compare --threads 0 "$L/sglang_v1/ref" "$L/sglang_v1/target"
+expect 2 "bad regex" "$DB_BIN" compare --filter '([' "$L/sglang_v1/ref" "$L/sglang_v1/target"
+expect 2 "unknown profile" "$DB_BIN" compare --profile no-such-profile "$L/sglang_v1/ref" "$L/sglang_v1/target"
+expect 0 "help" "$DB_BIN" compare --help
+has "$out" "usage: dumpbisect compare" "help"
+
+[ "$fails" = 0 ] && echo "t_compare: all passed"
+exit $((fails > 0))

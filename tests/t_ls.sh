@@ -1,0 +1,70 @@
+#!/bin/bash
+# dumpbisect ls: a tree (profile and why, counts, unparsed and skipped
+# files — a FIFO is listed, never opened), a single file (JSON contract,
+# --stats), a refused file (exit 2, message on stderr).
+set -u
+: "${DB_BIN:?}" "${DB_FIXTURES:?}" "${DB_TMP:?}"
+mkdir -p "$DB_TMP"
+export XDG_CACHE_HOME="$DB_TMP/cache" LC_ALL=C LANG=C
+L=$DB_FIXTURES/layouts
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect() {
+	local want=$1 desc=$2; shift 2
+	out=$(timeout 60 "$@" 2>"$DB_TMP/stderr"); local rc=$?
+	err=$(cat "$DB_TMP/stderr")
+	[ "$rc" = "$want" ] || fail "$desc: exit $rc, want $want (stderr: ${err:0:300})"
+}
+has() { grep -qF -- "$2" <<<"$1" || fail "$3: missing '$2'"; }
+
+expect 0 "tree" "$DB_BIN" ls "$L/sglang_v1/ref"
+has "$out" "profile sglang-v1 (sglang-v1: " "tree"
+grep -qE '^files +[0-9]+ parsed, 0 unparsed, 0 skipped, 0 refused' <<<"$out" || fail "tree: files line"
+grep -qE '^ranks +0 [0-9]+, 1 [0-9]+$' <<<"$out" || fail "tree: ranks line"
+grep -qE '^passes +0 [0-9]+, 1 [0-9]+$' <<<"$out" || fail "tree: passes line"
+grep -qE '^layers +-' <<<"$out" || fail "tree: model-level counted as layer -"
+
+expect 0 "one folder, two sides" "$DB_BIN" ls "$L/atom_fwd"
+grep -qE '^sides +ref [0-9]+, target [0-9]+$' <<<"$out" || fail "atom_fwd: sides line"
+
+expect 0 "tree json" "$DB_BIN" ls --format json "$L/miles/baseline"
+has "$out" '"profile": "sglang-v1"' "tree json"
+has "$out" '"phases": {"inference": ' "tree json: phases in causal order"
+grep -qF '"fwd_only": ' <<<"$out" || fail "tree json: fwd_only"
+
+# unparsed files, a FIFO, a symlink loop
+T=$DB_TMP/tree
+rm -rf "$T"
+cp -R "$L/sglang_v1/ref" "$T"
+echo junk >"$T/junk.pt"
+mkfifo "$T/forward_pass_id=0___rank=0___name=fifo___dump_index=999.pt"
+ln -s . "$T/loop"
+expect 0 "special files" "$DB_BIN" ls --profile sglang-v1 "$T"
+has "$out" "unparsed (no pattern of the profile matches):" "special files"
+has "$out" "  junk.pt" "special files"
+has "$out" "dump_index=999.pt: FIFO; not opened" "special files"
+has "$out" "loop: symlink loop" "special files"
+grep -qE '^files +[0-9]+ parsed, 1 unparsed, 2 skipped, 0 refused' <<<"$out" || fail "special files: counts"
+
+# single files
+expect 0 "file json" "$DB_BIN" ls --format json "$DB_FIXTURES/pt/f32.pt"
+has "$out" '{"file": ' "file json"
+has "$out" '{"key": "", "dtype": "float32", "shape": [3, 4]}' "file json"
+expect 0 "file stats" "$DB_BIN" ls --format json --stats "$DB_FIXTURES/pt/f32.pt"
+grep -qE '"sum": 2\.22385707497596[0-9]*, "min": ' <<<"$out" || fail "file stats: sum (torch: 2.2238570749759674)"
+expect 0 "file table" "$DB_BIN" ls "$DB_FIXTURES/st/multi.safetensors"
+has "$out" "bfloat16" "file table"
+
+expect 2 "refused" "$DB_BIN" ls "$DB_FIXTURES/bad/os_system.pt"
+has "$err" "os.system" "refused"
+[ -z "$out" ] || fail "refused: nothing on stdout"
+mkdir -p "$DB_TMP/empty"
+expect 2 "empty dir" "$DB_BIN" ls "$DB_TMP/empty"
+expect 2 "missing" "$DB_BIN" ls "$DB_TMP/missing"
+expect 2 "fifo path" "$DB_BIN" ls "$T/forward_pass_id=0___rank=0___name=fifo___dump_index=999.pt"
+expect 2 "no args" "$DB_BIN" ls
+expect 0 "help" "$DB_BIN" ls --help
+has "$out" "usage: dumpbisect ls" "help"
+
+[ "$fails" = 0 ] && echo "t_ls: all passed"
+exit $((fails > 0))

@@ -1,0 +1,35 @@
+#!/bin/bash
+# "/" filter: a PCRE2 regex on stage names keeps the matching columns (a
+# column also stays when one of its sub-stages matches), n / N walk the
+# matching cells, a bad regex and a regex matching nothing are reported
+# and leave the filter as it was, "/" + Enter clears it.
+. "$DB_SRC/tests/tui/lib.sh"
+
+tui_run 100 24 demo/ref demo/target <<EOF
+/^ffn
+:save-display $T/filter_ffn.screen
+nnn
+:save-display $T/filter_next.screen
+N
+:save-display $T/filter_prev.screen
+/o_proj
+:save-display $T/filter_substage.screen
+/(
+:save-display $T/filter_bad.screen
+/nothing_like_this
+:save-display $T/filter_none.screen
+/
+:save-display $T/filter_cleared.screen
+EOF
+for s in filter_ffn filter_next filter_prev filter_substage filter_bad filter_none filter_cleared; do
+	tui_expect "$s"
+done
+check "only ffn columns" grep_screen filter_ffn '^cos +ffn_norm… ffn_out *$'
+check "n n n walks cells in reading order" grep_screen filter_next '^L1 ffn_out rank 0 '
+check "N goes back one" grep_screen filter_prev '^L1 ffn_norm_out rank 0 '
+check "a sub-stage match keeps its column" grep_screen filter_substage '^cos +attn_out *$'
+check "bad regex reported" grep_screen filter_bad '^/\(: missing closing parenthesis'
+check "bad regex keeps the filter" grep_screen filter_bad 'filter /o_proj'
+check "no match reported" grep_screen filter_none 'no stage matches'
+check "cleared" grep_screen filter_cleared '^cos +hidden_in attn_nor… attn_out'
+finish
