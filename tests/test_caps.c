@@ -219,25 +219,25 @@ static void test_counts_vs_bytes_pt(void **state)
 	pt_tensor(&b, 3, "\x8a\x05\x00\x00\x00\x80\x00" "\x8a\x05\x00\x00\x00\x80\x00" "\x86",
 	          "K\x00K\x00\x86");
 	int rc = open_pt(&b, rec, sizeof rec, &f, &err, &keep);
+	bool accepted = false;
 	if (rc == 0) {
-		const char *msg = f->n_entries ? f->entries[0].err : NULL;
-		if (!msg)
-			fail_msg("a stride-0 view of 2^62 elements over 3 floats was accepted "
-			         "(ls --stats / compare would walk it forever): src/pt.c needs a "
-			         "cap on a view's element count");
+		accepted = f->n_entries && !f->entries[0].err;
 		db_file_close(f);
 	} else {
-		print_message("stride-0 view refused: %s\n", err.msg);
 		assert_has(err.msg, "byte ");
 	}
 	free(keep);
 	free(b.b);
+	if (accepted)
+		fail_msg("a stride-0 view of 2^62 elements over 3 floats was accepted "
+		         "(ls --stats / compare would walk it forever): src/pt.c needs a "
+		         "cap on a view's element count");
 	/* the same from real torch: torch.zeros(1).expand(2**31, 2**31) */
 	if (db_file_open(HOSTILE "/expand_huge.pt", &f, &err) == 0) {
-		const char *msg = f->n_entries ? f->entries[0].err : NULL;
-		if (!msg)
-			fail_msg("hostile/expand_huge.pt (a 2^62-element expand) was accepted");
+		accepted = f->n_entries && !f->entries[0].err;
 		db_file_close(f);
+		if (accepted)
+			fail_msg("hostile/expand_huge.pt (a 2^62-element expand) was accepted");
 	}
 }
 

@@ -1,0 +1,261 @@
+/* Writing a session file: the YAML text, by the libyaml emitter, and its
+ * atomic save (format: include/db_session.h). */
+#include "db_session.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <yaml.h>
+
+#include "db_atomic.h"
+#include "session_priv.h"
+
+typedef struct sbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+} sbuf;
+
+static int sbuf_write(void *data, unsigned char *buf, size_t size)
+{
+	sbuf *b = data;
+	if (b->len + size + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + size + 1)
+			cap *= 2;
+		char *np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = 1;
+			return 0;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, buf, size);
+	b->len += size;
+	b->p[b->len] = '\0';
+	return 1;
+}
+
+typedef struct emit {
+	yaml_emitter_t e;
+	int ok;
+} emit;
+
+/* Emits an event just initialised (init_ok: its initialisation result).
+ * After a failure the rest are dropped; the emitter owns only the events
+ * it was given, so a dropped one is deleted here. */
+static void ev(emit *m, yaml_event_t *event, int init_ok)
+{
+	if (!m->ok) {
+		if (init_ok)
+			yaml_event_delete(event);
+		return;
+	}
+	if (!init_ok || !yaml_emitter_emit(&m->e, event))
+		m->ok = 0;
+}
+
+static void scalar(emit *m, const char *s)
+{
+	yaml_event_t e;
+	ev(m, &e, yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s,
+	                                       (int)strlen(s), 1, 1, YAML_ANY_SCALAR_STYLE));
+}
+
+/* Strings that a reader could take for another type get quoted: we read
+ * every scalar as a string anyway, but other tools should not be fooled. */
+static void str_scalar(emit *m, const char *s)
+{
+	yaml_event_t e;
+	ev(m, &e, yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s,
+	                                       (int)strlen(s), 1, 1,
+	                                       YAML_DOUBLE_QUOTED_SCALAR_STYLE));
+}
+
+static void key_str(emit *m, const char *k, const char *v)
+{
+	if (!v)
+		return;
+	scalar(m, k);
+	str_scalar(m, v);
+}
+
+static void key_fmt(emit *m, const char *k, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void key_fmt(emit *m, const char *k, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	scalar(m, k);
+	scalar(m, buf);
+}
+
+static void key_num(emit *m, const char *k, double v)
+{
+	if (isnan(v))
+		key_fmt(m, k, ".nan");
+	else if (isinf(v))
+		key_fmt(m, k, "%s", v > 0 ? ".inf" : "-.inf");
+	else
+		key_fmt(m, k, "%.17g", v);
+}
+
+static void key_layer(emit *m, const char *k, long layer)
+{
+	if (layer == DB_LAYER_FINAL)
+		key_fmt(m, k, "final");
+	else
+		key_fmt(m, k, "%ld", layer);
+}
+
+static void map_start(emit *m, int flow)
+{
+	yaml_event_t e;
+	ev(m, &e, yaml_mapping_start_event_initialize(&e, NULL, NULL, 1,
+	          flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE));
+}
+
+static void map_end(emit *m)
+{
+	yaml_event_t e;
+	ev(m, &e, yaml_mapping_end_event_initialize(&e));
+}
+
+static void seq_start(emit *m, int flow)
+{
+	yaml_event_t e;
+	ev(m, &e, yaml_sequence_start_event_initialize(&e, NULL, NULL, 1,
+	          flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE));
+}
+
+static void seq_end(emit *m)
+{
+	yaml_event_t e;
+	ev(m, &e, yaml_sequence_end_event_initialize(&e));
+}
+
+char *db_session_dump(const db_session *s, size_t *len)
+{
+	sbuf b = {0};
+	emit m = {.ok = 1};
+	yaml_event_t e;
+	char buf[128];
+	if (!yaml_emitter_initialize(&m.e))
+		return NULL;
+	yaml_emitter_set_output(&m.e, sbuf_write, &b);
+	yaml_emitter_set_unicode(&m.e, 1);
+	yaml_emitter_set_width(&m.e, 100);
+	ev(&m, &e, yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING));
+	ev(&m, &e, yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1));
+	map_start(&m, 0);
+	key_fmt(&m, "dumpbisect_session", "%d", DB_SESSION_VERSION);
+	key_str(&m, "ref", s->ref);
+	key_str(&m, "target", s->target);
+	key_str(&m, "profile", s->profile);
+	key_str(&m, "phase", s->phase);
+	key_str(&m, "pass", s->pass);
+	key_str(&m, "probe", s->probe);
+	key_str(&m, "predicate", db_predicate_str(&s->pred, buf, sizeof buf));
+	key_layer(&m, "good", s->good);
+	key_fmt(&m, "created", "%lld", (long long)s->created);
+	key_fmt(&m, "updated", "%lld", (long long)s->updated);
+	scalar(&m, "layers");
+	seq_start(&m, 1);
+	for (size_t i = 0; i < s->n_layers; i++) {
+		if (s->layers[i] == DB_LAYER_FINAL)
+			scalar(&m, "final");
+		else {
+			snprintf(buf, sizeof buf, "%d", s->layers[i]);
+			scalar(&m, buf);
+		}
+	}
+	seq_end(&m);
+	scalar(&m, "steps");
+	seq_start(&m, 0);
+	for (size_t i = 0; i < s->n_steps; i++) {
+		const db_bisect_step *st = &s->steps[i];
+		map_start(&m, 1);
+		key_layer(&m, "layer", st->layer);
+		key_fmt(&m, "verdict", "%s", db_verdict_name(st->verdict));
+		key_fmt(&m, "by", "%s", st->by_user ? "user" : "auto");
+		key_fmt(&m, "auto", "%s", db_verdict_name(st->auto_verdict));
+		key_num(&m, "cos", st->cos);
+		key_num(&m, "rel", st->rel);
+		key_fmt(&m, "band", "%s", db_band_name(st->band));
+		key_fmt(&m, "time", "%lld", (long long)st->time);
+		map_end(&m);
+	}
+	seq_end(&m);
+	scalar(&m, "marks");
+	seq_start(&m, 0);
+	for (size_t i = 0; i < s->n_marks; i++) {
+		const db_mark *mk = &s->marks[i];
+		map_start(&m, 0);
+		key_layer(&m, "layer", mk->layer);
+		key_str(&m, "stage", mk->stage);
+		key_fmt(&m, "rank", "%d", mk->rank);
+		key_fmt(&m, "status", "%s", db_mark_status_name(mk->status));
+		key_str(&m, "text", mk->text ? mk->text : "");
+		key_fmt(&m, "time", "%lld", (long long)mk->time);
+		map_end(&m);
+	}
+	seq_end(&m);
+	scalar(&m, "notes");
+	seq_start(&m, 0);
+	for (size_t i = 0; i < s->n_notes; i++)
+		str_scalar(&m, s->notes[i]);
+	seq_end(&m);
+	scalar(&m, "view");
+	map_start(&m, 0);
+	for (size_t i = 0; i < s->n_view; i++)
+		key_str(&m, s->view[i].key, s->view[i].value);
+	map_end(&m);
+	map_end(&m);
+	ev(&m, &e, yaml_document_end_event_initialize(&e, 1));
+	ev(&m, &e, yaml_stream_end_event_initialize(&e));
+	yaml_emitter_delete(&m.e);
+	if (!m.ok || b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	if (len)
+		*len = b.len;
+	return b.p;
+}
+
+static int write_session(FILE *f, void *ctx, db_err *err)
+{
+	size_t len;
+	char *text = db_session_dump(ctx, &len);
+	if (!text)
+		return db_err_set(err, NULL, NULL, -1, "cannot render the session (out of memory?)");
+	int rc = fwrite(text, 1, len, f) == len ? 0
+	         : db_err_set(err, NULL, NULL, -1, "write: %s", strerror(errno));
+	free(text);
+	return rc;
+}
+
+int db_session_save(db_session *s, const char *path, db_err *err)
+{
+	if (!path)
+		path = s->path;
+	if (!path)
+		return db_err_set(err, NULL, NULL, -1, "session has no file name");
+	if (path != s->path) {
+		char *np = strdup(path);
+		if (!np)
+			return db_err_set(err, path, NULL, -1, "out of memory");
+		free(s->path);
+		s->path = np;
+	}
+	s->updated = (int64_t)time(NULL);
+	return db_atomic_write(s->path, write_session, s, err);
+}
