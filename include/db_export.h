@@ -33,6 +33,8 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err);
 int db_export_report_md(FILE *f, const db_export_ctx *x);
 int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
                   const db_session *s);
+/* Every pair of c (computed) as JSON / CSV: the one implementation behind
+ * metrics.json, metrics.csv and `compare --format json|csv`. */
 int db_export_metrics_json(FILE *f, const db_compare *c);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
 /* One pair as a JSON object (the compare --format json pair schema). */

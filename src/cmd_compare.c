@@ -3,14 +3,13 @@
 #include "db_cmd.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd_util.h"
 #include "db_compare.h"
-#include "db_json.h"
+#include "db_export.h"
 
 static const char usage_text[] =
 	"usage: dumpbisect compare REF [TARGET] [options]\n"
@@ -46,185 +45,6 @@ static void progress(db_compare *c)
 	db_compare_stop(c);
 	if (shown)
 		fputs("\r\033[K", stderr);
-}
-
-static void csv_field(FILE *out, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
-static void csv_num(FILE *out, double v)
-{
-	if (v == v)
-		fprintf(out, "%.17g", v);
-}
-
-static const char *band_or_null(const db_pair *p)
-{
-	return p->band == DB_BAND_NONE ? NULL : db_band_name(p->band);
-}
-
-static void print_json(const db_compare *c, FILE *out)
-{
-	fputs("{\"profile\": ", out);
-	db_json_str(out, c->profile->name);
-	fputs(", \"why\": ", out);
-	db_json_str(out, c->why);
-	fputs(", \"ref\": ", out);
-	db_json_str(out, c->ref_root);
-	fputs(", \"target\": ", out);
-	db_json_str(out, c->tgt_root);
-	long fd = db_first_divergence(c, NULL, NULL, -2);
-	fputs(", \"first_divergence\": ", out);
-	if (fd >= 0)
-		fprintf(out, "%ld", fd);
-	else
-		fputs("null", out);
-	fputs(", \"first_divergent_phase\": ", out);
-	db_json_str(out, fd >= 0 ? c->pairs[fd].f.phase : NULL);
-	fputs(", \"pairs\": [", out);
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
-		const db_metrics *m = &p->m;
-		fputs(i ? ",\n  {" : "\n  {", out);
-		fputs("\"phase\": ", out);
-		db_json_field(out, p->f.phase, false);
-		fputs(", \"pass\": ", out);
-		db_json_field(out, p->f.pass, true);
-		fputs(", \"rank\": ", out);
-		if (p->merged || p->f.rank < 0)
-			fputs("null", out);
-		else
-			fprintf(out, "%d", p->f.rank);
-		fputs(", \"layer\": ", out);
-		if (p->f.layer < 0)
-			fputs("null", out);
-		else
-			fprintf(out, "%d", p->f.layer);
-		fputs(", \"stage\": ", out);
-		db_json_str(out, p->f.stage);
-		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
-		fputs(", \"ref_name\": ", out);
-		db_json_str(out, rn);
-		fputs(", \"target_name\": ", out);
-		db_json_str(out, tn);
-		free(rn);
-		free(tn);
-		fputs(", \"shape\": ", out);
-		if (p->ndim_ref >= 0)
-			db_json_shape(out, p->ndim_ref, p->shape_ref);
-		else
-			db_json_shape(out, p->ndim_tgt, p->shape_tgt);
-		if (p->status == DB_ST_SHAPE_MISMATCH) {
-			fputs(", \"shape_target\": ", out);
-			db_json_shape(out, p->ndim_tgt, p->shape_tgt);
-		}
-		fputs(", \"dtype_ref\": ", out);
-		db_json_str(out, p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : NULL);
-		fputs(", \"dtype_target\": ", out);
-		db_json_str(out, p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : NULL);
-		fputs(", \"status\": ", out);
-		db_json_str(out, db_status_name(p->status));
-		fputs(", \"cos\": ", out);
-		db_json_num(out, m->cos);
-		fputs(", \"rel\": ", out);
-		db_json_num(out, m->rel);
-		fputs(", \"rel_l2\": ", out);
-		db_json_num(out, m->rel_l2);
-		fputs(", \"rel_diff\": ", out);
-		db_json_num(out, m->rel_diff);
-		fputs(", \"max_abs\": ", out);
-		db_json_num(out, m->max_abs);
-		fputs(", \"mean_abs\": ", out);
-		db_json_num(out, m->mean_abs);
-		fputs(", \"severity\": ", out);
-		db_json_str(out, band_or_null(p));
-		fputs(", \"error\": ", out);
-		db_json_str(out, p->status == DB_ST_ERROR ? p->error : NULL);
-		fprintf(out, ", \"occurrence\": %d, \"merged\": %s, \"dtype_differs\": %s",
-		        p->occurrence, p->merged ? "true" : "false",
-		        p->dtype_differs ? "true" : "false");
-		if (p->merged)
-			fprintf(out, ", \"ref_shards\": %zu, \"target_shards\": %zu",
-			        p->n_ref_shards, p->n_tgt_shards);
-		fputs(", \"argmax\": ", out);
-		if (p->status == DB_ST_OK && m->argmax >= 0)
-			fprintf(out, "%lld", (long long)m->argmax);
-		else
-			fputs("null", out);
-		fputs(", \"byte_equal\": ", out);
-		db_json_num(out, m->byte_equal);
-		if (p->status == DB_ST_OK)
-			fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
-			        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,
-			        (unsigned long long)m->nan_tgt, (unsigned long long)m->inf_ref,
-			        (unsigned long long)m->inf_tgt);
-		fputc('}', out);
-	}
-	fputs("\n]}\n", out);
-}
-
-static void print_csv(const db_compare *c, FILE *out)
-{
-	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
-	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error\n", out);
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
-		char shape[256];
-		if (p->ndim_ref >= 0)
-			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
-		else
-			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
-		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
-		csv_field(out, p->f.phase);
-		fputc(',', out);
-		csv_field(out, p->f.pass);
-		fputc(',', out);
-		if (!p->merged && p->f.rank >= 0)
-			fprintf(out, "%d", p->f.rank);
-		fputc(',', out);
-		if (p->f.layer >= 0)
-			fprintf(out, "%d", p->f.layer);
-		fputc(',', out);
-		csv_field(out, p->f.stage);
-		fputc(',', out);
-		csv_field(out, rn);
-		fputc(',', out);
-		csv_field(out, tn);
-		fputc(',', out);
-		csv_field(out, shape);
-		fputc(',', out);
-		csv_field(out, p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : NULL);
-		fputc(',', out);
-		csv_field(out, p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : NULL);
-		fputc(',', out);
-		csv_field(out, db_status_name(p->status));
-		const double v[] = {p->m.cos, p->m.rel, p->m.rel_l2, p->m.rel_diff, p->m.max_abs,
-		                    p->m.mean_abs};
-		for (size_t k = 0; k < 6; k++) {
-			fputc(',', out);
-			csv_num(out, v[k]);
-		}
-		fputc(',', out);
-		csv_field(out, band_or_null(p));
-		fputc(',', out);
-		csv_field(out, p->status == DB_ST_ERROR ? p->error : NULL);
-		fputc('\n', out);
-		free(rn);
-		free(tn);
-	}
 }
 
 /* s left-aligned in width columns; counts UTF-8 code points, not bytes. */
@@ -373,10 +193,11 @@ int db_cmd_compare(int argc, char **argv)
 		return 2;
 	}
 	progress(c);
+	/* The same writers as the export's metrics.json / metrics.csv. */
 	if (!strcmp(format, "json"))
-		print_json(c, stdout);
+		db_export_metrics_json(stdout, c);
 	else if (!strcmp(format, "csv"))
-		print_csv(c, stdout);
+		db_export_metrics_csv(stdout, c);
 	else
 		print_table(c, stdout);
 	int rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;

@@ -184,7 +184,7 @@ static bool item_kept(const db_cmp_priv *pr, const db_item *it)
 	return ok;
 }
 
-static void pair_key(const db_fields *f, int occ, char *buf, size_t len)
+void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len)
 {
 	char k[512];
 	db_fields_key(f, k, sizeof k);
@@ -302,7 +302,7 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 		for (size_t i = 0; i < nr + nt; i++) {
 			const db_item *it = i < nr ? rs[i] : ts[i - nr];
 			char k[600];
-			pair_key(&it->f, it->occurrence, k, sizeof k);
+			db_pair_fields_key(&it->f, it->occurrence, k, sizeof k);
 			size_t *v = db_strmap_get(pairs_by_key, k);
 			if (v && pv->v[*v].status != DB_ST_OK && pv->v[*v].status != DB_ST_ERROR)
 				pv->dead[*v] = true;
@@ -328,7 +328,7 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 		db_fields f = it->f;
 		f.rank = -1;
 		char k[600];
-		pair_key(&f, it->occurrence, k, sizeof k);
+		db_pair_fields_key(&f, it->occurrence, k, sizeof k);
 		bool added;
 		size_t *gi = db_strmap_put(&gm, k, ng, &added);
 		if (!gi) {
@@ -397,7 +397,7 @@ static int collect(const db_cmp_priv *pr, const db_index *ix, const db_item ***o
 	return 0;
 }
 
-static int build_pairs(db_compare *c, db_err *err)
+int db_build_pairs(db_compare *c, db_err *err)
 {
 	db_cmp_priv *pr = c->priv;
 	const db_item **ri = NULL, **ti = NULL;
@@ -429,7 +429,7 @@ static int build_pairs(db_compare *c, db_err *err)
 	int rc = 0;
 	for (size_t i = 0; i < nri && rc == 0; i++) {
 		char k[600];
-		pair_key(&ri[i]->f, ri[i]->occurrence, k, sizeof k);
+		db_pair_fields_key(&ri[i]->f, ri[i]->occurrence, k, sizeof k);
 		db_pair *p = pvec_add(&pv, ri[i]->seq, 0);
 		bool added;
 		if (!p || !db_strmap_put(&by_key, k, pv.n - 1, &added)) {
@@ -449,7 +449,7 @@ static int build_pairs(db_compare *c, db_err *err)
 	int64_t anchor = -1;
 	for (size_t i = 0; i < nti && rc == 0; i++) {
 		char k[600];
-		pair_key(lone ? &ri[0]->f : &ti[i]->f, lone ? ri[0]->occurrence : ti[i]->occurrence,
+		db_pair_fields_key(lone ? &ri[0]->f : &ti[i]->f, lone ? ri[0]->occurrence : ti[i]->occurrence,
 		         k, sizeof k);
 		size_t *v = db_strmap_get(&by_key, k);
 		if (v) {
@@ -535,7 +535,7 @@ static int build_pairs(db_compare *c, db_err *err)
 	return 0;
 }
 
-static int build_phases(db_compare *c)
+int db_build_phases(db_compare *c)
 {
 	c->phases = calloc(c->n_pairs + 1, sizeof *c->phases);
 	if (!c->phases)
@@ -563,36 +563,7 @@ static int build_phases(db_compare *c)
 	return 0;
 }
 
-static bool same_dir(const char *a, const char *b)
-{
-	char ra[PATH_MAX], rb[PATH_MAX];
-	if (!realpath(a, ra) || !realpath(b, rb))
-		return !strcmp(a, b);
-	return !strcmp(ra, rb);
-}
-
-static bool re_has_group(const void *re, const char *name)
-{
-	if (!re)
-		return false;
-	int n = pcre2_substring_number_from_name(re, (PCRE2_SPTR)name);
-	return n >= 0 || n == PCRE2_ERROR_NOUNIQUESUBSTRING;     /* (?J) duplicates */
-}
-
-static bool has_side_group(const db_profile *p)
-{
-	return re_has_group(p->path_re, "side") || re_has_group(p->key_re, "side");
-}
-
-static bool has_side(const db_index *ix, const char *side)
-{
-	for (size_t i = 0; i < ix->n_items; i++)
-		if (!strcmp(ix->items[i].f.side, side))
-			return true;
-	return false;
-}
-
-static void free_pairs(db_compare *c)
+void db_free_pairs(db_compare *c)
 {
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		free(c->pairs[i].error);
@@ -607,275 +578,4 @@ static void free_pairs(db_compare *c)
 	free(c->phases);
 	c->phases = NULL;
 	c->n_phases = 0;
-}
-
-/* Scan both trees and pair them (c->profile, roots and priv set). */
-static int scan_and_pair(db_compare *c, db_index **ref, db_index **tgt, db_err *err)
-{
-	*ref = *tgt = NULL;
-	db_cmp_priv *pr = c->priv;
-	bool one = pr->one_folder;
-	/* entry metadata of unchanged files comes from the cache; one folder
-	 * shares one cache between its two sides */
-	db_icache *icr = db_icache_open(pr->cache_dir, c->ref_root);
-	db_icache *ict = one ? icr : db_icache_open(pr->cache_dir, c->tgt_root);
-	int rc = db_index_scan_ic(c->ref_root, c->profile, one ? "ref" : NULL, icr, ref, err);
-	if (rc == 0 &&
-	    (rc = db_index_scan_ic(c->tgt_root, c->profile, one ? "target" : NULL, ict, tgt, err))) {
-		db_index_free(*ref);
-		*ref = NULL;
-	}
-	db_icache_close(icr);
-	if (ict != icr)
-		db_icache_close(ict);
-	if (rc != 0)
-		return -1;
-	if (one && (!has_side(*ref, "ref") || !has_side(*tgt, "target"))) {
-		db_err_set(err, c->ref_root, NULL, -1,
-		           "one folder given, but profile %s finds no %s side in it; "
-		           "give REF and TARGET folders", c->profile->name,
-		           !has_side(*ref, "ref") ? "reference" : "target");
-		db_index_free(*ref);
-		db_index_free(*tgt);
-		*ref = *tgt = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-void db_compare_free(db_compare *c)
-{
-	if (!c)
-		return;
-	db_compare_stop(c);
-	db_cmp_priv *pr = c->priv;
-	if (pr) {
-		db_cache_close(c);
-		pcre2_code_free(pr->filter_re);
-		free(pr->filter);
-		free(pr->owner);
-		free(pr->cache_dir);
-		pthread_mutex_destroy(&pr->cache_mu);
-		free(pr);
-	}
-	free_pairs(c);
-	db_index_free(c->ref);
-	db_index_free(c->tgt);
-	if (c->profile)
-		db_profile_free(c->profile);
-	free(c->ref_root);
-	free(c->tgt_root);
-	free(c);
-}
-
-static int alloc_owner(db_compare *c)
-{
-	db_cmp_priv *pr = c->priv;
-	free(pr->owner);
-	pr->owner = calloc(c->n_pairs + 1, sizeof *pr->owner);
-	if (!pr->owner)
-		return -1;
-	for (size_t i = 0; i < c->n_pairs; i++)
-		atomic_init(&pr->owner[i], DB_OWNER_FREE);
-	return 0;
-}
-
-static char *default_cache_dir(void)
-{
-	const char *x = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	char buf[PATH_MAX];
-	if (x && *x)
-		snprintf(buf, sizeof buf, "%s/dumpbisect", x);
-	else if (home && *home)
-		snprintf(buf, sizeof buf, "%s/.cache/dumpbisect", home);
-	else
-		return NULL;
-	return strdup(buf);
-}
-
-int db_compare_open(const char *ref, const char *tgt,
-                    const db_compare_opts *opts, db_compare **out, db_err *err)
-{
-	*out = NULL;
-	db_compare_opts none = {0};
-	if (!opts)
-		opts = &none;
-	if (!ref || !*ref)
-		return db_err_set(err, NULL, NULL, -1, "no reference given");
-	db_compare *c = calloc(1, sizeof *c);
-	db_cmp_priv *pr = calloc(1, sizeof *pr);
-	if (!c || !pr) {
-		free(c);
-		free(pr);
-		return db_err_set(err, NULL, NULL, -1, "out of memory");
-	}
-	c->priv = pr;
-	pthread_mutex_init(&pr->cache_mu, NULL);
-	atomic_init(&c->n_done, 0);
-	atomic_init(&c->n_cached, 0);
-	c->ref_root = strdup(ref);
-	c->tgt_root = strdup(tgt ? tgt : ref);
-	pr->threads = opts->threads;
-	if (!c->ref_root || !c->tgt_root)
-		goto oom;
-	if (opts->cache_dir)
-		pr->cache_dir = *opts->cache_dir ? strdup(opts->cache_dir) : NULL;
-	else
-		pr->cache_dir = default_cache_dir();
-	if (opts->filter && *opts->filter) {
-		int ec;
-		PCRE2_SIZE eo;
-		pr->filter_re = pcre2_compile((PCRE2_SPTR)opts->filter, PCRE2_ZERO_TERMINATED,
-		                              PCRE2_UTF, &ec, &eo, NULL);
-		if (!pr->filter_re) {
-			PCRE2_UCHAR m[256];
-			pcre2_get_error_message(ec, m, sizeof m);
-			db_err_set(err, NULL, NULL, -1, "--filter '%s': at offset %zu: %s",
-			           opts->filter, (size_t)eo, (char *)m);
-			db_compare_free(c);
-			return -1;
-		}
-		if (!(pr->filter = strdup(opts->filter)))
-			goto oom;
-	}
-	if (opts->profile && *opts->profile) {
-		if (db_profile_load(opts->profile, &c->profile, err) != 0) {
-			c->profile = NULL;
-			db_compare_free(c);
-			return -1;
-		}
-		snprintf(c->why, sizeof c->why, "%s: given with --profile", c->profile->name);
-	} else if (db_profile_detect(ref, &c->profile, c->why, sizeof c->why, err) != 0) {
-		c->profile = NULL;
-		db_compare_free(c);
-		return -1;
-	}
-	/* one folder: TARGET left out, or the same folder with a side group
-	 * (the same folder without one compares a tree with itself) */
-	pr->one_folder = !tgt || (same_dir(ref, tgt) && has_side_group(c->profile));
-	if (scan_and_pair(c, &c->ref, &c->tgt, err) != 0 || build_pairs(c, err) != 0) {
-		db_compare_free(c);
-		return -1;
-	}
-	if (build_phases(c) != 0 || alloc_owner(c) != 0)
-		goto oom;
-	*out = c;
-	return 0;
-oom:
-	db_compare_free(c);
-	return db_err_set(err, NULL, NULL, -1, "out of memory");
-}
-
-static bool same_item(const db_item *a, const db_item *b)
-{
-	if (!a || !b)
-		return a == b;
-	return !strcmp(a->path, b->path) && !strcmp(a->key, b->key) && a->size == b->size &&
-	       a->mtime_ns == b->mtime_ns && !a->err && !b->err;
-}
-
-static bool same_inputs(const db_pair *a, const db_pair *b)
-{
-	if (a->merged != b->merged || a->n_ref_shards != b->n_ref_shards ||
-	    a->n_tgt_shards != b->n_tgt_shards)
-		return false;
-	if (!a->merged)
-		return same_item(a->ref, b->ref) && same_item(a->tgt, b->tgt);
-	for (size_t i = 0; i < a->n_ref_shards; i++)
-		if (!same_item(a->ref_shards[i], b->ref_shards[i]))
-			return false;
-	for (size_t i = 0; i < a->n_tgt_shards; i++)
-		if (!same_item(a->tgt_shards[i], b->tgt_shards[i]))
-			return false;
-	return true;
-}
-
-int db_compare_rescan(db_compare *c, db_err *err)
-{
-	db_compare_stop(c);
-	db_compare tmp = *c;    /* new scan into a scratch copy */
-	tmp.pairs = NULL;
-	tmp.n_pairs = 0;
-	tmp.phases = NULL;
-	tmp.n_phases = 0;
-	if (scan_and_pair(&tmp, &tmp.ref, &tmp.tgt, err) != 0)
-		return -1;
-	if (build_pairs(&tmp, err) != 0 || build_phases(&tmp) != 0) {
-		free_pairs(&tmp);
-		db_index_free(tmp.ref);
-		db_index_free(tmp.tgt);
-		return -1;
-	}
-	/* carry over finished results of pairs whose inputs did not change */
-	db_strmap old;
-	db_strmap_init(&old);
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		char k[620];
-		pair_key(&c->pairs[i].f, c->pairs[i].occurrence, k, sizeof k);
-		if (c->pairs[i].merged)
-			strcat(k, "\x1fm");
-		db_strmap_put(&old, k, i, NULL);
-	}
-	size_t done = 0;
-	for (size_t i = 0; i < tmp.n_pairs; i++) {
-		db_pair *np = &tmp.pairs[i];
-		char k[620];
-		pair_key(&np->f, np->occurrence, k, sizeof k);
-		if (np->merged)
-			strcat(k, "\x1fm");
-		size_t *v = db_strmap_get(&old, k);
-		if (np->status == DB_ST_OK && v) {
-			db_pair *op = &c->pairs[*v];
-			if (atomic_load(&op->state) == DB_PAIR_DONE && same_inputs(op, np)) {
-				np->status = op->status;
-				np->m = op->m;
-				np->band = op->band;
-				if (op->error)
-					np->error = strdup(op->error);
-				atomic_store(&np->state, DB_PAIR_DONE);
-			}
-		}
-		done += atomic_load(&np->state) == DB_PAIR_DONE;
-	}
-	db_strmap_free(&old);
-	free_pairs(c);
-	db_index_free(c->ref);
-	db_index_free(c->tgt);
-	c->ref = tmp.ref;
-	c->tgt = tmp.tgt;
-	c->pairs = tmp.pairs;
-	c->n_pairs = tmp.n_pairs;
-	c->phases = tmp.phases;
-	c->n_phases = tmp.n_phases;
-	atomic_store(&c->n_done, done);
-	if (alloc_owner(c) != 0)
-		return db_err_set(err, NULL, NULL, -1, "out of memory");
-	return 0;
-}
-
-static bool rank_sel(const db_pair *p, int rank)
-{
-	if (rank == -2)
-		return true;
-	if (rank == -1)
-		return p->merged || p->f.rank == -1;
-	return !p->merged && p->f.rank == rank;
-}
-
-long db_first_divergence(const db_compare *c, const char *phase,
-                         const char *pass, int rank)
-{
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
-		if (phase && *phase && strcmp(phase, p->f.phase))
-			continue;
-		if (pass && *pass && strcmp(pass, p->f.pass))
-			continue;
-		if (!rank_sel(p, rank))
-			continue;
-		if (db_pair_diverges(p))
-			return (long)i;
-	}
-	return -1;
 }

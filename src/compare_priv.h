@@ -1,5 +1,6 @@
-/* Internals shared by compare.c (pairing), unshard.c (merged pairs),
- * workers.c (the pool) and cache.c (metrics cache). Not a public header. */
+/* Internals shared by compare_open.c (open, rescan), compare.c (pairing),
+ * unshard.c (merged pairs), workers.c (the pool) and cache.c (metrics
+ * cache). Not a public header. */
 #ifndef DB_COMPARE_PRIV_H
 #define DB_COMPARE_PRIV_H
 #include <pthread.h>
@@ -68,6 +69,13 @@ bool db_cache_lookup(db_compare *c, db_pair *p);
 void db_cache_store(db_compare *c, const db_pair *p);
 void db_cache_flush(db_compare *c);
 void db_cache_close(db_compare *c);
+
+/* Pairing (compare.c): c->ref, c->tgt, profile and priv set. */
+int db_build_pairs(db_compare *c, db_err *err);
+int db_build_phases(db_compare *c);
+void db_free_pairs(db_compare *c);      /* pairs and phases */
+/* Identity of a pair's cell: fields key + occurrence into buf. */
+void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len);
 
 typedef struct db_pool db_pool;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "index_priv.h"
 #include "walk.h"
 
 static size_t count_parsed(const db_profile *p, const db_walk *w)
@@ -68,10 +69,20 @@ int db_profile_detect(const char *root, db_profile **out, char *why,
 	} else {
 		return db_err_set(err, root, NULL, -1, "not a directory or regular file");
 	}
-	if (w.n_files == 0) {
-		db_walk_free(&w);
+	int rc = db_profile_detect_walk(root, &w, out, why, whylen, err);
+	db_walk_free(&w);
+	return rc;
+}
+
+int db_profile_detect_walk(const char *root, const db_walk *wp, db_profile **out,
+                           char *why, size_t whylen, db_err *err)
+{
+	*out = NULL;
+	if (why && whylen)
+		why[0] = 0;
+	const db_walk w = *wp;
+	if (w.n_files == 0)
 		return db_err_set(err, root, NULL, -1, "no files (empty directory)");
-	}
 
 	char **names = NULL;
 	size_t nn = db_profile_names(&names);
@@ -107,7 +118,6 @@ int db_profile_detect(const char *root, db_profile **out, char *why,
 		free(names[i]);
 	free(names);
 	size_t total = w.n_files;
-	db_walk_free(&w);
 	if (!best || best_n == 0) {
 		free_prof(best);
 		free_prof(second);

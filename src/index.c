@@ -450,43 +450,43 @@ int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
                      db_icache *ic, db_index **out, db_err *err)
 {
 	*out = NULL;
-	struct stat st;
-	if (stat(root, &st) != 0)
-		return db_err_set(err, root, NULL, -1, "cannot open: %s", strerror(errno));
 	db_walk w;
+	bool is_file;
 	char msg[1024];
-	if (S_ISDIR(st.st_mode)) {
-		if (db_walk_dir(root, &w, msg, sizeof msg) != 0)
-			return db_err_set(err, NULL, NULL, -1, "%s", msg);
-	} else if (S_ISREG(st.st_mode)) {
-		memset(&w, 0, sizeof w);
-		w.files = calloc(1, sizeof *w.files);
-		if (!w.files || !(w.files[0].rel = strdup(base_name(root)))) {
-			db_walk_free(&w);
-			return db_err_set(err, root, NULL, -1, "out of memory");
-		}
-		w.n_files = w.cap_files = 1;
-		w.files[0].size = st.st_size;
-		w.files[0].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	} else {
-		return db_err_set(err, root, NULL, -1, "not a directory or regular file");
-	}
+	if (db_walk_root(root, &w, &is_file, msg, sizeof msg) != 0)
+		return db_err_set(err, NULL, NULL, -1, "%s", msg);
+	int rc = db_index_scan_walk(root, &w, is_file, p, side, ic, out, err);
+	db_walk_free(&w);
+	return rc;
+}
 
+int db_index_scan_walk(const char *root, const db_walk *wp, bool is_file,
+                       const db_profile *p, const char *side, db_icache *ic,
+                       db_index **out, db_err *err)
+{
+	*out = NULL;
+	/* an unchanged tree: the whole index from its snapshot */
+	const char *snap_dir = db_icache_dir(ic);
+	uint64_t snap_key = snap_dir ? db_isnap_key(wp, is_file, p, side) : 0;
+	if (snap_dir && (*out = db_isnap_load(snap_dir, root, side, snap_key, wp, is_file, p)))
+		return 0;
+	db_walk w = *wp;        /* the skipped list is copied, the rest borrowed */
 	db_index *ix = calloc(1, sizeof *ix);
 	file_job *jobs = calloc(w.n_files ? w.n_files : 1, sizeof *jobs);
 	if (!ix || !jobs || !(ix->root = strdup(root))) {
 		free(ix);
 		free(jobs);
-		db_walk_free(&w);
 		return db_err_set(err, root, NULL, -1, "out of memory");
 	}
 	ix->profile = p;
-	ix->root_is_file = S_ISREG(st.st_mode);
+	ix->root_is_file = is_file;
 	ix->n_files_seen = w.n_files;
-	ix->skipped = w.skipped;
-	ix->n_skipped = w.n_skipped;
-	w.skipped = NULL;
-	w.n_skipped = 0;
+	for (size_t i = 0; i < w.n_skipped; i++)
+		if (push_str(&ix->skipped, &ix->n_skipped, w.skipped[i]) != 0) {
+			free(jobs);
+			db_index_free(ix);
+			return db_err_set(err, root, NULL, -1, "out of memory");
+		}
 
 	int rc = 0;
 	size_t nj = 0;
@@ -524,11 +524,12 @@ int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
 		free(b.entry_idx);
 	}
 	free_jobs(jobs, nj);
-	db_walk_free(&w);
 	if (rc != 0) {
 		db_index_free(ix);
 		return db_err_set(err, root, NULL, -1, "out of memory while indexing");
 	}
+	if (snap_dir)
+		db_isnap_store(snap_dir, root, side, snap_key, ix);
 	*out = ix;
 	return 0;
 }

@@ -38,6 +38,7 @@ struct db_icache {
 	irec *recs;
 	size_t n, cap;
 	bool dirty;
+	bool loaded;            /* read on first use: a snapshot hit needs none */
 };
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h)
@@ -250,7 +251,6 @@ db_icache *db_icache_open(const char *dir, const char *root)
 		return NULL;
 	}
 	snprintf(c->file, n, "%s/%016llx.index", dir, (unsigned long long)h);
-	load(c);
 	return c;
 }
 
@@ -261,6 +261,10 @@ bool db_icache_get(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 		return false;
 	bool hit = false;
 	pthread_mutex_lock(&c->mu);
+	if (!c->loaded) {
+		c->loaded = true;
+		load(c);
+	}
 	size_t *v = db_strmap_get(&c->idx, rel);
 	if (v && c->recs[*v].size == (int64_t)size && c->recs[*v].mtime == mtime_ns) {
 		irec *r = &c->recs[*v];
@@ -286,12 +290,16 @@ void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 	if (!e)
 		return;
 	pthread_mutex_lock(&c->mu);
+	if (!c->loaded) {
+		c->loaded = true;
+		load(c);
+	}
 	if (add(c, rel, (int64_t)size, mtime_ns, e, n, true) == 0)
 		c->dirty = true;
 	pthread_mutex_unlock(&c->mu);
 }
 
-static int mkdirs(const char *dir)
+int db_mkdirs(const char *dir)
 {
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", dir);
@@ -362,7 +370,7 @@ static void save(db_icache *c)
 	size_t ln = strlen(c->file) + 32;
 	char *tmp = malloc(ln);
 	wr *w = malloc(sizeof *w);
-	if (!tmp || !w || mkdirs(c->dir) != 0)
+	if (!tmp || !w || db_mkdirs(c->dir) != 0)
 		goto out;
 	snprintf(tmp, ln, "%s.tmp.%ld", c->file, (long)getpid());
 	w->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -406,6 +414,11 @@ static void save(db_icache *c)
 out:
 	free(w);
 	free(tmp);
+}
+
+const char *db_icache_dir(const db_icache *c)
+{
+	return c ? c->dir : NULL;
 }
 
 void db_icache_close(db_icache *c)

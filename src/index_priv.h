@@ -19,6 +19,7 @@ typedef struct ent_meta {
 } ent_meta;
 
 typedef struct db_icache db_icache;
+struct db_walk;
 
 /* The entry cache of tree root under dir; NULL when dir is NULL/"" or on
  * OOM (then every file is opened). A missing or corrupt file is empty. */
@@ -34,6 +35,34 @@ void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 /* db_index_scan reading and filling an entry cache (NULL: none). */
 int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
                      db_icache *ic, db_index **out, db_err *err);
+/* db_index_scan_ic over a listing made by db_walk_root (w; is_file: root
+ * names one file). w is not modified. */
+int db_index_scan_walk(const char *root, const struct db_walk *w, bool is_file,
+                       const db_profile *p, const char *side, db_icache *ic,
+                       db_index **out, db_err *err);
+/* db_profile_detect over a listing of root (only the paths are read). */
+int db_profile_detect_walk(const char *root, const struct db_walk *w, db_profile **out,
+                           char *why, size_t whylen, db_err *err);
+/* The directory the cache lives in (NULL for none). */
+const char *db_icache_dir(const db_icache *c);
+/* mkdir -p with mode 0700; 0 when dir exists afterwards. */
+int db_mkdirs(const char *dir);
+
+/* Snapshots (index_snap.c): a whole index, and a detection result, keyed
+ * by everything they depend on (listing, profile rules, side, version).
+ * Stored under dir per tree root; a load that misses returns NULL/false. */
+uint64_t db_isnap_key(const struct db_walk *w, bool is_file, const db_profile *p,
+                      const char *side);
+db_index *db_isnap_load(const char *dir, const char *root, const char *side, uint64_t key,
+                        const struct db_walk *w, bool is_file, const db_profile *p);
+void db_isnap_store(const char *dir, const char *root, const char *side, uint64_t key,
+                    const db_index *ix);
+uint64_t db_detect_key(const struct db_walk *w, const db_profile *const *profiles, size_t n);
+bool db_detect_load(const char *dir, const char *root, uint64_t key, char *name,
+                    size_t namelen, char *why, size_t whylen);
+void db_detect_store(const char *dir, const char *root, uint64_t key, const char *name,
+                     const char *why);
+
 /* Write it back when it changed (temp + fsync + rename), free it. */
 void db_icache_close(db_icache *c);
 

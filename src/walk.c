@@ -2,8 +2,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,19 +55,42 @@ static int natcmp_tokens(const char *a, const char *b)
 	return *a ? 1 : *b ? -1 : 0;
 }
 
-int db_natcmp(const char *a, const char *b)
+/* Length of the common prefix of a and b, both at least n bytes long
+ * (compared 8 bytes at a time: dump names share long prefixes). */
+static size_t common_prefix(const char *a, const char *b, size_t n)
 {
-	/* skip the common prefix (names in a dump share long ones), back up
-	 * to the start of a digit run it ends in; an identical prefix ending
-	 * at a token boundary compares equal token by token */
 	size_t i = 0;
-	while (a[i] && a[i] == b[i])
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+	}
+	while (i < n && a[i] == b[i])
 		i++;
+	return i;
+}
+
+/* db_natcmp after a common prefix of length i. */
+static int natcmp_from(const char *a, const char *b, size_t i)
+{
 	if (a[i] == b[i])
 		return 0;
+	/* back up to the start of a digit run the prefix ends in; an
+	 * identical prefix ending at a token boundary compares equal token
+	 * by token */
 	while (i > 0 && is_digit(a[i - 1]))
 		i--;
 	return natcmp_tokens(a + i, b + i);
+}
+
+int db_natcmp(const char *a, const char *b)
+{
+	size_t i = 0;
+	while (a[i] && a[i] == b[i])
+		i++;
+	return natcmp_from(a, b, i);
 }
 
 char *db_path_join(const char *root, const char *rel)
@@ -109,7 +134,8 @@ static void note_skip(db_walk *w, const char *rel, const char *fmt, ...)
 	w->skipped[w->n_skipped++] = line;
 }
 
-static int add_file(db_walk *w, const char *rel, const struct stat *st)
+/* Takes *rel (malloc'd) on success and sets it NULL. */
+static int add_file(db_walk *w, char **rel, const struct stat *st)
 {
 	if (w->n_files == w->cap_files) {
 		size_t cap = w->cap_files ? w->cap_files * 2 : 64;
@@ -119,11 +145,9 @@ static int add_file(db_walk *w, const char *rel, const struct stat *st)
 		w->files = f;
 		w->cap_files = cap;
 	}
-	char *r = strdup(rel);
-	if (!r)
-		return -1;
 	db_walk_file *f = &w->files[w->n_files++];
-	f->rel = r;
+	f->rel = *rel;
+	*rel = NULL;
 	f->size = st->st_size;
 	f->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	return 0;
@@ -155,9 +179,18 @@ static const char *special_kind(mode_t m)
 	return "special file";
 }
 
-static int cmp_name(const void *a, const void *b)
+typedef struct dname {
+	char *name;             /* owned */
+	size_t len;
+	bool reg;               /* readdir says regular file */
+} dname;
+
+static int cmp_name(const void *va, const void *vb)
 {
-	return db_natcmp(*(char *const *)a + 1, *(char *const *)b + 1);
+	const dname *a = va, *b = vb;
+	size_t n = (a->len < b->len ? a->len : b->len) + 1;     /* NUL included */
+	size_t i = common_prefix(a->name, b->name, n);
+	return i == n ? 0 : natcmp_from(a->name, b->name, i);
 }
 
 /* dir = full path of the directory, rel = its path below the root ("" root). */
@@ -172,7 +205,7 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
 		note_skip(s->w, rel, "cannot open directory: %s", strerror(errno));
 		return 0;
 	}
-	char **names = NULL;
+	dname *names = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0;
 	struct dirent *de;
@@ -181,60 +214,61 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;
-			char **nn = realloc(names, cap * sizeof *nn);
+			dname *nn = realloc(names, cap * sizeof *nn);
 			if (!nn) { rc = -1; break; }
 			names = nn;
 		}
-		/* the d_type rides in front of the name; the sort skips it */
 		size_t l = strlen(de->d_name);
-		if (!(names[n] = malloc(l + 2))) { rc = -1; break; }
-		names[n][0] = de->d_type == DT_REG ? 'f' : '?';
-		memcpy(names[n] + 1, de->d_name, l + 1);
+		if (!(names[n].name = malloc(l + 1))) { rc = -1; break; }
+		memcpy(names[n].name, de->d_name, l + 1);
+		names[n].len = l;
+		names[n].reg = de->d_type == DT_REG;
 		n++;
 	}
-	closedir(d);
 	if (n)
 		qsort(names, n, sizeof *names, cmp_name);
+	/* stat relative to the open directory: no path walk per file */
+	int dfd = dirfd(d);
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		char *full = db_path_join(dir, names[i] + 1);
-		char *r = db_path_join(rel, names[i] + 1);
-		if (!full || !r) {
-			free(full);
-			free(r);
+		const char *name = names[i].name;
+		char *r = db_path_join(rel, name);
+		if (!r) {
 			rc = -1;
 			break;
 		}
 		struct stat st;
-		if (!s->want_stat && names[i][0] == 'f') {
+		if (!s->want_stat && names[i].reg) {
 			memset(&st, 0, sizeof st);
-			rc = add_file(s->w, r, &st);
-		} else if (lstat(full, &st) != 0) {
+			rc = add_file(s->w, &r, &st);
+		} else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 			note_skip(s->w, r, "%s", strerror(errno));
 		} else {
 			bool link = S_ISLNK(st.st_mode);
-			if (link && stat(full, &st) != 0) {
+			if (link && fstatat(dfd, name, &st, 0) != 0) {
 				note_skip(s->w, r, errno == ELOOP ? "symlink loop" : "dangling symlink (%s)",
 				          strerror(errno));
 			} else if (S_ISDIR(st.st_mode)) {
 				int sv = seen_add(s, &st);
-				if (sv < 0)
+				char *full = sv == 0 ? db_path_join(dir, name) : NULL;
+				if (sv < 0 || (sv == 0 && !full))
 					rc = -1;
 				else if (sv > 0)
 					note_skip(s->w, r, link ? "symlink loop (directory already listed)"
 					                        : "directory already listed");
 				else
 					rc = walk_rec(s, full, r, depth + 1);
+				free(full);
 			} else if (S_ISREG(st.st_mode)) {
-				rc = add_file(s->w, r, &st);
+				rc = add_file(s->w, &r, &st);
 			} else {
 				note_skip(s->w, r, "%s; not opened", special_kind(st.st_mode));
 			}
 		}
-		free(full);
 		free(r);
 	}
+	closedir(d);
 	for (size_t i = 0; i < n; i++)
-		free(names[i]);
+		free(names[i].name);
 	free(names);
 	return rc;
 }
@@ -285,4 +319,55 @@ void db_walk_free(db_walk *w)
 		free(w->skipped[i]);
 	free(w->skipped);
 	memset(w, 0, sizeof *w);
+}
+
+int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t msglen)
+{
+	memset(w, 0, sizeof *w);
+	*is_file = false;
+	struct stat st;
+	if (stat(root, &st) != 0) {
+		snprintf(msg, msglen, "%s: cannot open: %s", root, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode))
+		return db_walk_dir(root, w, msg, msglen);
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(msg, msglen, "%s: not a directory or regular file", root);
+		return -1;
+	}
+	const char *b = strrchr(root, '/');
+	w->files = calloc(1, sizeof *w->files);
+	if (!w->files || !(w->files[0].rel = strdup(b ? b + 1 : root))) {
+		db_walk_free(w);
+		snprintf(msg, msglen, "%s: out of memory", root);
+		return -1;
+	}
+	w->n_files = w->cap_files = 1;
+	w->files[0].size = st.st_size;
+	w->files[0].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	*is_file = true;
+	return 0;
+}
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 1099511628211ull;
+	return h;
+}
+
+uint64_t db_walk_hash(const db_walk *w, bool names_only)
+{
+	uint64_t h = fnv(&w->n_files, sizeof w->n_files, 1469598103934665603ull);
+	for (size_t i = 0; i < w->n_files; i++) {
+		const db_walk_file *f = &w->files[i];
+		h = fnv(f->rel, strlen(f->rel) + 1, h);
+		if (!names_only) {
+			int64_t v[2] = {(int64_t)f->size, f->mtime_ns};
+			h = fnv(v, sizeof v, h);
+		}
+	}
+	return h;
 }

@@ -29,6 +29,13 @@ int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen);
  * stat'ed (size and mtime 0); only the names are needed. */
 int db_walk_dir2(const char *dir, db_walk *w, bool want_stat, char *msg, size_t msglen);
 void db_walk_free(db_walk *w);
+/* List root as the index sees it: a directory is walked (with stat); a
+ * regular file is one entry named by its basename (*is_file true). -1 with
+ * msg when root is missing, unreadable or neither ("ROOT: why"). */
+int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t msglen);
+/* FNV-1a over every file's path, size and mtime (names_only: paths only):
+ * equal listings give equal hashes. */
+uint64_t db_walk_hash(const db_walk *w, bool names_only);
 
 /* Natural order: digit runs compare by value ("layer2" < "layer10"). */
 int db_natcmp(const char *a, const char *b);

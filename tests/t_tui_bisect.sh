@@ -22,6 +22,7 @@ Sign flip in o_proj<Enter>
 m
 confirmed sign flip on rank 1<Enter>
 :save-display $T/bisect_mark.screen
+:rank 1
 o
 :save-display $T/notes.screen
 q
@@ -42,8 +43,9 @@ N=$T/work/notes/01_sign_flip_in_o_proj.md
 check "note has the five sections" bash -c "grep -c '^## \(Hypothesis\|Experiment\|Data\|Conclusion\|Next step\)$' '$N' | grep -qx 5"
 check "note data has the bisect history with real numbers" grep -q '^| 5 | L7 | bad | auto | 0\.858989' "$N"
 check "note data has the probe of L7" grep -q '^| hidden_out | 0\.858989' "$N"
-check "Enter shows the culprit: L7 attn_out on rank 1" \
-	grep_screen bisect_culprit '^L7 attn_out rank 1 '
+check "Enter shows the culprit: L7 attn_out on rank 1 (the all-ranks view shows the worst)" \
+	grep_screen bisect_culprit '^L7 attn_out rank 1 \(worst of 2 ranks\) '
+check "the culprit keeps the all-ranks view" grep_screen bisect_culprit 'rank \[all\] of 2'
 check "mark confirmed" grep_screen bisect_mark '^marked L7 attn_out rank 1 confirmed$'
 check "mark drawn on the heatmap" grep_screen bisect_mark '^▸L7 +◆ ✓  1\.0000 ✓  1\.0000▸✗✗ 0\.8623'
 check "notes view lists it" grep_screen notes '^ 01  # 01 — Sign flip in o_proj|^ 01  .*Sign flip in o_proj'
@@ -57,7 +59,7 @@ check "session lists the note" grep -q '01_sign_flip_in_o_proj.md' "$S"
 
 # Resume: the session brings back the trees, the steps and the marks.
 # (The title shows the session's absolute tree paths: no snapshot here.)
-check "session keeps the view state" grep -q '^  rank: "1"' "$S"
+check "session keeps the view state (:rank 1)" grep -q '^  rank: "1"' "$S"
 tui_run 100 30 --session "$S" <<EOF
 :save-display $T/resumed_heatmap.screen
 b

@@ -25,8 +25,9 @@ for s in filter_ffn filter_next filter_prev filter_substage filter_bad filter_no
 	tui_expect "$s"
 done
 check "only ffn columns" grep_screen filter_ffn '^cos +ffn_norm… ffn_out *$'
-check "n n n walks cells in reading order" grep_screen filter_next '^L1 ffn_out rank 0 '
-check "N goes back one" grep_screen filter_prev '^L1 ffn_norm_out rank 0 '
+# (all ranks: each cell names the rank it shows, the worst of the two)
+check "n n n walks cells in reading order" grep_screen filter_next '^L1 ffn_out rank [01] \(worst of 2 ranks\) '
+check "N goes back one" grep_screen filter_prev '^L1 ffn_norm_out rank [01] \(worst of 2 ranks\) '
 check "a sub-stage match keeps its column" grep_screen filter_substage '^cos +attn_out *$'
 check "bad regex reported" grep_screen filter_bad '^/\(: missing closing parenthesis'
 check "bad regex keeps the filter" grep_screen filter_bad 'filter /o_proj'

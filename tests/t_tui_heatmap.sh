@@ -1,8 +1,9 @@
 #!/bin/bash
 # Heatmap on the demo dumps (12 layers, 2 TP ranks, sign flip in L7
 # attn.o_proj on rank 1): first screen, cursor and status line, metric
-# toggle and cycle, jump to the first divergence (switches to rank 1),
-# transpose, scrolling in a small terminal.
+# toggle and cycle, jump to the first divergence (the all-ranks view
+# shows rank 1 there), transpose, scrolling in a small terminal; r / R
+# cycle all -> 0 -> 1 -> all.
 . "$DB_SRC/tests/tui/lib.sh"
 
 tui_run 100 30 demo/ref demo/target <<EOF
@@ -18,6 +19,15 @@ f
 :save-display $T/heatmap_first.screen
 t
 :save-display $T/heatmap_transposed.screen
+t
+r
+:save-display $T/rank_0.screen
+r
+:save-display $T/rank_1.screen
+r
+:save-display $T/rank_all.screen
+R
+:save-display $T/rank_back.screen
 EOF
 tui_expect heatmap_start
 tui_expect heatmap_cursor
@@ -28,8 +38,18 @@ tui_expect heatmap_transposed
 # Facts the snapshots must show, checked on their own so a reviewer sees why.
 check "the triage line names L7 attn.o_proj on rank 1" \
 	grep_screen heatmap_start 'first divergence L7 attn.o_proj rank 1'
-check "f moves to rank 1 and the L7 attn_out cell" \
-	grep_screen heatmap_first '^L7 attn_out rank 1 '
+check "all ranks by default" grep_screen heatmap_start 'rank \[all\] of 2 \(merged where sharded, else worst\)'
+check "the default view shows L7 bad (rank 1's attn_out, the worst)" \
+	grep_screen heatmap_start '^▸L7 +✓  1\.0000 ✓  1\.0000▸✗✗ 0\.8623'
+check "f moves to the L7 attn_out cell, which shows rank 1" \
+	grep_screen heatmap_first '^L7 attn_out rank 1 \(worst of 2 ranks\) '
+check "f stays in the all-ranks view" grep_screen heatmap_first 'rank \[all\] of 2'
+check "r: rank 0" grep_screen rank_0 'rank \[0\] of 2  metric'
+check "rank 0 alone: L7 attn_out looks fine" grep_screen rank_0 '^L7 attn_out rank 0 pass 0 '
+check "rank 0 alone: L7 attn_out is ok" grep_screen rank_0 '^✓ ok  cos 1\.000000 '
+check "r r: rank 1" grep_screen rank_1 'rank \[1\] of 2  metric'
+check "r r r: back to all" grep_screen rank_all 'rank \[all\] of 2'
+check "R from all: the last rank" grep_screen rank_back 'rank \[1\] of 2  metric'
 check "c shows rel" grep_screen heatmap_rel '^rel '
 check "C C after rel reaches max_abs" grep_screen heatmap_maxabs 'metric max_abs'
 check "the status line has every metric" \
@@ -46,4 +66,20 @@ EOF
 tui_expect heatmap_scrolled
 tui_expect heatmap_pgdown
 check "G<End> shows the last row" grep_screen heatmap_scrolled '^ final_logits'
+
+# TP=2 hook dumps with a sharded stage (self_attn.attn): the all-ranks view
+# shows its merged pair, replicated stages their worst rank; columns in the
+# profile's stage_order (self_attn before mlp).
+tui_run 160 24 layouts/fwd_hook/ref layouts/fwd_hook/target <<EOF
+:goto L3 self_attn.attn
+:save-display $T/merged_cell.screen
+:goto L2 self_attn.o_proj
+:save-display $T/worst_cell.screen
+EOF
+check "all ranks: a sharded stage's cell is its merged pair" \
+	grep_screen merged_cell '^L3 self_attn\.attn \(merged\) .*merged from 2\+2 shards'
+check "all ranks: a replicated stage's cell names its worst rank" \
+	grep_screen worst_cell '^L2 self_attn\.o_proj rank 0 \(worst of 2 ranks\) '
+check "columns in execution order" \
+	grep_screen merged_cell '^cos +input_la… self_att… .* post_att… mlp\.gate… .* hidden_o…'
 finish

@@ -36,7 +36,7 @@ EOF
 check "cells are coloured by default" grep -q '[a-e]' "$T/colors_on.colors"
 check "NO_COLOR: no colour pair anywhere" bash -c "! grep -q '[^.]' '$T/colors_off.colors'"
 # Without colour the severity must still read from the glyphs: same text.
-check "NO_COLOR screen has the glyphs" grep_screen nocolor '^▸L7 .*▸✗✗ 0\.8966'
+check "NO_COLOR screen has the glyphs" grep_screen nocolor '^▸L7 .*▸✗✗ 0\.8623'
 # NO_COLOR set but empty does not count.
 TUI_ENV="NO_COLOR=" tui_run 100 30 demo/ref demo/target <<EOF
 :save-colors $T/colors_empty.colors

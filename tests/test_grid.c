@@ -176,6 +176,44 @@ static void t_merged_cells(void **s)
 	db_compare_free(c);
 }
 
+/* The built-in profiles' stage_order puts the columns in execution order
+ * where file names sort otherwise (Attention, Block, MoE; attn_norm_out
+ * before hidden_in). */
+static void check_cols(const char *ref, const char *tgt, const char *const *want, size_t n)
+{
+	db_compare *c = open_run(ref, tgt);
+	assert_non_null(c);
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	if (g.n_cols != n)
+		for (size_t i = 0; i < g.n_cols; i++)
+			print_error("col %zu: %s\n", i, g.cols[i]);
+	assert_int_equal(g.n_cols, n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(g.cols[i], want[i]);
+	db_grid_free(&g);
+	db_compare_free(c);
+}
+
+static void t_stage_order(void **s)
+{
+	(void)s;
+	static const char *const atom[] = {"Attention", "MoE", "hidden_out"};
+	check_cols(LAYOUT("atom_hooks/ref"), LAYOUT("atom_hooks/target"), atom, 3);
+	static const char *const refpatch[] = {"hidden_in", "attn_out", "ffn_out", "hidden_out"};
+	check_cols(LAYOUT("atom_refpatch"), LAYOUT("atom_refpatch"), refpatch, 4);
+	static const char *const seed[] = {"hidden_in", "attn_norm_out", "attn_out",
+	                                   "ffn_norm_out", "ffn_out", "hidden_out"};
+	check_cols(LAYOUT("generic_st/ref"), LAYOUT("generic_st/target"), seed, 6);
+	check_cols(LAYOUT("generic_npy/ref"), LAYOUT("generic_npy/target"), seed, 6);
+	check_cols(LAYOUT("generic_npz/ref"), LAYOUT("generic_npz/target"), seed, 6);
+	static const char *const hook[] = {
+		"input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+		"self_attn.attn", "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj",
+		"mlp.up_proj", "mlp.act_fn", "mlp.down_proj", "hidden_out"};
+	check_cols(LAYOUT("fwd_hook/ref"), LAYOUT("fwd_hook/target"), hook, 12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +221,7 @@ int main(void)
 		cmocka_unit_test(t_passes_and_ranks),
 		cmocka_unit_test(t_prefill_pass),
 		cmocka_unit_test(t_merged_cells),
+		cmocka_unit_test(t_stage_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

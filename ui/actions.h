@@ -57,7 +57,7 @@ enum tui_keymap {
 	ACTION_(PHASE_PREV, GENERIC, "<S-Tab>", "Previous phase") \
 	ACTION_(PASS_NEXT, GENERIC, "p", "Next pass / step / call") \
 	ACTION_(PASS_PREV, GENERIC, "P", "Previous pass / step / call") \
-	ACTION_(RANK_NEXT, GENERIC, "r", "Next rank (merged, 0, 1, ...)") \
+	ACTION_(RANK_NEXT, GENERIC, "r", "Next rank (all, 0, 1, ...)") \
 	ACTION_(RANK_PREV, GENERIC, "R", "Previous rank") \
 	ACTION_(METRIC_TOGGLE, GENERIC, "c", "Toggle the metric between cos and rel") \
 	ACTION_(METRIC_NEXT, GENERIC, "C", "Cycle the metric: cos, rel, rel_diff, max_abs") \

@@ -26,7 +26,7 @@ const char *tui_pass(const struct tui *t)
 
 int tui_rank(const struct tui *t)
 {
-	return t->rank_sel ? t->ranks[t->rank_sel - 1] : -1;
+	return t->rank_sel ? t->ranks[t->rank_sel - 1] : DB_RANK_ANY;
 }
 
 bool tui_computing(const struct tui *t)
@@ -63,6 +63,7 @@ static void load_passes(struct tui *t)
 
 void tui_update_first_div(struct tui *t)
 {
+	tui_grid_worst(t);
 	const char *ph = tui_phase(t) ? tui_phase(t) : "", *pa = tui_pass(t) ? tui_pass(t) : "";
 	t->first_div_known = !tui_computing(t);
 	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
@@ -77,6 +78,36 @@ void tui_update_first_div(struct tui *t)
 		t->n_diverge += db_pair_diverges(&t->cmp->pairs[i]);
 }
 
+/* The grid cell pair falls in: its layer's row, the column of its stage or
+ * of its top-level stage; NULL when the grid has none. */
+static size_t *cell_of(struct tui *t, size_t pair)
+{
+	const db_grid *g = &t->grid;
+	const db_pair *p = &t->cmp->pairs[pair];
+	if (!t->have_grid)
+		return NULL;
+	char buf[256];
+	const char *top = db_profile_parent(t->cmp->profile, p->f.stage,
+	                                    (const char *const *)g->cols, g->n_cols, buf,
+	                                    sizeof buf);
+	if (!top)
+		top = p->f.stage;
+	for (size_t r = 0; r < g->n_rows; r++) {
+		db_grid_row *row = &g->rows[r];
+		if (row->layer != p->f.layer)
+			continue;
+		if (p->f.layer < 0) {
+			if (!strcmp(row->label, p->f.stage) || !strcmp(row->label, top))
+				return &row->cells[0];
+			continue;
+		}
+		for (size_t c = 0; c < g->n_cols; c++)
+			if (!strcmp(g->cols[c], p->f.stage) || !strcmp(g->cols[c], top))
+				return &row->cells[c];
+	}
+	return NULL;
+}
+
 bool tui_select_rank_of(struct tui *t, size_t pair)
 {
 	const db_pair *p = &t->cmp->pairs[pair];
@@ -85,11 +116,161 @@ bool tui_select_rank_of(struct tui *t, size_t pair)
 		for (size_t k = 0; k < t->n_ranks; k++)
 			if (t->ranks[k] == p->f.rank)
 				sel = k + 1;
+	if (sel && !t->rank_sel) {
+		/* The all-ranks view shows the pair when its cell holds that rank. */
+		tui_grid_worst(t);
+		size_t *cell = cell_of(t, pair);
+		const db_pair *q = cell && *cell != DB_NO_PAIR ? &t->cmp->pairs[*cell] : NULL;
+		if (q && !q->merged && q->f.rank == p->f.rank)
+			sel = 0;
+	}
 	if (sel == t->rank_sel)
 		return false;
 	t->rank_sel = sel;
 	tui_selection_changed(t);
 	return true;
+}
+
+/* a is worse than b (both settled): not ok beats any band, then the band,
+ * then the lower cos (NaN lowest), then the lower rank. */
+static bool pair_worse(const db_pair *a, const db_pair *b)
+{
+	int sa = a->status != DB_ST_OK ? DB_BAND_SCRAMBLE + 1 : (int)a->band;
+	int sb = b->status != DB_ST_OK ? DB_BAND_SCRAMBLE + 1 : (int)b->band;
+	if (sa != sb)
+		return sa > sb;
+	if (a->status == DB_ST_OK) {
+		double ca = a->m.cos, cb = b->m.cos;
+		if (isnan(ca) != isnan(cb))
+			return isnan(ca);
+		if (!isnan(ca) && ca != cb)
+			return ca < cb;
+	}
+	return a->f.rank < b->f.rank;
+}
+
+/* One cell of a replicated stage: its (layer, stage, occurrence) and the
+ * ranks seen so far. */
+struct worst_cell {
+	int layer, occurrence;
+	const char *stage;              /* borrowed from the pairs */
+	size_t *cell;
+	size_t worst, n, n_done;
+};
+
+static int cmp_worst_key(int layer, const char *stage, int occ, const struct worst_cell *b)
+{
+	if (layer != b->layer)
+		return layer < b->layer ? -1 : 1;
+	int c = strcmp(stage, b->stage);
+	if (c)
+		return c;
+	return (occ > b->occurrence) - (occ < b->occurrence);
+}
+
+static int cmp_worst_cell(const void *va, const void *vb)
+{
+	const struct worst_cell *a = va;
+	return cmp_worst_key(a->layer, a->stage, a->occurrence, vb);
+}
+
+static struct worst_cell *find_worst_cell(struct worst_cell *v, size_t n, const db_pair *q)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = cmp_worst_key(q->f.layer, q->f.stage, q->occurrence, &v[mid]);
+		if (!c)
+			return &v[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+void tui_grid_worst(struct tui *t)
+{
+	size_t done = atomic_load(&t->cmp->n_done);
+	if (!t->have_grid || t->grid.rank != DB_RANK_ANY || t->n_ranks < 2)
+		return;
+	if (t->worst_gen == t->grid_gen && (t->worst_settled || t->worst_done == done))
+		return;
+	db_grid *g = &t->grid;
+	size_t n = 0, cap = 0;
+	for (size_t r = 0; r < g->n_rows; r++)
+		cap += g->rows[r].layer < 0 ? 1 : g->n_cols;
+	struct worst_cell *v = malloc((cap + 1) * sizeof *v);
+	if (!v)
+		return;
+	for (size_t r = 0; r < g->n_rows; r++) {
+		size_t nc = g->rows[r].layer < 0 ? 1 : g->n_cols;
+		for (size_t c = 0; c < nc; c++) {
+			size_t i = g->rows[r].cells[c];
+			const db_pair *p = i == DB_NO_PAIR ? NULL : &t->cmp->pairs[i];
+			if (!p || p->merged || p->f.rank < 0)
+				continue;       /* sharded (merged) or rank-less: as built */
+			v[n++] = (struct worst_cell){p->f.layer, p->occurrence, p->f.stage,
+			                             &g->rows[r].cells[c], DB_NO_PAIR, 0, 0};
+		}
+	}
+	qsort(v, n, sizeof *v, cmp_worst_cell);
+	for (size_t i = 0; n && i < t->cmp->n_pairs; i++) {
+		const db_pair *q = &t->cmp->pairs[i];
+		if (q->merged || q->f.rank < 0 || strcmp(q->f.phase, g->phase) ||
+		    strcmp(q->f.pass, g->pass))
+			continue;
+		struct worst_cell *w = find_worst_cell(v, n, q);
+		if (!w)
+			continue;
+		w->n++;
+		if (!draw_pair_done(q))
+			continue;
+		w->n_done++;
+		if (w->worst == DB_NO_PAIR || pair_worse(q, &t->cmp->pairs[w->worst]))
+			w->worst = i;
+	}
+	bool changed = false, settled = true;
+	for (size_t k = 0; k < n; k++) {
+		if (v[k].n_done < v[k].n) {
+			settled = false;
+			continue;
+		}
+		if (v[k].worst != DB_NO_PAIR && *v[k].cell != v[k].worst) {
+			*v[k].cell = v[k].worst;
+			changed = true;
+		}
+	}
+	free(v);
+	if (changed) {
+		t->grid_gen++;          /* views holding cells reload them */
+		t->dirty = true;
+	}
+	t->worst_gen = t->grid_gen;
+	t->worst_done = done;
+	t->worst_settled = settled;
+}
+
+char *tui_cell_rank_note(const struct tui *t, size_t pair, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (t->rank_sel || t->n_ranks < 2 || pair >= t->cmp->n_pairs)
+		return buf;
+	const db_pair *p = &t->cmp->pairs[pair];
+	if (p->merged || p->f.rank < 0)
+		return buf;
+	size_t *rp = NULL, n = db_rank_pairs(t->cmp, pair, &rp), n_done = 0;
+	for (size_t i = 0; i < n; i++)
+		n_done += draw_pair_done(&t->cmp->pairs[rp[i]]);
+	free(rp);
+	if (n < 2)
+		snprintf(buf, len, " (the only rank)");
+	else if (n_done < n)
+		snprintf(buf, len, " (lowest of %zu ranks until all are computed)", n);
+	else
+		snprintf(buf, len, " (worst of %zu ranks)", n);
+	return buf;
 }
 
 void tui_selection_changed(struct tui *t)
@@ -402,6 +583,12 @@ static void unravel(int64_t flat, int ndim, const int64_t *shape, char *buf, siz
 
 void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair)
 {
+	tui_draw_pair_status_note(t, w, y, pair, NULL);
+}
+
+void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
+                               const char *note)
+{
 	int W = getmaxx(w);
 	draw_fill(w, y, 0, W, C_DEFAULT, 0);
 	draw_fill(w, y + 1, 0, W, C_DEFAULT, 0);
@@ -421,6 +608,8 @@ void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair)
 	if (p->f.pass[0] && o < sizeof sel)
 		snprintf(sel + o, sizeof sel - o, " pass %s", p->f.pass);
 	int x = draw_text(w, y, 0, W, C_DEFAULT, A_BOLD, lab);
+	if (note && *note)
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, note);
 	x += draw_textf(w, y, x, W - x, C_DIM, 0, "%s", sel);
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  ref %s %s  target %s %s%s", sr,
 	                p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : "(missing)", stg,

@@ -35,21 +35,25 @@ struct tui {
 	struct db_session *session;     /* owned; in memory only without --session */
 	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
 
-	/* selection; phase/pass index into the arrays, rank_sel 0 = merged or
-	 * rank-less, k > 0 = ranks[k-1] */
+	/* selection; phase/pass index into the arrays, rank_sel 0 = all ranks
+	 * (DB_RANK_ANY: merged where sharded, else rank-less, else the worst
+	 * rank, see tui_grid_worst), k > 0 = ranks[k-1] */
 	size_t phase;
 	char **passes;                  /* owned, for the current phase */
 	size_t n_passes, pass;
 	int *ranks;                     /* owned */
 	size_t n_ranks, rank_sel;
-	bool has_merged;                /* merged or rank-less pairs exist */
+	bool has_merged;                /* merged (unsharded) pairs exist */
 	enum tui_metric metric;
 	bool transposed;
 	char probe[256];                /* probe stage (curve, bisect) */
 
 	db_grid grid;                   /* for the selection; owned */
 	bool have_grid;
-	unsigned grid_gen;              /* bumped at every rebuild */
+	unsigned grid_gen;              /* bumped at every rebuild or cell change */
+	unsigned worst_gen;             /* grid_gen tui_grid_worst last saw */
+	size_t worst_done;              /* n_done it last saw */
+	bool worst_settled;             /* every cell it can change is final */
 	long first_div;                 /* any rank: pair index, -1 none (valid when computed) */
 	long first_div_sel;             /* the same within the selected rank */
 	long *phase_div;                /* per phase: first divergence, any rank (owned) */
@@ -77,13 +81,23 @@ struct tui {
 /* Selection accessors: NULL when the layout has no phases / passes. */
 const char *tui_phase(const struct tui *t);
 const char *tui_pass(const struct tui *t);
-int tui_rank(const struct tui *t);      /* -1 merged or rank-less */
+int tui_rank(const struct tui *t);      /* DB_RANK_ANY for all ranks */
 /* Rebuild passes, grid and first divergence after a selection change. */
 void tui_selection_changed(struct tui *t);
 /* Recompute the first divergence once the scan is done. */
 void tui_update_first_div(struct tui *t);
-/* Select the rank (or merged) pair p belongs to; true when it changed. */
+/* Select a rank view that shows pair: the all-ranks view stays when the
+ * pair is merged or rank-less or its cell there shows its rank, else the
+ * pair's rank is selected. True when the selection changed. */
 bool tui_select_rank_of(struct tui *t, size_t pair);
+/* All-ranks view: a cell of a replicated stage (one pair per rank) shows
+ * its worst rank (not ok, then the worst band, then the lowest cos) once
+ * every rank of it is computed; until then the lowest rank. Cheap when
+ * nothing changed; bumps grid_gen when a cell changes. */
+void tui_grid_worst(struct tui *t);
+/* What the all-ranks view shows in pair's cell ("worst of 2 ranks") into
+ * buf; "" in a one-rank view or for merged and rank-less pairs. */
+char *tui_cell_rank_note(const struct tui *t, size_t pair, char *buf, size_t len);
 bool tui_computing(const struct tui *t);
 
 /* Metric of a computed pair. */
@@ -113,8 +127,11 @@ struct view *tui_top(struct tui *t);
 /* The pair the user has selected in the top view (or the heatmap). */
 size_t tui_selected_pair(struct tui *t);
 
-/* Two status lines about pair at y, y+1: names, shapes, dtypes; metrics. */
+/* Two status lines about pair at y, y+1: names, shapes, dtypes; metrics.
+ * note (may be NULL) follows the pair's label. */
 void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair);
+void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
+                               const char *note);
 /* "L7 attn.o_proj rank 1" style label of a pair into buf. */
 char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len);
 /* "[16, 64]" of an item (NULL: "-"). */

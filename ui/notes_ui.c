@@ -98,13 +98,17 @@ static void note_write(struct tui *t, const char *title, void *arg)
 		}
 	}
 	fclose(f);
-	char exp[2048];
+	char exp[2048], rk[64];
+	if (t->rank_sel)
+		snprintf(rk, sizeof rk, "rank %d", tui_rank(t));
+	else
+		snprintf(rk, sizeof rk, "all ranks (merged where sharded, else the worst)");
 	snprintf(exp, sizeof exp,
 	         "Compared `%s` (reference) with `%s` (target), profile `%s`; "
 	         "phase `%s`, pass `%s`, %s; dumpbisect %s view.",
 	         t->ref_path, t->tgt_path ? t->tgt_path : t->ref_path,
 	         t->cmp->profile ? t->cmp->profile->name : "?", tui_phase(t) ? tui_phase(t) : "-",
-	         tui_pass(t) ? tui_pass(t) : "-", t->rank_sel ? "one rank" : "merged ranks",
+	         tui_pass(t) ? tui_pass(t) : "-", rk,
 	         v->ops->name);
 	db_note_sections sec = {.hypothesis = title, .experiment = exp, .data = data};
 	char *dir = tui_notes_dir(t), *path = NULL;

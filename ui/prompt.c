@@ -190,7 +190,9 @@ static void cmd_pass(struct tui *t, char *args)
 
 static void cmd_rank(struct tui *t, char *args)
 {
-	if (!strcmp(args, "merged") || !strcmp(args, "-1") || !strcmp(args, "-")) {
+	/* "merged" and -1: the merged view of older versions, now part of all */
+	if (!strcmp(args, "all") || !strcmp(args, "merged") || !strcmp(args, "-1") ||
+	    !strcmp(args, "-")) {
 		t->rank_sel = 0;
 		tui_selection_changed(t);
 		return;
@@ -203,7 +205,7 @@ static void cmd_rank(struct tui *t, char *args)
 			tui_selection_changed(t);
 			return;
 		}
-	tui_msg(t, true, "rank %s: not in these trees (merged or a rank number)", args);
+	tui_msg(t, true, "rank %s: not in these trees (all or a rank number)", args);
 }
 
 /* goto L7 [stage] | goto 7 [stage] | goto embed */
@@ -354,7 +356,7 @@ static const struct {
 	{"metric", "NAME", "show cos, rel, rel_diff or max_abs", cmd_metric},
 	{"phase", "NAME", "select a phase", cmd_phase},
 	{"pass", "NAME", "select a pass / step / call", cmd_pass},
-	{"rank", "N|merged", "select a rank or the merged view", cmd_rank},
+	{"rank", "N|all", "select a rank or all (merged or worst per cell)", cmd_rank},
 	{"goto", "LAYER [STAGE]", "move the heatmap cursor (L7, 7, embed)", cmd_goto},
 	{"filter", "[REGEX]", "same as /; no regex clears", cmd_filter},
 	{"transpose", "", "swap the heatmap's axes", cmd_transpose},

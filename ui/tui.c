@@ -119,6 +119,7 @@ static void draw_too_small(void)
 void tui_draw(struct tui *t)
 {
 	curs_set(0);
+	tui_grid_worst(t);              /* cells settle as ranks get computed */
 	t->too_small = COLS < MIN_COLS || LINES < MIN_LINES;
 	if (t->too_small) {
 		draw_too_small();
@@ -206,8 +207,6 @@ static void global_action(struct tui *t, enum tui_action a)
 			break;
 		}
 		cycle(&t->rank_sel, t->n_ranks + 1, a == A_RANK_NEXT ? 1 : -1);
-		if (!t->rank_sel && !t->has_merged)     /* nothing merged to show */
-			cycle(&t->rank_sel, t->n_ranks + 1, a == A_RANK_NEXT ? 1 : -1);
 		tui_selection_changed(t);
 		break;
 	case A_METRIC_TOGGLE: t->metric = t->metric == M_COS ? M_REL : M_COS; break;
@@ -346,24 +345,10 @@ static int init_selection(struct tui *t)
 	t->n_ranks = db_ranks(t->cmp, &t->ranks);
 	t->phase = 0;           /* causal order: the first phase first */
 	for (size_t i = 0; i < t->cmp->n_pairs; i++)
-		t->has_merged |= t->cmp->pairs[i].merged || t->cmp->pairs[i].f.rank < 0;
-	/* Start on the merged view only when it shows at least as much as the
-	 * first rank: merged pairs exist only for sharded stages. */
-	t->rank_sel = t->n_ranks ? 1 : 0;
-	if (t->has_merged && t->n_ranks) {
-		size_t cells[2] = {0, 0};
-		for (int k = 0; k < 2; k++) {
-			db_grid g;
-			if (db_grid_build(t->cmp, NULL, NULL, k ? t->ranks[0] : -1, &g) < 0)
-				continue;
-			for (size_t r = 0; r < g.n_rows; r++)
-				for (size_t c = 0; c < (g.rows[r].layer < 0 ? 1 : g.n_cols); c++)
-					cells[k] += g.rows[r].cells[c] != DB_NO_PAIR;
-			db_grid_free(&g);
-		}
-		if (cells[0] >= cells[1])
-			t->rank_sel = 0;
-	}
+		t->has_merged |= t->cmp->pairs[i].merged;
+	/* All ranks: merged where sharded, else the worst rank (tui_grid_worst),
+	 * so a rank that alone goes bad shows on the first screen. */
+	t->rank_sel = 0;
 	const char *probe = t->cmp->profile && t->cmp->profile->probe ? t->cmp->profile->probe
 	                                                              : "hidden_out";
 	snprintf(t->probe, sizeof t->probe, "%s", probe);
@@ -381,8 +366,8 @@ static void save_view_state(struct tui *t)
 	char buf[64];
 	db_session_view_set(s, "phase", tui_phase(t));
 	db_session_view_set(s, "pass", tui_pass(t));
-	snprintf(buf, sizeof buf, "%d", t->rank_sel ? tui_rank(t) : -1);
-	db_session_view_set(s, "rank", buf);
+	snprintf(buf, sizeof buf, "%d", tui_rank(t));
+	db_session_view_set(s, "rank", t->rank_sel ? buf : "all");
 	db_session_view_set(s, "metric", tui_metric_name(t->metric));
 	db_session_view_set(s, "transposed", t->transposed ? "1" : "0");
 	db_session_view_set(s, "probe", t->probe);
@@ -401,8 +386,9 @@ static void restore_view_state(struct tui *t)
 			if (!strcmp(t->cmp->phases[i], v))
 				t->phase = i;
 	if ((v = db_session_view_get(s, "rank"))) {
-		int r = atoi(v);
-		t->rank_sel = r < 0 && t->has_merged ? 0 : t->rank_sel;
+		/* "all"; older sessions wrote -1 for the merged view */
+		int r = strcmp(v, "all") ? atoi(v) : -1;
+		t->rank_sel = r < 0 ? 0 : t->rank_sel;
 		for (size_t k = 0; r >= 0 && k < t->n_ranks; k++)
 			if (t->ranks[k] == r)
 				t->rank_sel = k + 1;

@@ -259,9 +259,16 @@ static void draw_tabs(struct tui *t, WINDOW *w, int y)
 	if (t->rank_sel)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
 	else
-		x += draw_text(w, y, x, W - x, C_TAB, 0, t->n_ranks ? "[merged]" : "[-]");
+		x += draw_text(w, y, x, W - x, C_TAB, 0, t->n_ranks ? "[all]" : "[-]");
 	if (t->n_ranks)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_ranks);
+	/* What "all" shows, when it fits beside the metric and the filter. */
+	const char *how = t->has_merged ? " (merged where sharded, else worst)"
+	                                : " (the worst per cell)";
+	int rest = draw_width("  metric max_abs") +
+	           (t->filter_re ? draw_width(t->filter_pat) + 10 : 0);
+	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
+		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
 	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
 	if (t->filter_re)
@@ -510,7 +517,11 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 	if (h->top + (size_t)h->grows < nr)
 		draw_text(w, h->gy + h->grows - 1, 0, 1, C_DIM, 0, G("▾", "v"));
 	draw_legend(t, w, y0 + hgt - 3);
-	tui_draw_pair_status(t, w, y0 + hgt - 2, pair_at(t, h, h->cr, h->cc));
+	size_t cur = pair_at(t, h, h->cr, h->cc);
+	char note[96];
+	tui_draw_pair_status_note(t, w, y0 + hgt - 2, cur,
+	                          cur == DB_NO_PAIR ? NULL
+	                                            : tui_cell_rank_note(t, cur, note, sizeof note));
 	remember_cursor(t, h);
 }
 
@@ -584,7 +595,8 @@ static bool heatmap_request(struct view *v, struct tui *t, enum tui_action a)
 			tui_msg(t, false, "no divergence in this phase / pass");
 			break;
 		}
-		/* The earliest over all ranks: switch to its rank first. */
+		/* The earliest over all ranks: switch to its rank unless the
+		 * all-ranks view shows that rank in its cell. */
 		if (tui_select_rank_of(t, (size_t)t->first_div))
 			sync(t, h);
 		heatmap_goto_pair(t, (size_t)t->first_div);

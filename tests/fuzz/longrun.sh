@@ -18,7 +18,7 @@ for h in "${hs[@]}"; do
 	outcome=FAILED
 	for try in 1 2 3 4 5; do
 		rm -f "build-fuzz/$h.long.log"
-		if FUZZ_TAG=long FUZZ_RUNS=$runs nice -n 19 tests/fuzz/run.sh 0 "$h" >/dev/null 2>&1; then
+		if FUZZ_TAG=long FUZZ_RUNS=$runs FUZZ_MAX_LEN=${FUZZ_MAX_LEN:-16384} nice -n 19 tests/fuzz/run.sh 0 "$h" >/dev/null 2>&1; then
 			outcome=ok
 			break
 		fi

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-8}; shift || true
-b=build-fuzz
+b=${FUZZ_BUILD:-build-fuzz}   # build dir (separate ones let a smoke run beside a long run)
 # FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (the OSS-Fuzz convention) shrinks
 # caps that only cost time, e.g. the npz inflate budget (src/npz.c).
 CC=clang cmake -S . -B $b -DDB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -27,7 +27,7 @@ for h in "${harnesses[@]}"; do
 	if [ -f "$seeds" ]; then
 		for g in $(cat "$seeds"); do for f in $g; do [ -f "$f" ] && cp -f "$f" "$corpus/"; done; done
 	fi
-	args=(-max_len=65536 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=$b/crashes/$h- -print_final_stats=1)
+	args=(-max_len="${FUZZ_MAX_LEN:-65536}" -timeout=10 -rss_limit_mb=2048 -artifact_prefix=$b/crashes/$h- -print_final_stats=1)
 	if [ -n "${FUZZ_RUNS:-}" ]; then args+=(-runs="$FUZZ_RUNS"); else args+=(-max_total_time="$secs"); fi
 	echo "== $h" >&2
 	log=$b/$h${FUZZ_TAG:+.$FUZZ_TAG}.log   # FUZZ_TAG keeps long-run logs apart

@@ -1,0 +1,425 @@
+/* Snapshots for instant reopen (issue 5). Reopening an unchanged tree
+ * should cost its listing, not a regex match, a sort and a cache lookup per
+ * file. Two records per tree root, each one small file beside the entry
+ * cache:
+ *   ROOTHASH.SIDE.snap  the whole index of the tree for one side filter;
+ *   ROOTHASH.detect     which profile detection picked, and why.
+ * A record is used only when its key matches: the key hashes every input
+ * the result depends on — the listing (path, size, mtime of every file;
+ * paths only for detection), the profile's rules the index reads, the side
+ * filter and the program version — so an added, removed or touched file, or
+ * an edited profile, misses and the slow path runs (and stores a new
+ * record). Corrupt or foreign files read as a miss (checksum). */
+#include "index_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db_atomic.h"
+#include "walk.h"
+
+#define SNAP_MAGIC "DBISNAP2"
+#define DETECT_MAGIC "DBDETEC1"
+#ifndef DB_VERSION
+#define DB_VERSION "dev"
+#endif
+#define FNV_INIT 1469598103934665603ull
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Strings hash with their NUL; NULL differs from "". */
+static uint64_t fnv_str(const char *s, uint64_t h)
+{
+	static const char null_mark[] = "\x01(null)";
+	return s ? fnv(s, strlen(s) + 1, h) : fnv(null_mark, sizeof null_mark, h);
+}
+
+static uint64_t fnv_strs(char *const *v, size_t n, uint64_t h)
+{
+	h = fnv(&n, sizeof n, h);
+	for (size_t i = 0; i < n; i++)
+		h = fnv_str(v[i], h);
+	return h;
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+/* The profile's fields db_index_scan reads (match_path, match_key,
+ * inner_key, phase order, model-level stages drawn after the layers). */
+static uint64_t profile_index_hash(const db_profile *p, uint64_t h)
+{
+	h = fnv_str(p->files_pat, h);
+	h = fnv_str(p->path_pat, h);
+	h = fnv_str(p->key_pat, h);
+	h = fnv_str(p->value_key, h);
+	h = fnv_strs(p->ignore_keys, p->n_ignore_keys, h);
+	h = fnv_str(p->side_ref, h);
+	h = fnv_str(p->side_target, h);
+	h = fnv_strs(p->phase_order, p->n_phase_order, h);
+	h = fnv_strs(p->model_after, p->n_model_after, h);
+	h = fnv_strs(p->rename_from, p->n_rename, h);
+	h = fnv_strs(p->rename_to, p->n_rename, h);
+	return h;
+}
+
+uint64_t db_isnap_key(const db_walk *w, bool is_file, const db_profile *p, const char *side)
+{
+	uint64_t h = fnv_str(SNAP_MAGIC DB_VERSION, FNV_INIT);
+	h = fnv(&is_file, sizeof is_file, h);
+	h = fnv_str(side, h);
+	h = profile_index_hash(p, h);
+	return h ^ db_walk_hash(w, false);
+}
+
+uint64_t db_detect_key(const db_walk *w, const db_profile *const *profiles, size_t n)
+{
+	uint64_t h = fnv_str(DETECT_MAGIC DB_VERSION, FNV_INIT);
+	h = fnv(&n, sizeof n, h);
+	/* detection reads the name and what match_path reads */
+	for (size_t i = 0; i < n; i++) {
+		const db_profile *p = profiles[i];
+		h = fnv_str(p->name, h);
+		h = fnv_str(p->files_pat, h);
+		h = fnv_str(p->path_pat, h);
+		h = fnv_str(p->side_ref, h);
+		h = fnv_str(p->side_target, h);
+	}
+	return h ^ db_walk_hash(w, true);
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+static char *snap_path(const char *dir, const char *root, const char *suffix)
+{
+	char real[PATH_MAX];
+	const char *r = realpath(root, real) ? real : root;
+	uint64_t h = fnv(r, strlen(r) + 1, FNV_INIT);
+	size_t n = strlen(dir) + strlen(suffix) + 24;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s/%016llx.%s", dir, (unsigned long long)h, suffix);
+	return s;
+}
+
+/* The whole file if it is ours (magic, checksum) and its key is key;
+ * *len excludes the trailer. NULL otherwise. */
+static char *read_record(const char *path, const char *magic, uint64_t key, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *buf = NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 24 ||
+	    st.st_size > ((off_t)1 << 31) || !(buf = malloc((size_t)st.st_size))) {
+		close(fd);
+		return NULL;
+	}
+	size_t size = (size_t)st.st_size, got = 0;
+	while (got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	uint64_t sum, k;
+	if (got == size) {
+		memcpy(&sum, buf + size - 8, 8);
+		memcpy(&k, buf + 8, 8);
+	}
+	if (got != size || memcmp(buf, magic, 8) || k != key ||
+	    sum != fnv(buf, size - 8, FNV_INIT)) {
+		free(buf);
+		return NULL;
+	}
+	*len = size - 8;
+	return buf;
+}
+
+/* Growable output buffer; err set on OOM. */
+typedef struct obuf {
+	char *p;
+	size_t n, cap;
+	bool err;
+} obuf;
+
+static void put(obuf *b, const void *p, size_t n)
+{
+	if (b->err)
+		return;
+	if (b->n + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+		while (cap < b->n + n)
+			cap *= 2;
+		char *q = realloc(b->p, cap);
+		if (!q) {
+			b->err = true;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static void put_str(obuf *b, const char *s)
+{
+	uint32_t l = (uint32_t)strlen(s);
+	put(b, &l, 4);
+	put(b, s, l);
+}
+
+static void write_record(const char *dir, const char *path, obuf *b)
+{
+	uint64_t sum = fnv(b->p, b->n, FNV_INIT);
+	put(b, &sum, 8);
+	if (!b->err && db_mkdirs(dir) == 0)
+		(void)db_atomic_write_buf(path, b->p, b->n, NULL);
+}
+
+/* Bounds-checked reader over a record. */
+typedef struct rd {
+	const char *p;
+	size_t left;
+	bool bad;
+} rd;
+
+static void take(rd *r, void *dst, size_t n)
+{
+	if (r->bad || r->left < n) {
+		r->bad = true;
+		memset(dst, 0, n);
+		return;
+	}
+	memcpy(dst, r->p, n);
+	r->p += n;
+	r->left -= n;
+}
+
+/* Into a fixed buffer (fields); bad when it does not fit. */
+static void take_fixed(rd *r, char *dst, size_t cap)
+{
+	uint32_t l;
+	take(r, &l, 4);
+	if (r->bad || l >= cap || r->left < l) {
+		r->bad = true;
+		dst[0] = 0;
+		return;
+	}
+	memcpy(dst, r->p, l);
+	dst[l] = 0;
+	r->p += l;
+	r->left -= l;
+	if (strlen(dst) != l)
+		r->bad = true;
+}
+
+static char *take_str(rd *r)
+{
+	uint32_t l;
+	take(r, &l, 4);
+	if (r->bad || r->left < l) {
+		r->bad = true;
+		return NULL;
+	}
+	char *s = malloc((size_t)l + 1);
+	if (!s) {
+		r->bad = true;
+		return NULL;
+	}
+	memcpy(s, r->p, l);
+	s[l] = 0;
+	r->p += l;
+	r->left -= l;
+	if (strlen(s) != l) {
+		free(s);
+		r->bad = true;
+		return NULL;
+	}
+	return s;
+}
+
+/* ---- index snapshots ------------------------------------------------------ */
+
+static const char *side_tag(const char *side)
+{
+	return !side ? "all.snap" : !strcmp(side, "ref") ? "ref.snap" : "target.snap";
+}
+
+void db_isnap_store(const char *dir, const char *root, const char *side, uint64_t key,
+                    const db_index *ix)
+{
+	if (!dir || !*dir)
+		return;
+	for (size_t i = 0; i < ix->n_items; i++)
+		if (ix->items[i].err)
+			return;         /* read errors may be passing: read again */
+	char *path = snap_path(dir, root, side_tag(side));
+	if (!path)
+		return;
+	obuf b = {0};
+	put(&b, SNAP_MAGIC, 8);
+	put(&b, &key, 8);
+	uint64_t v[4] = {ix->n_files, ix->n_refused, ix->n_items, ix->n_unparsed};
+	put(&b, v, sizeof v);
+	for (size_t i = 0; i < ix->n_unparsed; i++)
+		put_str(&b, ix->unparsed[i]);
+	for (size_t i = 0; i < ix->n_items; i++) {
+		const db_item *it = &ix->items[i];
+		put_str(&b, it->path);
+		put_str(&b, it->key);
+		put_str(&b, it->f.side);
+		put_str(&b, it->f.phase);
+		put_str(&b, it->f.pass);
+		put_str(&b, it->f.stage);
+		int32_t iv[5] = {it->f.rank, it->f.layer, (int32_t)it->dtype, it->ndim,
+		                 it->occurrence};
+		int64_t lv[4] = {it->f.order, it->seq, (int64_t)it->size, it->mtime_ns};
+		uint8_t sf = it->f.stage_is_file;
+		put(&b, iv, sizeof iv);
+		put(&b, lv, sizeof lv);
+		put(&b, &sf, 1);
+		put(&b, it->shape, (size_t)it->ndim * sizeof *it->shape);
+	}
+	write_record(dir, path, &b);
+	free(b.p);
+	free(path);
+}
+
+static int copy_skipped(db_index *ix, const db_walk *w)
+{
+	if (!w->n_skipped)
+		return 0;
+	if (!(ix->skipped = calloc(w->n_skipped, sizeof *ix->skipped)))
+		return -1;
+	for (size_t i = 0; i < w->n_skipped; i++) {
+		if (!(ix->skipped[i] = strdup(w->skipped[i])))
+			return -1;
+		ix->n_skipped++;
+	}
+	return 0;
+}
+
+db_index *db_isnap_load(const char *dir, const char *root, const char *side, uint64_t key,
+                        const db_walk *w, bool is_file, const db_profile *p)
+{
+	if (!dir || !*dir)
+		return NULL;
+	char *path = snap_path(dir, root, side_tag(side));
+	size_t len;
+	char *buf = path ? read_record(path, SNAP_MAGIC, key, &len) : NULL;
+	free(path);
+	if (!buf)
+		return NULL;
+	rd r = {buf + 16, len - 16, false};
+	uint64_t v[4];
+	take(&r, v, sizeof v);
+	db_index *ix = calloc(1, sizeof *ix);
+	/* every item takes at least 77 bytes: bounds the allocation */
+	if (!ix || r.bad || v[2] > r.left / 77 || v[3] > r.left / 4)
+		goto bad;
+	ix->profile = p;
+	ix->root_is_file = is_file;
+	ix->n_files_seen = w->n_files;
+	ix->n_files = (size_t)v[0];
+	ix->n_refused = (size_t)v[1];
+	if (!(ix->root = strdup(root)) || copy_skipped(ix, w) != 0)
+		goto bad;
+	if (v[3] && !(ix->unparsed = calloc((size_t)v[3], sizeof *ix->unparsed)))
+		goto bad;
+	for (uint64_t i = 0; i < v[3] && !r.bad; i++)
+		if ((ix->unparsed[i] = take_str(&r)))
+			ix->n_unparsed++;
+	if (v[2] && !(ix->items = calloc((size_t)v[2], sizeof *ix->items)))
+		goto bad;
+	for (uint64_t i = 0; i < v[2] && !r.bad; i++) {
+		db_item *it = &ix->items[ix->n_items++];
+		it->path = take_str(&r);
+		it->key = take_str(&r);
+		take_fixed(&r, it->f.side, sizeof it->f.side);
+		take_fixed(&r, it->f.phase, sizeof it->f.phase);
+		take_fixed(&r, it->f.pass, sizeof it->f.pass);
+		take_fixed(&r, it->f.stage, sizeof it->f.stage);
+		int32_t iv[5];
+		int64_t lv[4];
+		uint8_t sf;
+		take(&r, iv, sizeof iv);
+		take(&r, lv, sizeof lv);
+		take(&r, &sf, 1);
+		it->f.rank = iv[0];
+		it->f.layer = iv[1];
+		it->f.order = lv[0];
+		it->f.stage_is_file = sf != 0;
+		if (iv[2] < 0 || iv[2] >= DB_DT__COUNT || iv[3] < 0 || iv[3] > DB_MAX_DIMS)
+			r.bad = true;
+		it->dtype = (db_dtype)iv[2];
+		it->ndim = r.bad ? 0 : iv[3];
+		it->occurrence = iv[4];
+		it->seq = lv[1];
+		it->size = (off_t)lv[2];
+		it->mtime_ns = lv[3];
+		for (int d = 0; d < it->ndim && !r.bad; d++)
+			take(&r, &it->shape[d], 8);
+	}
+	if (r.bad || r.left)
+		goto bad;
+	free(buf);
+	return ix;
+bad:
+	free(buf);
+	db_index_free(ix);
+	return NULL;
+}
+
+/* ---- detection ------------------------------------------------------------ */
+
+bool db_detect_load(const char *dir, const char *root, uint64_t key, char *name,
+                    size_t namelen, char *why, size_t whylen)
+{
+	if (!dir || !*dir)
+		return false;
+	char *path = snap_path(dir, root, "detect");
+	size_t len;
+	char *buf = path ? read_record(path, DETECT_MAGIC, key, &len) : NULL;
+	free(path);
+	if (!buf)
+		return false;
+	rd r = {buf + 16, len - 16, false};
+	take_fixed(&r, name, namelen);
+	take_fixed(&r, why, whylen);
+	bool ok = !r.bad && !r.left && *name;
+	free(buf);
+	return ok;
+}
+
+void db_detect_store(const char *dir, const char *root, uint64_t key, const char *name,
+                     const char *why)
+{
+	if (!dir || !*dir)
+		return;
+	char *path = snap_path(dir, root, "detect");
+	if (!path)
+		return;
+	obuf b = {0};
+	put(&b, DETECT_MAGIC, 8);
+	put(&b, &key, 8);
+	put_str(&b, name);
+	put_str(&b, why);
+	write_record(dir, path, &b);
+	free(b.p);
+	free(path);
+}
