@@ -1,34 +1,17 @@
 # bash completion for dumpbisect(1): commands, each command's options, the
-# values of --format, --band and --profile (profile names), trees and files.
+# values of --format, --band and --profile (profile names from the binary),
+# trees and files.
 # Installed as share/bash-completion/completions/dumpbisect.
 # shellcheck disable=SC2207 # COMPREPLY=($(compgen ...)) is the idiom; IFS is set where it matters
 
-# Profile names: the built-in ones as the binary itself names them (it lists
-# them when asked for an unknown profile; nothing is scanned: the trees do
-# not exist), the installed copies beside the binary, and the user's.
+# Profile names, as the binary lists them (`dumpbisect ls --profiles`: the
+# built-in ones and the user's, one a line, the name first).
 _dumpbisect_profiles()
 {
-	local bin=$1 msg dir f IFS=$' \t\n'
-	local -a names=()
-	msg=$("$bin" schema /nonexistent/ref /nonexistent/target --profile @ 2>&1 </dev/null)
-	if [[ $msg == *"built-in: "* ]]; then
-		msg=${msg#*built-in: }
-		msg=${msg%%;*}
-		msg=${msg%%)*}
-		# shellcheck disable=SC2206 # names hold no blanks or globs
-		names+=(${msg//,/ })
-	fi
-	dir=$(command -v -- "$bin" 2>/dev/null)
-	dir=${dir%/*}
-	for dir in "${dir%/bin}/share/dumpbisect/profiles" \
-		"${XDG_CONFIG_HOME:-$HOME/.config}/dumpbisect/profiles"; do
-		for f in "$dir"/*.yaml; do
-			[[ -f $f ]] || continue
-			f=${f##*/}
-			names+=("${f%.yaml}")
-		done
+	local name rest IFS=$' \t\n'     # the caller's IFS may be a newline alone
+	"$1" ls --profiles 2>/dev/null </dev/null | while read -r name rest; do
+		printf '%s\n' "$name"
 	done
-	printf '%s\n' "${names[@]}" | sort -u
 }
 
 _dumpbisect_files() # MODE(-d dirs, -f files) CUR
@@ -51,24 +34,27 @@ _dumpbisect()
 	[[ $bin == "~/"* ]] && bin=$HOME/${bin#\~/}
 
 	local commands="compare ls schema bisect replay export"
-	# options that take a value, per command (tui = the workbench)
+	# options that take a value, per command (tui = the workbench); every
+	# command that opens a comparison takes the same four ($cmp, --no-cache)
+	local cmp="--profile -p --filter --threads -j"
 	local -A valopts=(
-		[tui]="--profile -p --filter --session --notes"
-		[compare]="--profile --filter --format --threads -j"
-		[ls]="--profile --format"
-		[schema]="--profile --filter --format"
-		[bisect]="--stage --profile --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format"
-		[replay]="--ref --target --format"
-		[export]="--out --ref --target --notes"
+		[tui]="$cmp --session --ref --target --notes"
+		[compare]="$cmp --format"
+		[ls]="--profile -p --format"
+		[schema]="$cmp --format"
+		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format"
+		[replay]="--ref --target $cmp --format"
+		[export]="--out --ref --target --notes $cmp"
 	)
+	local std="--help -h --version -V"
 	local -A flags=(
-		[tui]="--no-mouse --keys-man --help -h --version -V"
-		[compare]="--no-cache --help -h"
-		[ls]="--stats --help -h"
-		[schema]="--help -h"
-		[bisect]="--auto --help -h"
-		[replay]="--tui --help -h"
-		[export]="--help -h"
+		[tui]="--no-cache --no-mouse --keys-man $std"
+		[compare]="--no-cache $std"
+		[ls]="--stats --profiles $std"
+		[schema]="--no-cache $std"
+		[bisect]="--auto --no-cache $std"
+		[replay]="--no-cache --tui $std"
+		[export]="--no-cache $std"
 	)
 
 	# The command is the first word; an option of the workbench first means
@@ -94,10 +80,10 @@ _dumpbisect()
 			fi
 			;;
 		--format)
+			# "table" is the human format everywhere ("text" is its alias)
 			case $cmd in
 			compare) COMPREPLY=($(compgen -W "table csv json" -- "$cur")) ;;
-			ls | schema) COMPREPLY=($(compgen -W "table json" -- "$cur")) ;;
-			*) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
+			*) COMPREPLY=($(compgen -W "table json" -- "$cur")) ;;
 			esac
 			;;
 		--band) COMPREPLY=($(compgen -W "ok drift algo bug" -- "$cur")) ;;

@@ -119,12 +119,4 @@ const char *db_session_view_get(const db_session *s, const char *key);
  * tree /old/ref is gone (moved?); give --ref DIR / --target DIR". */
 int db_session_check_trees(const db_session *s, db_err *err);
 
-/* Opening the TUI from a headless command (`replay --tui`, `bisect` on a
- * terminal without --auto). The binary's main (ui/) sets it; the commands
- * call it with the session file (may be NULL) and the trees (NULL = the
- * session's) and return its exit code. NULL = no TUI linked: the commands
- * then tell the user to run `dumpbisect --session FILE REF TARGET`. */
-extern int (*db_tui_session_hook)(const char *session, const char *ref,
-                                  const char *target);
-
 #endif

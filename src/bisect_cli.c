@@ -6,25 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool bcli_opt(int argc, char **argv, int *i, const char *name, const char **val)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(a, name, n))
-		return false;
-	if (a[n] == '=') {
-		*val = a + n + 1;
-		return true;
-	}
-	if (a[n])
-		return false;
-	if (*i + 1 >= argc) {
-		*val = NULL;
-		return true;
-	}
-	*val = argv[++*i];
-	return true;
-}
+#include "db_cmd.h"
 
 char *bcli_abspath(const char *path)
 {
@@ -34,11 +16,26 @@ char *bcli_abspath(const char *path)
 	return path ? strdup(path) : NULL;
 }
 
-int bcli_open_compare(const char *ref, const char *target, const char *profile,
-                      db_compare **out, db_err *err)
+int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const char *target,
+                  const db_cmp_args *a)
 {
-	db_compare_opts o = {0};
-	o.profile = profile;
-	return db_compare_open(ref, target, &o, out, err);
+	if (!db_cmd_tui_hook)
+		return db_cmd_error(c, "the workbench is not linked in: run "
+		                    "dumpbisect --session FILE [REF [TARGET]]");
+	char *argv[20];
+	int n = 0;
+	argv[n++] = "dumpbisect";
+	const struct { const char *opt, *val; } with[] = {
+		{"--session", session}, {"--ref", ref}, {"--target", target},
+		{"--profile", a->profile}, {"--filter", a->filter}, {"--threads", a->threads},
+	};
+	for (size_t i = 0; i < sizeof with / sizeof *with; i++)
+		if (with[i].val) {
+			argv[n++] = (char *)with[i].opt;
+			argv[n++] = (char *)with[i].val;
+		}
+	if (a->no_cache)
+		argv[n++] = "--no-cache";
+	argv[n] = NULL;
+	return db_cmd_tui_hook(n, argv);
 }
-

@@ -2,21 +2,18 @@
 #ifndef DB_BISECT_CLI_H
 #define DB_BISECT_CLI_H
 #include <stdbool.h>
+#include "cmd_util.h"
 #include "db_bisect.h"
 #include "db_compare.h"
 #include "db_session.h"
 
-/* "--name VALUE" or "--name=VALUE" at argv[*i]; advances *i past the value.
- * *val borrowed from argv. false when argv[*i] is not that option; exits
- * the caller's parsing with a message (returns true, *val NULL) when the
- * value is missing. */
-bool bcli_opt(int argc, char **argv, int *i, const char *name, const char **val);
-
-/* Open a comparison of ref/target (target NULL: one tree holding both). */
-int bcli_open_compare(const char *ref, const char *target, const char *profile,
-                      db_compare **out, db_err *err);
-
 /* Absolute form of path when it exists (caller frees); a copy otherwise. */
 char *bcli_abspath(const char *path);
+
+/* Open the workbench through db_cmd_tui_hook with the session file (may
+ * be NULL), the trees (NULL: the session's) and the comparison options;
+ * returns its exit code, or 2 after a message when no workbench is linked. */
+int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const char *target,
+                  const db_cmp_args *a);
 
 #endif

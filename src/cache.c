@@ -17,15 +17,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "strmap.h"
 
 /* Bump when a metric's definition or the record layout changes. */
 #define CACHE_METRIC_VERSION 1
-#define CACHE_MAGIC "DBMCACHE"
+#define CACHE_MAGIC "DBMCACH2"   /* 2: checksum db_hash64 */
 #define REC_NUMS 15             /* numbers per record, see put_metrics */
 
 typedef struct crec {
-	char *key;
+	const char *key;        /* borrowed from idx (its keys never move) */
 	db_metrics m;
 	bool used;              /* looked up or stored in this session */
 } crec;
@@ -84,38 +85,87 @@ static cache *get_cache(db_compare *c)
 	return k;
 }
 
-/* Key of a pair: profile, metric version, then each input item. */
+/* Appending to a growing key without printf (a key per pair on reopen). */
+typedef struct kbuf {
+	char *s;
+	size_t n, cap;
+	bool err;
+} kbuf;
+
+static void kput(kbuf *k, const char *p, size_t n)
+{
+	if (k->err)
+		return;
+	if (k->n + n + 1 > k->cap) {
+		size_t cap = (k->n + n + 1) * 2;
+		char *t = realloc(k->s, cap);
+		if (!t) {
+			k->err = true;
+			return;
+		}
+		k->s = t;
+		k->cap = cap;
+	}
+	memcpy(k->s + k->n, p, n);
+	k->n += n;
+	k->s[k->n] = 0;
+}
+
+static void kstr(kbuf *k, const char *s)
+{
+	kput(k, s, strlen(s));
+}
+
+static void kint(kbuf *k, long long v)
+{
+	char buf[24], *e = buf + sizeof buf, *p = e;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10));
+	if (v < 0)
+		*--p = '-';
+	kput(k, p, (size_t)(e - p));
+}
+
+/* Key of a pair: profile, metric version, then each input item:
+ * "v1\x1fPROFILE\x1fMERGED" + per item "\x1e" r|t PATH "\x1f" SIZE "\x1f"
+ * MTIME "\x1f" KEY. */
 static char *pair_key(db_compare *c, cache *k, const db_pair *p)
 {
-	size_t cap = 256, n = 0;
-	char *s = malloc(cap);
-	if (!s)
+	kbuf b = {malloc(512), 0, 512, false};
+	if (!b.s)
 		return NULL;
-	n = (size_t)snprintf(s, cap, "v%d\x1f%s\x1f%d", CACHE_METRIC_VERSION, c->profile->name,
-	                     p->merged);
+	kput(&b, "v", 1);
+	kint(&b, CACHE_METRIC_VERSION);
+	kput(&b, "\x1f", 1);
+	kstr(&b, c->profile->name);
+	kput(&b, "\x1f", 1);
+	kint(&b, p->merged);
 	size_t nr = p->merged ? p->n_ref_shards : 1, nt = p->merged ? p->n_tgt_shards : 1;
 	for (size_t i = 0; i < nr + nt; i++) {
 		bool ref = i < nr;
 		const db_item *it = ref ? (p->merged ? p->ref_shards[i] : p->ref)
 		                        : (p->merged ? p->tgt_shards[i - nr] : p->tgt);
 		const db_index *ix = ref ? c->ref : c->tgt;
-		const char *root = ref ? k->ref_real : k->tgt_real;
-		size_t need = n + strlen(root) + strlen(it->path) + strlen(it->key) + 80;
-		if (need > cap) {
-			cap = need * 2;
-			char *t = realloc(s, cap);
-			if (!t) {
-				free(s);
-				return NULL;
-			}
-			s = t;
+		kput(&b, ref ? "\x1er" : "\x1et", 2);
+		kstr(&b, ref ? k->ref_real : k->tgt_real);
+		if (!ix->root_is_file) {
+			kput(&b, "/", 1);
+			kstr(&b, it->path);
 		}
-		n += (size_t)snprintf(s + n, cap - n, "\x1e%c%s%s%s\x1f%lld\x1f%lld\x1f%s",
-		                      ref ? 'r' : 't', root, ix->root_is_file ? "" : "/",
-		                      ix->root_is_file ? "" : it->path, (long long)it->size,
-		                      (long long)it->mtime_ns, it->key);
+		kput(&b, "\x1f", 1);
+		kint(&b, (long long)it->size);
+		kput(&b, "\x1f", 1);
+		kint(&b, (long long)it->mtime_ns);
+		kput(&b, "\x1f", 1);
+		kstr(&b, it->key);
 	}
-	return s;
+	if (b.err) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
 }
 
 static void put_metrics(const db_metrics *m, double *v)
@@ -175,8 +225,7 @@ static int add_rec(cache *k, const char *key, const db_metrics *m, bool used)
 		k->recs = r;
 		k->cap = cap;
 	}
-	if (!(k->recs[k->n].key = strdup(key)))
-		return -1;
+	k->recs[k->n].key = k->idx.keys[v - k->idx.vals];     /* the map's copy */
 	k->recs[k->n].m = *m;
 	k->recs[k->n].used = used;
 	k->n++;
@@ -184,7 +233,7 @@ static int add_rec(cache *k, const char *key, const db_metrics *m, bool used)
 }
 
 /* File: magic, u32 version, u64 count, records (u32 key length, key,
- * REC_NUMS doubles), u64 FNV-1a of everything before it. */
+ * REC_NUMS doubles), u64 db_hash64 of everything before it. */
 static void load(cache *k)
 {
 	k->loaded = true;
@@ -213,7 +262,7 @@ static void load(cache *k)
 	if (got != size || memcmp(buf, CACHE_MAGIC, 8) != 0)
 		goto out;
 	memcpy(&sum, buf + size - 8, 8);
-	if (sum != fnv(buf, size - 8, 1469598103934665603ull))
+	if (sum != db_hash64(buf, size - 8, DB_HASH_SEED))
 		goto out;
 	memcpy(&ver, buf + 8, 4);
 	memcpy(&count, buf + 12, 8);
@@ -229,18 +278,16 @@ static void load(cache *k)
 		off += 4;
 		if (end - off < (size_t)kl + sizeof v)
 			break;
-		char *key = malloc((size_t)kl + 1);
-		if (!key)
-			break;
-		memcpy(key, buf + off, kl);
+		/* the key in place, NUL-terminated for the moment (over the
+		 * first byte of its numbers, read before) */
+		memcpy(v, buf + off + kl, sizeof v);
+		char *key = buf + off, save = key[kl];
 		key[kl] = 0;
-		off += kl;
-		memcpy(v, buf + off, sizeof v);
-		off += sizeof v;
+		off += kl + sizeof v;
 		db_metrics m;
 		get_metrics(v, &m);
 		int rc = strlen(key) == kl ? add_rec(k, key, &m, false) : 0;
-		free(key);
+		key[kl] = save;
 		if (rc != 0)
 			break;
 	}
@@ -314,9 +361,34 @@ static int mkdirs(const char *dir)
 	return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-static int write_all(int fd, const void *p, size_t n, uint64_t *sum)
+/* Writes through a buffer; the checksum is of the whole buffer. */
+typedef struct wbuf {
+	char *p;
+	size_t n, cap;
+	int err;
+} wbuf;
+
+static int write_all(wbuf *w, const void *p, size_t n)
 {
-	*sum = fnv(p, n, *sum);
+	if (w->err)
+		return -1;
+	if (w->n + n > w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 65536;
+		while (cap < w->n + n)
+			cap *= 2;
+		char *q = realloc(w->p, cap);
+		if (!q)
+			return w->err = -1;
+		w->p = q;
+		w->cap = cap;
+	}
+	memcpy(w->p + w->n, p, n);
+	w->n += n;
+	return 0;
+}
+
+static int write_fd(int fd, const void *p, size_t n)
+{
 	const char *s = p;
 	while (n) {
 		ssize_t w = write(fd, s, n);
@@ -356,22 +428,26 @@ void db_cache_flush(db_compare *c)
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	}
 	if (fd >= 0) {
-		uint64_t sum = 1469598103934665603ull;
+		/* the whole file is built in memory, checksummed, written once */
+		wbuf w = {0};
 		uint32_t ver = CACHE_METRIC_VERSION;
-		rc = write_all(fd, CACHE_MAGIC, 8, &sum) | write_all(fd, &ver, 4, &sum) |
-		     write_all(fd, &count, 8, &sum);
-		for (size_t i = 0; i < k->n && rc == 0; i++) {
+		write_all(&w, CACHE_MAGIC, 8);
+		write_all(&w, &ver, 4);
+		write_all(&w, &count, 8);
+		for (size_t i = 0; i < k->n; i++) {
 			if (prune && !k->recs[i].used)
 				continue;
 			uint32_t kl = (uint32_t)strlen(k->recs[i].key);
 			double v[REC_NUMS];
 			put_metrics(&k->recs[i].m, v);
-			rc = write_all(fd, &kl, 4, &sum) | write_all(fd, k->recs[i].key, kl, &sum) |
-			     write_all(fd, v, sizeof v, &sum);
+			write_all(&w, &kl, 4);
+			write_all(&w, k->recs[i].key, kl);
+			write_all(&w, v, sizeof v);
 		}
-		uint64_t dummy = 0;
-		if (rc == 0)
-			rc = write_all(fd, &sum, 8, &dummy);
+		uint64_t sum = w.err ? 0 : db_hash64(w.p, w.n, DB_HASH_SEED);
+		write_all(&w, &sum, 8);
+		rc = w.err ? -1 : write_fd(fd, w.p, w.n);
+		free(w.p);
 		if (rc == 0)
 			rc = fsync(fd);
 		if (close(fd) != 0)
@@ -394,8 +470,6 @@ void db_cache_close(db_compare *c)
 	if (!k)
 		return;
 	db_cache_flush(c);
-	for (size_t i = 0; i < k->n; i++)
-		free(k->recs[i].key);
 	free(k->recs);
 	db_strmap_free(&k->idx);
 	free(k->file);

@@ -15,26 +15,6 @@
 #include "db_bisect.h"
 #include "db_session.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: dumpbisect bisect REF [TARGET] --auto [options]\n"
-	      "  --auto             judge every step by the predicate (headless)\n"
-	      "  --stage S          probe stage (default: the profile's, e.g. hidden_out)\n"
-	      "  --profile P        profile name or file (default: auto-detect)\n"
-	      "  --phase PH         phase to bisect (default: first that diverges)\n"
-	      "  --pass PASS        pass (default: the profile's selection)\n"
-	      "  --band B           bad = worse than band B (ok, drift, algo, bug)\n"
-	      "  --cos X            bad when cos < X     --rel Y  bad when rel > Y\n"
-	      "  --good L           layer known good (default: the input)\n"
-	      "  --layers N         candidates are layers 0..N-1 (default: as dumped)\n"
-	      "  --run CMD          produce missing dumps: sh -c CMD with {layer} and\n"
-	      "                     $DUMPBISECT_LAYER; exit 125 = skip, other non-zero aborts\n"
-	      "  --session FILE     create or resume a session (saved after every step)\n"
-	      "  --ref DIR, --target DIR  the trees (override a resumed session's)\n"
-	      "  --format text|json\n"
-	      "exit: 0 nothing bad, 1 a bad layer or drift past the band, 2 error\n", out);
-}
-
 typedef struct save_ctx {
 	db_session *s;
 	const db_bisect_run *r;
@@ -58,100 +38,95 @@ static bool file_exists(const char *p)
 
 int db_cmd_bisect(int argc, char **argv)
 {
-	const char *pos[2] = {NULL, NULL}, *profile = NULL, *session = NULL,
-	           *format = "text", *band = NULL, *cosv = NULL, *relv = NULL,
-	           *good = NULL, *layers = NULL, *v;
+	const char *session = NULL, *format = "table", *band = NULL, *cosv = NULL, *relv = NULL,
+	           *good = NULL, *layers = NULL, *ref_opt = NULL, *tgt_opt = NULL;
 	bool autov = false;
-	int npos = 0, rc = 2;
+	db_cmp_args ca = {0};
 	db_err err = {{0}};
 	db_bisect_opts o;
 	db_bisect_opts_default(&o);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		v = NULL;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--auto")) {
-			autov = true;
-			continue;
-		} else if (bcli_opt(argc, argv, &i, "--stage", &v)) { o.stage = v;
-		} else if (bcli_opt(argc, argv, &i, "--profile", &v)) { profile = v;
-		} else if (bcli_opt(argc, argv, &i, "--phase", &v)) { o.phase = v;
-		} else if (bcli_opt(argc, argv, &i, "--pass", &v)) { o.pass = v;
-		} else if (bcli_opt(argc, argv, &i, "--band", &v)) { band = v;
-		} else if (bcli_opt(argc, argv, &i, "--cos", &v)) { cosv = v;
-		} else if (bcli_opt(argc, argv, &i, "--rel", &v)) { relv = v;
-		} else if (bcli_opt(argc, argv, &i, "--good", &v)) { good = v;
-		} else if (bcli_opt(argc, argv, &i, "--layers", &v)) { layers = v;
-		} else if (bcli_opt(argc, argv, &i, "--run", &v)) { o.run_cmd = v;
-		} else if (bcli_opt(argc, argv, &i, "--session", &v)) { session = v;
-		} else if (bcli_opt(argc, argv, &i, "--ref", &v)) { pos[0] = v;
-		} else if (bcli_opt(argc, argv, &i, "--target", &v)) { pos[1] = v;
-		} else if (bcli_opt(argc, argv, &i, "--format", &v)) { format = v;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "dumpbisect bisect: unknown option %s\n", a);
-			usage(stderr);
-			return 2;
-		} else if (npos < 2) {
-			pos[npos++] = a;
-			continue;
-		} else {
-			fprintf(stderr, "dumpbisect bisect: too many arguments: %s\n", a);
-			return 2;
-		}
-		if (!v) {
-			fprintf(stderr, "dumpbisect bisect: %s needs a value\n", a);
-			return 2;
-		}
-	}
-	if (strcmp(format, "text") && strcmp(format, "json")) {
-		fprintf(stderr, "dumpbisect bisect: --format is text or json\n");
+	const db_opt opts[] = {
+		{"auto", 0, NULL, NULL, &autov, "judge every step by the predicate (headless)"},
+		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the profile's, e.g. hidden_out)"},
+		DB_CMP_OPTS(ca, "profile name or YAML file (default: auto-detect;\n"
+		                "the session's when resuming)"),
+		{"phase", 0, "PH", &o.phase, NULL, "phase to bisect (default: the first that diverges)"},
+		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the profile's selection)"},
+		{"band", 0, "B", &band, NULL, "bad = worse than band B (ok, drift, algo, bug)"},
+		{"cos", 0, "X", &cosv, NULL, "bad when cos < X"},
+		{"rel", 0, "Y", &relv, NULL, "bad when rel > Y (--cos and --rel exclude --band)"},
+		{"good", 0, "L", &good, NULL, "layer known good (default: the input)"},
+		{"layers", 0, "N", &layers, NULL, "candidates are layers 0..N-1 (default: as dumped)"},
+		{"run", 0, "CMD", &o.run_cmd, NULL,
+		 "produce missing dumps: sh -c CMD, with {layer} and\n"
+		 "$DUMPBISECT_LAYER set; exit 125 skips the layer,\n"
+		 "any other non-zero status aborts"},
+		{"session", 0, "FILE", &session, NULL,
+		 "create or resume a session (saved after every step)"},
+		{"ref", 0, "DIR", &ref_opt, NULL, "the reference tree (overrides a resumed session's)"},
+		{"target", 0, "DIR", &tgt_opt, NULL, "the target tree (overrides a resumed session's)"},
+		{"format", 0, "F", &format, NULL, "table (default) or json"},
+	};
+	const db_cmd cmd = {
+		.name = "bisect",
+		.args = "REF [TARGET] --auto [options]\n"
+		        "       dumpbisect bisect --session FILE --auto [options]",
+		.desc = "Binary search over layers for the first bad one, then its sub-stage and ranks.",
+		.exit = "0 nothing is bad, 1 a bad layer was found (or the result is inconclusive "
+		        "between skipped layers), 2 usage or input error, or a --run command that "
+		        "failed.",
+		.opts = opts,
+		.n_opts = sizeof opts / sizeof *opts,
+		.max_pos = 2,
+	};
+	const char *pos[2] = {NULL, NULL};
+	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
+	if (rc >= 0)
+		return rc;
+	/* --ref / --target replace one tree; a lone positional REF is a
+	 * folder holding both sides. */
+	bool one_tree = npos == 1 && !tgt_opt;
+	if (ref_opt)
+		pos[0] = ref_opt;
+	if (tgt_opt)
+		pos[1] = tgt_opt;
+	int fmt = db_cmd_format(&cmd, format, DB_FMT_BIT(DB_FMT_TABLE) | DB_FMT_BIT(DB_FMT_JSON));
+	if (fmt < 0)
 		return 2;
-	}
-	if (band && (cosv || relv)) {
-		fprintf(stderr, "dumpbisect bisect: --band and --cos/--rel exclude each other\n");
-		return 2;
-	}
+	if (band && (cosv || relv))
+		return db_cmd_usage_error(&cmd, "--band and --cos/--rel exclude each other");
 	char pred[128];
 	if (band)
 		snprintf(pred, sizeof pred, "band:%s", band);
 	else if (cosv || relv)
 		snprintf(pred, sizeof pred, "%s%s%s%s%s", cosv ? "cos<" : "", cosv ? cosv : "",
 		         cosv && relv ? "," : "", relv ? "rel>" : "", relv ? relv : "");
-	if ((band || cosv || relv) && db_predicate_parse(pred, &o.pred, &err) < 0) {
-		fprintf(stderr, "dumpbisect bisect: %s\n", err.msg);
-		return 2;
-	}
+	if ((band || cosv || relv) && db_predicate_parse(pred, &o.pred, &err) < 0)
+		return db_cmd_usage_error(&cmd, "%s", err.msg);
 	if (good) {
 		char *end;
 		long g = strtol(good, &end, 10);
-		if (*end || g < -1) {
-			fprintf(stderr, "dumpbisect bisect: --good takes a layer number\n");
-			return 2;
-		}
+		if (!*good || *end || g < -1)
+			return db_cmd_usage_error(&cmd, "--good takes a layer number, not '%s'", good);
 		o.good_layer = g < 0 ? DB_GOOD_BEFORE : g;
 	}
 	if (layers) {
 		char *end;
 		long n = strtol(layers, &end, 10);
-		if (*end || n <= 0 || n > 1000000) {
-			fprintf(stderr, "dumpbisect bisect: --layers takes a positive count\n");
-			return 2;
-		}
+		if (!*layers || *end || n <= 0 || n > 1000000)
+			return db_cmd_usage_error(&cmd, "--layers takes a positive count, not '%s'",
+			                          layers);
 		o.n_layers = (int)n;
 	}
-	if (!autov) {
-		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "dumpbisect bisect: not a terminal: use --auto for a headless "
-			        "bisect, or the TUI (dumpbisect [--session FILE] REF TARGET, then b)\n");
-			return 2;
-		}
-		if (db_tui_session_hook)
-			return db_tui_session_hook(session, pos[0], pos[1]);
-		fprintf(stderr, "dumpbisect bisect: interactive bisect runs in the TUI: "
-		        "dumpbisect [--session FILE] REF TARGET; or use --auto\n");
+	db_compare_opts co = {0};
+	if (db_cmp_args_apply(&cmd, &ca, &co) != 0)
 		return 2;
+	if (!autov) {
+		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+			return db_cmd_usage_error(&cmd, "not a terminal: use --auto for a headless "
+			                          "bisect, or the workbench (dumpbisect [--session "
+			                          "FILE] REF TARGET, then b)");
+		return bcli_open_tui(&cmd, session, pos[0], pos[1], &ca);
 	}
 
 	db_session *s = NULL;
@@ -170,20 +145,17 @@ int db_cmd_bisect(int argc, char **argv)
 			free(s->ref);
 			s->ref = ref;
 		}
-		if (tgt || (ref && !pos[1])) {
+		if (tgt || one_tree) {
 			free(s->target);
 			s->target = tgt;
 		}
 		if (db_session_check_trees(s, &err) < 0)
 			goto fail;
-		if (!profile)
-			profile = s->profile;
+		if (!co.profile)
+			co.profile = s->profile;
 	} else {
-		if (!pos[0]) {
-			fprintf(stderr, "dumpbisect bisect: need REF [TARGET]\n");
-			usage(stderr);
-			return 2;
-		}
+		if (!pos[0])
+			return db_cmd_usage_error(&cmd, "REF is missing (or --session FILE to resume)");
 		if (session) {
 			char *ra = bcli_abspath(pos[0]), *ta = pos[1] ? bcli_abspath(pos[1]) : NULL;
 			s = db_session_new(ra, ta);
@@ -200,7 +172,7 @@ int db_cmd_bisect(int argc, char **argv)
 		}
 	}
 	const char *ref = s ? s->ref : pos[0], *tgt = s ? s->target : pos[1];
-	if (bcli_open_compare(ref, tgt, profile, &c, &err) < 0)
+	if (db_compare_open(ref, tgt, &co, &c, &err) < 0)
 		goto fail;
 	if (resumed) {
 		/* command-line choices override what the session recorded */
@@ -219,7 +191,7 @@ int db_cmd_bisect(int argc, char **argv)
 	} else if (db_bisect_run_open(c, &o, &r, &err) < 0) {
 		goto fail;
 	}
-	if (s && (db_session_set_run(s, r, profile) < 0 ||
+	if (s && (db_session_set_run(s, r, co.profile) < 0 ||
 	          db_session_sync_bisect(s, &r->sm, &err) < 0 ||
 	          db_session_save(s, NULL, &err) < 0))
 		goto fail;
@@ -240,7 +212,7 @@ int db_cmd_bisect(int argc, char **argv)
 	}
 	if (db_bisect_analyze(r, &res, &err) < 0)
 		goto fail;
-	if (!strcmp(format, "json"))
+	if (fmt == DB_FMT_JSON)
 		db_bisect_result_json(stdout, &r->sm, &res);
 	else
 		db_bisect_result_text(stdout, &r->sm, &res);
@@ -251,8 +223,7 @@ int db_cmd_bisect(int argc, char **argv)
 	rc = res.kind == DB_KIND_NONE ? 0 : 1;
 	goto done;
 fail:
-	fprintf(stderr, "dumpbisect bisect: %s\n", err.msg);
-	rc = 2;
+	rc = db_cmd_error(&cmd, "%s", err.msg);
 done:
 	db_bisect_result_free(&res);
 	db_bisect_run_free(r);

@@ -11,24 +11,6 @@
 #include "db_compare.h"
 #include "db_export.h"
 
-static const char usage_text[] =
-	"usage: dumpbisect compare REF [TARGET] [options]\n"
-	"\n"
-	"Pair the tensors of a reference tree with a target tree (by phase, pass,\n"
-	"rank, layer and stage, as the profile says) and measure every pair in\n"
-	"float64. TARGET may be left out when one folder holds both sides.\n"
-	"\n"
-	"options:\n"
-	"  --profile P          profile name or YAML file (default: auto-detect)\n"
-	"  --filter RE          only stages (or inner keys) matching the PCRE2 regex\n"
-	"  --format F           table (default), csv or json\n"
-	"  --threads N          worker threads (default: number of CPUs)\n"
-	"  --no-cache           do not read or write the metrics cache\n"
-	"  -h, --help           this help\n"
-	"\n"
-	"exit status: 0 every pair is in the ok band, 1 something diverges (or a\n"
-	"pair is missing, mismatched or unreadable), 2 usage or input error.\n";
-
 static void progress(db_compare *c)
 {
 	if (!isatty(STDERR_FILENO) || db_compare_start(c) != 0) {
@@ -151,56 +133,48 @@ static void print_table(const db_compare *c, FILE *out)
 
 int db_cmd_compare(int argc, char **argv)
 {
-	const char *profile = NULL, *filter = NULL, *format = "table", *threads = NULL;
-	bool help = false, no_cache = false;
+	const char *format = "table";
+	db_cmp_args ca = {0};
 	const db_opt opts[] = {
-		{"profile", 0, true, &profile, NULL},
-		{"filter", 0, true, &filter, NULL},
-		{"format", 0, true, &format, NULL},
-		{"threads", 'j', true, &threads, NULL},
-		{"no-cache", 0, false, NULL, &no_cache},
-		{"help", 'h', false, NULL, &help},
+		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
+		{"format", 0, "F", &format, NULL, "table (default), csv or json"},
+	};
+	const db_cmd cmd = {
+		.name = "compare",
+		.args = "REF [TARGET] [options]",
+		.desc = "Pair the tensors of REF and TARGET and measure every pair in float64.",
+		.exit = "0 every pair is in the ok band, 1 something diverges (or a pair is missing, "
+		        "mismatched or unreadable), 2 usage or input error.",
+		.opts = opts,
+		.n_opts = sizeof opts / sizeof *opts,
+		.max_pos = 2,
 	};
 	const char *pos[2];
-	int npos;
-	char msg[256];
-	if (db_opts_parse(argc, argv, opts, sizeof opts / sizeof *opts, pos, 2, &npos, msg,
-	                  sizeof msg) != 0) {
-		fprintf(stderr, "dumpbisect compare: %s\n%s", msg, usage_text);
+	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
+	if (rc >= 0)
+		return rc;
+	if (npos < 1)
+		return db_cmd_usage_error(&cmd, "REF is missing");
+	int fmt = db_cmd_format(&cmd, format, DB_FMT_BIT(DB_FMT_TABLE) | DB_FMT_BIT(DB_FMT_CSV) |
+	                                      DB_FMT_BIT(DB_FMT_JSON));
+	if (fmt < 0)
 		return 2;
-	}
-	if (help) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
-	if (npos < 1) {
-		fprintf(stderr, "dumpbisect compare: REF is missing\n%s", usage_text);
+	db_compare_opts o = {0};
+	if (db_cmp_args_apply(&cmd, &ca, &o) != 0)
 		return 2;
-	}
-	if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
-		fprintf(stderr, "dumpbisect compare: --format must be table, csv or json\n");
-		return 2;
-	}
-	db_compare_opts o = {.profile = profile, .filter = filter, .cache_dir = no_cache ? "" : NULL};
-	if (threads && (o.threads = db_parse_threads(threads)) < 0) {
-		fprintf(stderr, "dumpbisect compare: --threads needs a positive number\n");
-		return 2;
-	}
 	db_compare *c;
 	db_err err = {{0}};
-	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, &c, &err) != 0) {
-		fprintf(stderr, "dumpbisect compare: %s\n", err.msg);
-		return 2;
-	}
+	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, &c, &err) != 0)
+		return db_cmd_error(&cmd, "%s", err.msg);
 	progress(c);
 	/* The same writers as the export's metrics.json / metrics.csv. */
-	if (!strcmp(format, "json"))
+	if (fmt == DB_FMT_JSON)
 		db_export_metrics_json(stdout, c);
-	else if (!strcmp(format, "csv"))
+	else if (fmt == DB_FMT_CSV)
 		db_export_metrics_csv(stdout, c);
 	else
 		print_table(c, stdout);
-	int rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
+	rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
 	db_compare_free(c);
 	if (fflush(stdout) != 0)
 		return 2;

@@ -11,53 +11,44 @@
 #include "db_export.h"
 #include "db_session.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: dumpbisect export SESSION [--out DIR] [--ref DIR] [--target DIR] [--notes DIR]\n"
-	      "  writes report.md, heatmap.svg, metrics.json, metrics.csv into DIR\n"
-	      "  (default: report/ beside the session file)\n", out);
-}
-
 int db_cmd_export(int argc, char **argv)
 {
-	const char *file = NULL, *out = NULL, *ref = NULL, *tgt = NULL, *notes = NULL, *v;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		v = NULL;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (bcli_opt(argc, argv, &i, "--out", &v)) { out = v;
-		} else if (bcli_opt(argc, argv, &i, "--ref", &v)) { ref = v;
-		} else if (bcli_opt(argc, argv, &i, "--target", &v)) { tgt = v;
-		} else if (bcli_opt(argc, argv, &i, "--notes", &v)) { notes = v;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "dumpbisect export: unknown option %s\n", a);
-			usage(stderr);
-			return 2;
-		} else if (!file) {
-			file = a;
-			continue;
-		} else {
-			fprintf(stderr, "dumpbisect export: too many arguments: %s\n", a);
-			return 2;
-		}
-		if (!v) {
-			fprintf(stderr, "dumpbisect export: %s needs a value\n", a);
-			return 2;
-		}
-	}
-	if (!file) {
-		usage(stderr);
+	const char *out = NULL, *ref = NULL, *tgt = NULL, *notes = NULL;
+	db_cmp_args ca = {0};
+	const db_opt opts[] = {
+		{"out", 0, "DIR", &out, NULL, "the report folder (default: report/ beside the session)"},
+		{"ref", 0, "DIR", &ref, NULL, "the reference tree instead of the session's"},
+		{"target", 0, "DIR", &tgt, NULL, "the target tree instead of the session's"},
+		{"notes", 0, "DIR", &notes, NULL, "the notes to list (default: notes/ beside the session)"},
+		DB_CMP_OPTS(ca, DB_PROFILE_SESSION_HELP),
+	};
+	const db_cmd cmd = {
+		.name = "export",
+		.args = "SESSION [options]",
+		.desc = "Write report.md, heatmap.svg, metrics.json and metrics.csv of a session.",
+		.exit = "0 the report was written, 2 usage error, or the session, its trees or the "
+		        "report folder cannot be read or written.",
+		.opts = opts,
+		.n_opts = sizeof opts / sizeof *opts,
+		.max_pos = 1,
+	};
+	const char *pos[1];
+	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
+	if (rc >= 0)
+		return rc;
+	if (npos < 1)
+		return db_cmd_usage_error(&cmd, "SESSION is missing");
+	const char *file = pos[0];
+	db_compare_opts co = {0};
+	if (db_cmp_args_apply(&cmd, &ca, &co) != 0)
 		return 2;
-	}
 	db_err err = {{0}};
 	db_session *s = NULL;
 	db_compare *c = NULL;
 	db_bisect_run *r = NULL;
 	db_bisect_result res = {0};
 	char *outdir = NULL;
-	int rc = 2;
+	rc = 2;
 	bool have_res = false;
 	if (db_session_load(file, &s, &err) < 0)
 		goto fail;
@@ -71,7 +62,9 @@ int db_cmd_export(int argc, char **argv)
 	}
 	if (db_session_check_trees(s, &err) < 0)
 		goto fail;
-	if (bcli_open_compare(s->ref, s->target, s->profile, &c, &err) < 0)
+	if (!co.profile)
+		co.profile = s->profile;
+	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
 		goto fail;
 	db_compare_run(c);
 	if (db_session_run_open(s, c, true, &r, &err) < 0)
@@ -105,8 +98,7 @@ int db_cmd_export(int argc, char **argv)
 	rc = 0;
 	goto done;
 fail:
-	fprintf(stderr, "dumpbisect export: %s\n", err.msg);
-	rc = 2;
+	rc = db_cmd_error(&cmd, "%s", err.msg);
 done:
 	free(outdir);
 	db_bisect_result_free(&res);

@@ -14,25 +14,10 @@
 #include "db_index.h"
 #include "db_json.h"
 #include "db_metrics.h"
+#include "db_profile.h"
 #include "db_reader.h"
 #include "strmap.h"
 #include "walk.h"
-
-static const char usage_text[] =
-	"usage: dumpbisect ls PATH [options]\n"
-	"\n"
-	"PATH a directory: what the profile parses in it (counts per side, phase,\n"
-	"pass, rank, layer and stage; unparsed, skipped and refused files; the\n"
-	"profile chosen and why). PATH a file: its tensors.\n"
-	"\n"
-	"options:\n"
-	"  --profile P          profile name or YAML file (trees; default: auto-detect)\n"
-	"  --format F           table (default) or json\n"
-	"  --stats              files: sum, min, max and mean of each tensor\n"
-	"  -h, --help           this help\n"
-	"\n"
-	"exit status: 0 listed, 2 usage error, unreadable or refused input, or a tree\n"
-	"holding no tensor the profile understands.\n";
 
 /* ---- one file ---------------------------------------------------------- */
 
@@ -314,47 +299,97 @@ static int ls_tree(const char *root, const char *profile, bool json)
 	return rc;
 }
 
+/* ---- the profiles ------------------------------------------------------ */
+
+/* Every profile --profile accepts by name, with where it comes from: the
+ * built-in copy or the user's file that shadows it (as db_profile_load
+ * would choose). A user file that does not load is listed with its error. */
+static int ls_profiles(bool json)
+{
+	char **names = NULL;
+	size_t n = db_profile_names(&names);
+	if (!names) {
+		fputs("dumpbisect ls: out of memory\n", stderr);
+		return 2;
+	}
+	int w = 0, rc = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(names[i]) > w)
+			w = (int)strlen(names[i]);
+	if (json)
+		fputs("[", stdout);
+	for (size_t i = 0; i < n; i++) {
+		db_profile *p = NULL;
+		db_err err = {{0}};
+		bool ok = db_profile_load(names[i], &p, &err) == 0;
+		const char *origin = ok ? p->origin : NULL;
+		if (json) {
+			fputs(i ? ",\n {\"name\": " : "\n {\"name\": ", stdout);
+			db_json_str(stdout, names[i]);
+			fputs(", \"origin\": ", stdout);
+			db_json_str(stdout, origin);
+			fputs(", \"error\": ", stdout);
+			db_json_str(stdout, ok ? NULL : err.msg);
+			fputc('}', stdout);
+		} else if (ok) {
+			printf("%-*s  %s\n", w, names[i], origin);
+		} else {
+			printf("%-*s  error: %s\n", w, names[i], err.msg);
+		}
+		if (!ok)
+			rc = 2;
+		db_profile_free(p);
+		free(names[i]);
+	}
+	free(names);
+	if (json)
+		fputs("\n]\n", stdout);
+	return rc;
+}
+
 int db_cmd_ls(int argc, char **argv)
 {
 	const char *profile = NULL, *format = "table";
-	bool help = false, stats = false;
+	bool stats = false, profiles = false;
 	const db_opt opts[] = {
-		{"profile", 0, true, &profile, NULL},
-		{"format", 0, true, &format, NULL},
-		{"stats", 0, false, NULL, &stats},
-		{"help", 'h', false, NULL, &help},
+		{"profile", 'p', "P", &profile, NULL,
+		 "profile name or YAML file (trees; default: auto-detect)"},
+		{"format", 0, "F", &format, NULL, "table (default) or json"},
+		{"stats", 0, NULL, NULL, &stats, "files: sum, min, max and mean of each tensor"},
+		{"profiles", 0, NULL, NULL, &profiles,
+		 "list the profile names and their origins (no PATH)"},
+	};
+	const db_cmd cmd = {
+		.name = "ls",
+		.args = "PATH [options]\n       dumpbisect ls --profiles [options]",
+		.desc = "What a tree (as the profile parses it) or one dump file holds.",
+		.exit = "0 listed, 2 usage error, unreadable or refused input, a tree holding no "
+		        "tensor the profile understands, or a user profile that does not load.",
+		.opts = opts,
+		.n_opts = sizeof opts / sizeof *opts,
+		.max_pos = 1,
 	};
 	const char *pos[1];
-	int npos;
-	char msg[256];
-	if (db_opts_parse(argc, argv, opts, sizeof opts / sizeof *opts, pos, 1, &npos, msg,
-	                  sizeof msg) != 0) {
-		fprintf(stderr, "dumpbisect ls: %s\n%s", msg, usage_text);
+	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
+	if (rc >= 0)
+		return rc;
+	int fmt = db_cmd_format(&cmd, format, DB_FMT_BIT(DB_FMT_TABLE) | DB_FMT_BIT(DB_FMT_JSON));
+	if (fmt < 0)
 		return 2;
+	bool json = fmt == DB_FMT_JSON;
+	if (profiles) {
+		if (npos > 0)
+			return db_cmd_usage_error(&cmd, "--profiles takes no PATH");
+		return ls_profiles(json);
 	}
-	if (help) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
-	if (npos < 1) {
-		fprintf(stderr, "dumpbisect ls: PATH is missing\n%s", usage_text);
-		return 2;
-	}
-	if (strcmp(format, "table") && strcmp(format, "json")) {
-		fprintf(stderr, "dumpbisect ls: --format must be table or json\n");
-		return 2;
-	}
+	if (npos < 1)
+		return db_cmd_usage_error(&cmd, "PATH is missing");
 	struct stat st;
-	if (stat(pos[0], &st) != 0) {
-		fprintf(stderr, "dumpbisect ls: %s: %s\n", pos[0], strerror(errno));
-		return 2;
-	}
-	bool json = !strcmp(format, "json");
+	if (stat(pos[0], &st) != 0)
+		return db_cmd_error(&cmd, "%s: %s", pos[0], strerror(errno));
 	if (S_ISREG(st.st_mode))
 		return ls_file(pos[0], json, stats);
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "dumpbisect ls: %s: not a directory or regular file\n", pos[0]);
-		return 2;
-	}
+	if (!S_ISDIR(st.st_mode))
+		return db_cmd_error(&cmd, "%s: not a directory or regular file", pos[0]);
 	return ls_tree(pos[0], profile, json);
 }

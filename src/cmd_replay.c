@@ -17,12 +17,6 @@
 #include "db_json.h"
 #include "db_session.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: dumpbisect replay SESSION [--ref DIR] [--target DIR] [--format text|json] [--tui]\n"
-	      "exit: 0 every verdict holds, 1 some changed, 2 unreadable session or trees\n", out);
-}
-
 typedef struct replay_row {
 	const db_bisect_step *then;
 	db_probe now;
@@ -55,54 +49,48 @@ static const char *first_bad_text(const db_bisect *b, char *buf, size_t len)
 
 int db_cmd_replay(int argc, char **argv)
 {
-	const char *file = NULL, *ref = NULL, *tgt = NULL, *format = "text", *v;
+	const char *ref = NULL, *tgt = NULL, *format = "table";
 	bool tui = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		v = NULL;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--tui")) {
-			tui = true;
-			continue;
-		} else if (bcli_opt(argc, argv, &i, "--ref", &v)) { ref = v;
-		} else if (bcli_opt(argc, argv, &i, "--target", &v)) { tgt = v;
-		} else if (bcli_opt(argc, argv, &i, "--format", &v)) { format = v;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "dumpbisect replay: unknown option %s\n", a);
-			usage(stderr);
-			return 2;
-		} else if (!file) {
-			file = a;
-			continue;
-		} else {
-			fprintf(stderr, "dumpbisect replay: too many arguments: %s\n", a);
-			return 2;
-		}
-		if (!v) {
-			fprintf(stderr, "dumpbisect replay: %s needs a value\n", a);
-			return 2;
-		}
-	}
-	if (!file || (strcmp(format, "text") && strcmp(format, "json"))) {
-		usage(stderr);
+	db_cmp_args ca = {0};
+	const db_opt opts[] = {
+		{"ref", 0, "DIR", &ref, NULL, "the reference tree instead of the session's"},
+		{"target", 0, "DIR", &tgt, NULL, "the target tree instead of the session's (fixed dumps)"},
+		DB_CMP_OPTS(ca, DB_PROFILE_SESSION_HELP),
+		{"format", 0, "F", &format, NULL, "table (default) or json"},
+		{"tui", 0, NULL, NULL, &tui, "open the session in the workbench instead"},
+	};
+	const db_cmd cmd = {
+		.name = "replay",
+		.args = "SESSION [options]",
+		.desc = "Re-judge a session's bisect steps against the trees as they are now.",
+		.exit = "0 every verdict holds, 1 some verdict changed or the first bad layer moved, "
+		        "2 usage error, or the session or its trees cannot be read.",
+		.opts = opts,
+		.n_opts = sizeof opts / sizeof *opts,
+		.max_pos = 1,
+	};
+	const char *pos[1];
+	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
+	if (rc >= 0)
+		return rc;
+	if (npos < 1)
+		return db_cmd_usage_error(&cmd, "SESSION is missing");
+	const char *file = pos[0];
+	int fmt = db_cmd_format(&cmd, format, DB_FMT_BIT(DB_FMT_TABLE) | DB_FMT_BIT(DB_FMT_JSON));
+	if (fmt < 0)
 		return 2;
-	}
-	if (tui) {
-		if (db_tui_session_hook)
-			return db_tui_session_hook(file, ref, tgt);
-		fprintf(stderr, "dumpbisect replay: --tui: open the session in the TUI with "
-		        "dumpbisect --session %s\n", file);
+	db_compare_opts co = {0};
+	if (db_cmp_args_apply(&cmd, &ca, &co) != 0)
 		return 2;
-	}
+	if (tui)
+		return bcli_open_tui(&cmd, file, ref, tgt, &ca);
 	db_err err = {{0}};
 	db_session *s = NULL;
 	db_compare *c = NULL;
 	db_bisect_run *r = NULL, *fresh = NULL;
 	db_bisect then = {0};
 	replay_row *rows = NULL;
-	int rc = 2;
+	rc = 2;
 	if (db_session_load(file, &s, &err) < 0)
 		goto fail;
 	if (ref) {
@@ -117,7 +105,9 @@ int db_cmd_replay(int argc, char **argv)
 		goto fail;
 	if (db_session_to_bisect(s, &then, &err) < 0)
 		goto fail;
-	if (bcli_open_compare(s->ref, s->target, s->profile, &c, &err) < 0)
+	if (!co.profile)
+		co.profile = s->profile;
+	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
 		goto fail;
 	if (db_session_run_open(s, c, false, &r, &err) < 0)
 		goto fail;
@@ -141,7 +131,7 @@ int db_cmd_replay(int argc, char **argv)
 	               (then.phase != DB_BP_FOUND ||
 	                then.layers[then.first_bad] == fresh->sm.layers[fresh->sm.first_bad]));
 	char l[32], b1[64], b2[64];
-	if (!strcmp(format, "json")) {
+	if (fmt == DB_FMT_JSON) {
 		fputs("{\"session\": ", stdout);
 		db_json_str(stdout, file);
 		fputs(", \"steps\": [", stdout);
@@ -190,8 +180,7 @@ int db_cmd_replay(int argc, char **argv)
 	rc = changed || moved ? 1 : 0;
 	goto done;
 fail:
-	fprintf(stderr, "dumpbisect replay: %s\n", err.msg);
-	rc = 2;
+	rc = db_cmd_error(&cmd, "%s", err.msg);
 done:
 	free(rows);
 	db_bisect_free(&then);

@@ -11,20 +11,6 @@
 #include "db_compare.h"
 #include "db_json.h"
 
-static const char usage_text[] =
-	"usage: dumpbisect schema REF [TARGET] [options]\n"
-	"\n"
-	"List tensors only in the reference, only in the target, with another\n"
-	"shape, with another dtype, or unreadable. No metrics are computed.\n"
-	"\n"
-	"options:\n"
-	"  --profile P          profile name or YAML file (default: auto-detect)\n"
-	"  --filter RE          only stages (or inner keys) matching the PCRE2 regex\n"
-	"  --format F           table (default) or json\n"
-	"  -h, --help           this help\n"
-	"\n"
-	"exit status: 0 the schemas agree, 1 they differ, 2 usage or input error.\n";
-
 static const char *kind_of(const db_pair *p)
 {
 	switch (p->status) {
@@ -39,42 +25,38 @@ static const char *kind_of(const db_pair *p)
 
 int db_cmd_schema(int argc, char **argv)
 {
-	const char *profile = NULL, *filter = NULL, *format = "table";
-	bool help = false;
+	const char *format = "table";
+	db_cmp_args ca = {0};
 	const db_opt opts[] = {
-		{"profile", 0, true, &profile, NULL},
-		{"filter", 0, true, &filter, NULL},
-		{"format", 0, true, &format, NULL},
-		{"help", 'h', false, NULL, &help},
+		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
+		{"format", 0, "F", &format, NULL, "table (default) or json"},
+	};
+	const db_cmd cmd = {
+		.name = "schema",
+		.args = "REF [TARGET] [options]",
+		.desc = "List tensors only in one tree, with another shape or dtype, or unreadable.",
+		.exit = "0 the schemas agree, 1 they differ, 2 usage or input error.",
+		.opts = opts,
+		.n_opts = sizeof opts / sizeof *opts,
+		.max_pos = 2,
 	};
 	const char *pos[2];
-	int npos;
-	char msg[256];
-	if (db_opts_parse(argc, argv, opts, sizeof opts / sizeof *opts, pos, 2, &npos, msg,
-	                  sizeof msg) != 0) {
-		fprintf(stderr, "dumpbisect schema: %s\n%s", msg, usage_text);
+	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
+	if (rc >= 0)
+		return rc;
+	if (npos < 1)
+		return db_cmd_usage_error(&cmd, "REF is missing");
+	int fmt = db_cmd_format(&cmd, format, DB_FMT_BIT(DB_FMT_TABLE) | DB_FMT_BIT(DB_FMT_JSON));
+	if (fmt < 0)
 		return 2;
-	}
-	if (help) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
-	if (npos < 1) {
-		fprintf(stderr, "dumpbisect schema: REF is missing\n%s", usage_text);
+	bool json = fmt == DB_FMT_JSON;
+	db_compare_opts o = {0};
+	if (db_cmp_args_apply(&cmd, &ca, &o) != 0)
 		return 2;
-	}
-	bool json = !strcmp(format, "json");
-	if (!json && strcmp(format, "table")) {
-		fprintf(stderr, "dumpbisect schema: --format must be table or json\n");
-		return 2;
-	}
-	db_compare_opts o = {.profile = profile, .filter = filter};
 	db_compare *c;
 	db_err err = {{0}};
-	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, &c, &err) != 0) {
-		fprintf(stderr, "dumpbisect schema: %s\n", err.msg);
-		return 2;
-	}
+	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, &c, &err) != 0)
+		return db_cmd_error(&cmd, "%s", err.msg);
 	size_t counts[5] = {0};     /* ref_only, target_only, shape, dtype, error */
 	if (json) {
 		fputs("{\"profile\": ", stdout);

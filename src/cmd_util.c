@@ -1,9 +1,13 @@
 #include "cmd_util.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
-
-#include "db_json.h"
 #include <string.h>
+
+#include "db_cmd.h"
+#include "db_json.h"
+
+int (*db_cmd_tui_hook)(int argc, char **argv);
 
 static const db_opt *find_long(const db_opt *o, size_t n, const char *name, size_t len)
 {
@@ -21,11 +25,105 @@ static const db_opt *find_short(const db_opt *o, size_t n, char c)
 	return NULL;
 }
 
-int db_opts_parse(int argc, char **argv, const db_opt *opts, size_t n_opts,
-                  const char **pos, int max_pos, int *n_pos, char *msg, size_t msglen)
+/* "dumpbisect compare" / "dumpbisect" (the workbench) */
+static const char *sep(const db_cmd *c)
+{
+	return c->name ? " " : "";
+}
+
+static int vmessage(const db_cmd *c, bool hint, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "dumpbisect%s%s: ", sep(c), c->name ? c->name : "");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	if (hint)
+		fprintf(stderr, "Try 'dumpbisect%s%s --help' for more information.\n", sep(c),
+		        c->name ? c->name : "");
+	return 2;
+}
+
+int db_cmd_usage_error(const db_cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmessage(c, true, fmt, ap);
+	va_end(ap);
+	return 2;
+}
+
+int db_cmd_error(const db_cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmessage(c, false, fmt, ap);
+	va_end(ap);
+	return 2;
+}
+
+/* "  -p, --profile P" padded to the help column, then the help; continuation
+ * lines of the help start in that column too. */
+static void opt_line(FILE *out, char short_name, const char *name, const char *arg,
+                     const char *help)
+{
+	enum { COL = 24 };
+	int n = short_name ? fprintf(out, "  -%c, --%s", short_name, name)
+	                   : fprintf(out, "      --%s", name);
+	if (arg)
+		n += fprintf(out, " %s", arg);
+	if (n >= COL - 1) {
+		fputc('\n', out);
+		n = 0;
+	}
+	for (const char *h = help; *h;) {
+		fprintf(out, "%*s", COL - n, "");
+		size_t len = strcspn(h, "\n");
+		fprintf(out, "%.*s\n", (int)len, h);
+		h += len + (h[len] == '\n');
+		n = 0;
+	}
+}
+
+/* text after "exit status: ", wrapped at 76 columns. */
+static void wrap(FILE *out, const char *lead, const char *text)
+{
+	int col = fprintf(out, "%s", lead);
+	for (const char *w = text; *w;) {
+		size_t len = strcspn(w, " ");
+		if (col > 0 && col + 1 + (int)len > 76) {
+			fputc('\n', out);
+			col = 0;
+		} else if (w != text) {
+			fputc(' ', out);
+			col++;
+		}
+		col += fprintf(out, "%.*s", (int)len, w);
+		w += len;
+		while (*w == ' ')
+			w++;
+	}
+	fputc('\n', out);
+}
+
+void db_cmd_usage(const db_cmd *c, FILE *out)
+{
+	fprintf(out, "usage: dumpbisect%s%s %s\n\n%s\n\noptions:\n", sep(c),
+	        c->name ? c->name : "", c->args, c->desc);
+	for (size_t i = 0; i < c->n_opts; i++)
+		opt_line(out, c->opts[i].short_name, c->opts[i].name, c->opts[i].arg, c->opts[i].help);
+	opt_line(out, 'h', "help", NULL, "this help");
+	opt_line(out, 'V', "version", NULL, "the version");
+	fputc('\n', out);
+	if (c->more) {
+		c->more(out);
+		fputc('\n', out);
+	}
+	wrap(out, "exit status: ", c->exit);
+}
+
+int db_cmd_parse(const db_cmd *c, int argc, char **argv, const char **pos, int *n_pos)
 {
 	*n_pos = 0;
-	bool only_pos = false;
+	bool only_pos = false, help = false, version = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!only_pos && !strcmp(a, "--")) {
@@ -33,10 +131,8 @@ int db_opts_parse(int argc, char **argv, const db_opt *opts, size_t n_opts,
 			continue;
 		}
 		if (only_pos || a[0] != '-' || !a[1]) {
-			if (*n_pos >= max_pos) {
-				snprintf(msg, msglen, "unexpected argument '%s'", a);
-				return -1;
-			}
+			if (*n_pos >= c->max_pos)
+				return db_cmd_usage_error(c, "unexpected argument '%s'", a);
 			pos[(*n_pos)++] = a;
 			continue;
 		}
@@ -45,33 +141,94 @@ int db_opts_parse(int argc, char **argv, const db_opt *opts, size_t n_opts,
 		if (a[1] == '-') {
 			const char *eq = strchr(a + 2, '=');
 			size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-			o = find_long(opts, n_opts, a + 2, len);
+			if (!eq && !strcmp(a, "--help")) {
+				help = true;
+				continue;
+			}
+			if (!eq && !strcmp(a, "--version")) {
+				version = true;
+				continue;
+			}
+			o = find_long(c->opts, c->n_opts, a + 2, len);
 			if (eq)
 				val = eq + 1;
 		} else {
-			o = a[2] ? NULL : find_short(opts, n_opts, a[1]);
-		}
-		if (!o) {
-			snprintf(msg, msglen, "unknown option '%s'", a);
-			return -1;
-		}
-		if (!o->has_arg) {
-			if (val) {
-				snprintf(msg, msglen, "option '--%s' takes no value", o->name);
-				return -1;
+			if (!strcmp(a, "-h")) {
+				help = true;
+				continue;
 			}
+			if (!strcmp(a, "-V")) {
+				version = true;
+				continue;
+			}
+			o = find_short(c->opts, c->n_opts, a[1]);
+			if (o && a[2]) {
+				if (!o->arg)
+					o = NULL;       /* no bundled flags: "-jx" is not "-j -x" */
+				else
+					val = a + 2;
+			}
+		}
+		if (!o)
+			return db_cmd_usage_error(c, "unknown option '%s'", a);
+		if (!o->arg) {
+			if (val)
+				return db_cmd_usage_error(c, "option '--%s' takes no value", o->name);
 			*o->flag = true;
 			continue;
 		}
 		if (!val) {
-			if (i + 1 >= argc) {
-				snprintf(msg, msglen, "option '--%s' needs a value", o->name);
-				return -1;
-			}
+			if (i + 1 >= argc)
+				return db_cmd_usage_error(c, "option '%s' needs a value", a);
 			val = argv[++i];
 		}
 		*o->val = val;
 	}
+	/* Asked for help or the version: nothing else matters. */
+	if (help) {
+		db_cmd_usage(c, stdout);
+		return 0;
+	}
+	if (version) {
+		printf("dumpbisect %s\n", DB_VERSION);
+		return 0;
+	}
+	return -1;
+}
+
+int db_cmd_format(const db_cmd *c, const char *v, unsigned allowed)
+{
+	static const char *const names[] = {"table", "csv", "json"};
+	int f = !strcmp(v, "text") ? DB_FMT_TABLE : -1;
+	for (int k = 0; k < 3 && f < 0; k++)
+		if (!strcmp(v, names[k]))
+			f = k;
+	if (f >= 0 && (allowed & DB_FMT_BIT(f)))
+		return f;
+	char list[64] = "";
+	int n = 0, k_last = -1;
+	for (int k = 0; k < 3; k++)
+		if (allowed & DB_FMT_BIT(k))
+			k_last = k;
+	for (int k = 0; k < 3; k++)
+		if (allowed & DB_FMT_BIT(k))
+			n += snprintf(list + n, sizeof list - (size_t)n, "%s%s",
+			              !n ? "" : k == k_last ? " or " : ", ", names[k]);
+	db_cmd_usage_error(c, "--format must be %s, not '%s'", list, v);
+	return -1;
+}
+
+int db_cmp_args_apply(const db_cmd *c, const db_cmp_args *a, db_compare_opts *o)
+{
+	if (a->profile)
+		o->profile = a->profile;
+	if (a->filter)
+		o->filter = a->filter;
+	if (a->no_cache)
+		o->cache_dir = "";
+	if (a->threads && (o->threads = db_parse_threads(a->threads)) < 0)
+		return db_cmd_usage_error(c, "--threads needs a positive number, not '%s'",
+		                          a->threads);
 	return 0;
 }
 

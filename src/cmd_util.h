@@ -1,24 +1,13 @@
-/* Helpers shared by the headless commands: option parsing, glyph choice,
- * pair labels and JSON pieces. Not a public header. */
+/* Helpers shared by the headless commands (the option parser and the
+ * --help layout are in db_cmd.h): glyph choice, pair labels and JSON
+ * pieces. Not a public header. */
 #ifndef DB_CMD_UTIL_H
 #define DB_CMD_UTIL_H
 #include <stdbool.h>
 #include <stdio.h>
+#include "db_cmd.h"
 #include "db_compare.h"
 
-typedef struct db_opt {
-	const char *name;       /* long name without "--" */
-	char short_name;        /* 0: none */
-	bool has_arg;
-	const char **val;       /* has_arg: where the value goes */
-	bool *flag;             /* !has_arg: set true when given */
-} db_opt;
-
-/* Parse argv[1..] ("--name v", "--name=v", "-x v", "--" ends options).
- * Positionals go to pos (at most max_pos). -1 with a message in msg on an
- * unknown option, a missing value or too many positionals. */
-int db_opts_parse(int argc, char **argv, const db_opt *opts, size_t n_opts,
-                  const char **pos, int max_pos, int *n_pos, char *msg, size_t msglen);
 /* Strict positive int; -1 when s is not one. */
 int db_parse_threads(const char *s);
 /* The locale says UTF-8 (LC_ALL, LC_CTYPE, LANG). */

@@ -186,9 +186,7 @@ static bool item_kept(const db_cmp_priv *pr, const db_item *it)
 
 void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len)
 {
-	char k[512];
-	db_fields_key(f, k, sizeof k);
-	snprintf(buf, len, "%s\x1f%d", k, occ);
+	db_fields_key_occ(f, occ, buf, len);
 }
 
 /* Merged-pair groups: same cell on every rank. */
@@ -314,22 +312,32 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
                         const db_item **ti, size_t nti, db_strmap *pairs_by_key)
 {
-	db_strmap gm;
+	db_strmap gm, rules;
 	db_strmap_init(&gm);
+	db_strmap_init(&rules);         /* stage -> shard rule index + 1 (0 none) */
 	group *gs = NULL;
 	size_t ng = 0, capg = 0;
-	int rc = 0;
+	int rc = c->profile->n_shards ? 0 : 1;  /* no rules: no merged pairs */
 	for (size_t i = 0; i < nri + nti && rc == 0; i++) {
 		bool is_ref = i < nri;
 		const db_item *it = is_ref ? ri[i] : ti[i - nri];
-		const db_shard_rule *rule = db_profile_shard(c->profile, it->f.stage);
-		if (!rule)
+		bool added;
+		size_t *ri1 = db_strmap_put(&rules, it->f.stage, 0, &added);
+		if (!ri1) {
+			rc = -1;
+			break;
+		}
+		if (added) {
+			const db_shard_rule *r = db_profile_shard(c->profile, it->f.stage);
+			*ri1 = r ? (size_t)(r - c->profile->shards) + 1 : 0;
+		}
+		if (!*ri1)
 			continue;
+		const db_shard_rule *rule = &c->profile->shards[*ri1 - 1];
 		db_fields f = it->f;
 		f.rank = -1;
 		char k[600];
 		db_pair_fields_key(&f, it->occurrence, k, sizeof k);
-		bool added;
 		size_t *gi = db_strmap_put(&gm, k, ng, &added);
 		if (!gi) {
 			rc = -1;
@@ -367,7 +375,8 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 	}
 	free(gs);
 	db_strmap_free(&gm);
-	return rc;
+	db_strmap_free(&rules);
+	return rc > 0 ? 0 : rc;
 }
 
 typedef struct sortrec {

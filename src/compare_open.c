@@ -280,7 +280,7 @@ int db_compare_open(const char *ref, const char *tgt,
 	} else if (t.ref.rc != 0) {
 		rc = db_err_set(err, NULL, NULL, -1, "%s", t.ref.msg);
 	} else {
-		rc = db_profile_detect_walk(ref, &t.ref.w, &c->profile, c->why, sizeof c->why, err);
+		rc = db_profile_detect_walk(ref, &t.ref.w, pr->cache_dir, &c->profile, c->why, sizeof c->why, err);
 	}
 	if (rc != 0) {
 		c->profile = NULL;

@@ -4,11 +4,14 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "index_priv.h"
 #include "walk.h"
@@ -69,35 +72,109 @@ int db_profile_detect(const char *root, db_profile **out, char *why,
 	} else {
 		return db_err_set(err, root, NULL, -1, "not a directory or regular file");
 	}
-	int rc = db_profile_detect_walk(root, &w, out, why, whylen, err);
+	int rc = db_profile_detect_walk(root, &w, NULL, out, why, whylen, err);
 	db_walk_free(&w);
 	return rc;
 }
 
-int db_profile_detect_walk(const char *root, const db_walk *wp, db_profile **out,
-                           char *why, size_t whylen, db_err *err)
+/* Counting runs over the profiles in parallel: each count is a pure
+ * function of (profile, listing). */
+typedef struct count_job {
+	db_profile **profs;
+	size_t *counts;
+	size_t n;
+	atomic_size_t next;
+	const db_walk *w;
+} count_job;
+
+static void *count_worker(void *arg)
+{
+	count_job *j = arg;
+	for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
+		if (j->profs[i])
+			j->counts[i] = count_parsed(j->profs[i], j->w);
+	return NULL;
+}
+
+static void count_all(db_profile **profs, size_t *counts, size_t n, const db_walk *w)
+{
+	count_job j = {.profs = profs, .counts = counts, .n = n, .w = w};
+	atomic_init(&j.next, 0);
+	pthread_t th;
+	bool two = n > 1 && w->n_files >= 256 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+	           pthread_create(&th, NULL, count_worker, &j) == 0;
+	count_worker(&j);
+	if (two)
+		pthread_join(th, NULL);
+}
+
+int db_profile_detect_walk(const char *root, const db_walk *w, const char *cache_dir,
+                           db_profile **out, char *why, size_t whylen, db_err *err)
 {
 	*out = NULL;
 	if (why && whylen)
 		why[0] = 0;
-	const db_walk w = *wp;
-	if (w.n_files == 0)
+	if (w->n_files == 0)
 		return db_err_set(err, root, NULL, -1, "no files (empty directory)");
 
 	char **names = NULL;
 	size_t nn = db_profile_names(&names);
-	db_profile *best = NULL, *second = NULL;
-	size_t best_n = 0, second_n = 0;
+	db_profile **profs = calloc(nn + 1, sizeof *profs);
+	size_t *counts = calloc(nn + 1, sizeof *counts);
+	if (!profs || !counts) {
+		for (size_t i = 0; i < nn; i++)
+			free(names[i]);
+		free(names);
+		free(profs);
+		free(counts);
+		return db_err_set(err, root, NULL, -1, "out of memory");
+	}
 	char bad[512] = "";
 	for (size_t i = 0; i < nn; i++) {
-		db_profile *p = NULL;
 		db_err e;
-		if (db_profile_load(names[i], &p, &e) != 0) {
+		if (db_profile_load(names[i], &profs[i], &e) != 0) {
+			profs[i] = NULL;
 			if (!bad[0])
 				snprintf(bad, sizeof bad, "; profile %s not loadable: %.400s", names[i], e.msg);
-			continue;
 		}
-		size_t n = count_parsed(p, &w);
+	}
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+
+	/* the same listing and profiles as last time: the same answer */
+	uint64_t key = 0;
+	char hit_name[256], hit_why[512];
+	bool cacheable = cache_dir && *cache_dir && !bad[0];
+	if (cacheable) {
+		key = db_detect_key(w, (const db_profile *const *)profs, nn);
+		if (db_detect_load(cache_dir, root, key, hit_name, sizeof hit_name, hit_why,
+		                   sizeof hit_why)) {
+			for (size_t i = 0; i < nn && !*out; i++)
+				if (!strcmp(profs[i]->name, hit_name)) {
+					*out = profs[i];
+					profs[i] = NULL;
+				}
+			if (*out && why && whylen)
+				snprintf(why, whylen, "%s", hit_why);
+		}
+	}
+	if (*out) {
+		for (size_t i = 0; i < nn; i++)
+			free_prof(profs[i]);
+		free(profs);
+		free(counts);
+		return 0;
+	}
+
+	count_all(profs, counts, nn, w);
+	db_profile *best = NULL, *second = NULL;
+	size_t best_n = 0, second_n = 0;
+	for (size_t i = 0; i < nn; i++) {
+		db_profile *p = profs[i];
+		if (!p)
+			continue;
+		size_t n = counts[i];
 		bool better = n > best_n ||
 			(n == best_n && n > 0 && best && is_generic(best->name) && !is_generic(p->name));
 		if (better) {
@@ -114,10 +191,9 @@ int db_profile_detect_walk(const char *root, const db_walk *wp, db_profile **out
 			db_profile_free(p);
 		}
 	}
-	for (size_t i = 0; i < nn; i++)
-		free(names[i]);
-	free(names);
-	size_t total = w.n_files;
+	free(profs);
+	free(counts);
+	size_t total = w->n_files;
 	if (!best || best_n == 0) {
 		free_prof(best);
 		free_prof(second);
@@ -125,13 +201,16 @@ int db_profile_detect_walk(const char *root, const db_walk *wp, db_profile **out
 		                  "no profile parses any of its %zu files (try --profile)%s",
 		                  total, bad);
 	}
-	if (why && whylen) {
-		if (second)
-			snprintf(why, whylen, "%s: %zu of %zu files parsed; next best %s: %zu",
-			         best->name, best_n, total, second->name, second_n);
-		else
-			snprintf(why, whylen, "%s: %zu of %zu files parsed", best->name, best_n, total);
-	}
+	char line[512];
+	if (second)
+		snprintf(line, sizeof line, "%s: %zu of %zu files parsed; next best %s: %zu",
+		         best->name, best_n, total, second->name, second_n);
+	else
+		snprintf(line, sizeof line, "%s: %zu of %zu files parsed", best->name, best_n, total);
+	if (why && whylen)
+		snprintf(why, whylen, "%s", line);
+	if (cacheable)
+		db_detect_store(cache_dir, root, key, best->name, line);
 	free_prof(second);
 	*out = best;
 	return 0;

@@ -2,10 +2,11 @@
  *
  * Every decoder is exact except int64/uint64 beyond 2^53 (rounded to nearest,
  * as torch's .double() does). Quantized dtypes (qint8, quint8, qint32,
- * quint4x2, quint2x4) decode to their raw stored integers, which is what
- * per-side statistics want; comparing two quantized tensors would need their
- * scale/zero-point and packing, so db_dtype_comparable() says no and compare
- * reports such pairs as "not comparable". */
+ * quint4x2, quint2x4) decode here to their raw stored integers; the
+ * statistics (stats.c, `ls --stats`) then dequantize per-tensor affine ones
+ * with the tensor's scale and zero point. Comparing two quantized tensors
+ * would need their scale/zero-point and packing, so db_dtype_comparable()
+ * says no and compare reports such pairs as "not comparable". */
 #include "db_dtype.h"
 
 #include "metrics_simd.h"

@@ -35,10 +35,51 @@ typedef struct open_pool {
 	db_icache *ic;
 } open_pool;
 
+/* Bounded appends (like snprintf's truncation, without its cost: keys
+ * are built per item and per pair). */
+static size_t key_put(char *buf, size_t len, size_t n, const char *s)
+{
+	while (*s && n + 1 < len)
+		buf[n++] = *s++;
+	buf[n < len ? n : len - 1] = 0;
+	return n;
+}
+
+static size_t key_int(char *buf, size_t len, size_t n, long long v)
+{
+	char d[24], *e = d + sizeof d - 1, *p = e;
+	*e = 0;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10));
+	if (v < 0)
+		*--p = '-';
+	return key_put(buf, len, n, p);
+}
+
 char *db_fields_key(const db_fields *f, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s\x1f%s\x1f%d\x1f%d\x1f%s", f->phase, f->pass, f->rank,
-	         f->layer, f->stage);
+	if (!len)
+		return buf;
+	size_t n = key_put(buf, len, 0, f->phase);
+	n = key_put(buf, len, n, "\x1f");
+	n = key_put(buf, len, n, f->pass);
+	n = key_put(buf, len, n, "\x1f");
+	n = key_int(buf, len, n, f->rank);
+	n = key_put(buf, len, n, "\x1f");
+	n = key_int(buf, len, n, f->layer);
+	n = key_put(buf, len, n, "\x1f");
+	key_put(buf, len, n, f->stage);
+	return buf;
+}
+
+char *db_fields_key_occ(const db_fields *f, int occ, char *buf, size_t len)
+{
+	db_fields_key(f, buf, len);
+	size_t n = strlen(buf);
+	n = key_put(buf, len, n, "\x1f");
+	key_int(buf, len, n, occ);
 	return buf;
 }
 
@@ -399,9 +440,10 @@ static int order_items(build *b, const db_profile *p)
 	for (size_t i = 0; i < n; i++) {
 		db_item *it = &ix->items[i];
 		it->seq = (int64_t)i;
-		char k[512], kk[600];
-		db_fields_key(&it->f, k, sizeof k);
-		snprintf(kk, sizeof kk, "%s\x1e%s", it->f.side, k);
+		char kk[600];
+		size_t kn = key_put(kk, sizeof kk, 0, it->f.side);
+		kn = key_put(kk, sizeof kk, kn, "\x1e");
+		db_fields_key(&it->f, kk + kn, sizeof kk - kn);
 		bool added;
 		size_t *v = db_strmap_put(&seen, kk, 0, &added);
 		if (!v) {

@@ -18,6 +18,9 @@ typedef struct ent_meta {
 	char *err;
 } ent_meta;
 
+/* db_fields_key + "\x1f" + occ. */
+char *db_fields_key_occ(const db_fields *f, int occ, char *buf, size_t len);
+
 typedef struct db_icache db_icache;
 struct db_walk;
 
@@ -40,9 +43,10 @@ int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
 int db_index_scan_walk(const char *root, const struct db_walk *w, bool is_file,
                        const db_profile *p, const char *side, db_icache *ic,
                        db_index **out, db_err *err);
-/* db_profile_detect over a listing of root (only the paths are read). */
-int db_profile_detect_walk(const char *root, const struct db_walk *w, db_profile **out,
-                           char *why, size_t whylen, db_err *err);
+/* db_profile_detect over a listing of root (only the paths are read);
+ * cache_dir (NULL: none) remembers the answer for an unchanged listing. */
+int db_profile_detect_walk(const char *root, const struct db_walk *w, const char *cache_dir,
+                           db_profile **out, char *why, size_t whylen, db_err *err);
 /* The directory the cache lives in (NULL for none). */
 const char *db_icache_dir(const db_icache *c);
 /* mkdir -p with mode 0700; 0 when dir exists afterwards. */

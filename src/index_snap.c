@@ -15,13 +15,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "db_atomic.h"
+#include "hash.h"
 #include "walk.h"
 
 #define SNAP_MAGIC "DBISNAP2"
@@ -141,7 +142,7 @@ static char *read_record(const char *path, const char *magic, uint64_t key, size
 		memcpy(&k, buf + 8, 8);
 	}
 	if (got != size || memcmp(buf, magic, 8) || k != key ||
-	    sum != fnv(buf, size - 8, FNV_INIT)) {
+	    sum != db_hash64(buf, size - 8, DB_HASH_SEED)) {
 		free(buf);
 		return NULL;
 	}
@@ -183,12 +184,35 @@ static void put_str(obuf *b, const char *s)
 	put(b, s, l);
 }
 
+/* Temp file + rename, without fsync: a record torn by a crash fails its
+ * checksum and reads as a miss, which costs one slow open, not a wrong
+ * answer; the sync would cost every first open of a tree. */
 static void write_record(const char *dir, const char *path, obuf *b)
 {
-	uint64_t sum = fnv(b->p, b->n, FNV_INIT);
+	uint64_t sum = db_hash64(b->p, b->n, DB_HASH_SEED);
 	put(b, &sum, 8);
-	if (!b->err && db_mkdirs(dir) == 0)
-		(void)db_atomic_write_buf(path, b->p, b->n, NULL);
+	if (b->err || db_mkdirs(dir) != 0)
+		return;
+	size_t n = strlen(path) + 32;
+	char *tmp = malloc(n);
+	if (!tmp)
+		return;
+	static atomic_uint seq;         /* two scans of one root write at once */
+	snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bool ok = fd >= 0;
+	for (size_t off = 0; ok && off < b->n;) {
+		ssize_t w = write(fd, b->p + off, b->n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		ok = w > 0;
+		off += ok ? (size_t)w : 0;
+	}
+	if (fd >= 0 && close(fd) != 0)
+		ok = false;
+	if (!ok || rename(tmp, path) != 0)
+		unlink(tmp);
+	free(tmp);
 }
 
 /* Bounds-checked reader over a record. */

@@ -196,8 +196,15 @@ size_t db_profile_names(char ***names)
 /* Copy group name into buf. 1 set, 0 unset/absent. Truncates to cap-1. */
 static int group(pcre2_match_data *md, const char *name, char *buf, size_t cap)
 {
+	/* straight into buf (no allocation: this runs per file and group);
+	 * only a value too long for buf takes the copy-and-truncate path */
+	PCRE2_SIZE len = cap;
+	int rc = pcre2_substring_copy_byname(md, (PCRE2_SPTR)name, (PCRE2_UCHAR *)buf, &len);
+	if (rc == 0)
+		return 1;
+	if (rc != PCRE2_ERROR_NOMEMORY)
+		return 0;
 	PCRE2_UCHAR *s;
-	PCRE2_SIZE len;
 	if (pcre2_substring_get_byname(md, (PCRE2_SPTR)name, &s, &len) != 0)
 		return 0;
 	if (len >= cap)

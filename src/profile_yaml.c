@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "yaml_err.h"
+
 typedef struct ctx {
 	const char *origin;
 	yaml_document_t *doc;
@@ -31,13 +33,11 @@ static int fail(ctx *c, const yaml_node_t *n, const char *fmt, ...)
 
 static int fail(ctx *c, const yaml_node_t *n, const char *fmt, ...)
 {
-	char msg[768];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	db_yaml_verr(c->err, c->origin, n, fmt, ap);
 	va_end(ap);
-	size_t line = n ? n->start_mark.line + 1 : 1, col = n ? n->start_mark.column + 1 : 1;
-	return db_err_set(c->err, NULL, NULL, -1, "%s:%zu:%zu: %s", c->origin, line, col, msg);
+	return -1;
 }
 
 static yaml_node_t *node(ctx *c, int idx)
@@ -621,10 +621,9 @@ int db_profile_parse(const char *yaml, size_t len, const char *origin,
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		db_err_set(err, NULL, NULL, -1, "%s:%zu:%zu: YAML: %s%s%s", origin,
-		           parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-		           parser.problem ? parser.problem : "syntax error",
-		           parser.context ? " " : "", parser.context ? parser.context : "");
+		db_yaml_err_at(err, origin, &parser.problem_mark, "YAML: %s%s%s",
+		               parser.problem ? parser.problem : "syntax error",
+		               parser.context ? " " : "", parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
 		db_profile_free(p);
 		return -1;
@@ -636,15 +635,13 @@ int db_profile_parse(const char *yaml, size_t len, const char *origin,
 		/* a stray "---" would silently cut the profile in two */
 		yaml_document_t next;
 		if (!yaml_parser_load(&parser, &next)) {
-			rc = db_err_set(err, NULL, NULL, -1, "%s:%zu:%zu: YAML: %s", origin,
-			                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-			                parser.problem ? parser.problem : "syntax error");
+			rc = db_yaml_err_at(err, origin, &parser.problem_mark, "YAML: %s",
+			                    parser.problem ? parser.problem : "syntax error");
 		} else {
 			yaml_node_t *r = yaml_document_get_root_node(&next);
 			if (r)
-				rc = db_err_set(err, NULL, NULL, -1, "%s:%zu:%zu: a profile is one YAML "
-				                "document; remove the second one", origin,
-				                r->start_mark.line + 1, r->start_mark.column + 1);
+				rc = db_yaml_err_at(err, origin, &r->start_mark, "a profile is one YAML "
+				                    "document; remove the second one");
 			yaml_document_delete(&next);
 		}
 	}

@@ -11,9 +11,6 @@
 
 #include "session_priv.h"
 
-int (*db_tui_session_hook)(const char *session, const char *ref,
-                           const char *target);
-
 const char *db_mark_status_name(db_mark_status s)
 {
 	switch (s) {

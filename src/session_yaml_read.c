@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "session_priv.h"
+#include "yaml_err.h"
 
 typedef struct rd {
 	yaml_document_t *doc;
@@ -23,13 +24,11 @@ static int fail_at(rd *r, const yaml_node_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int fail_at(rd *r, const yaml_node_t *n, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	db_yaml_verr(r->err, r->origin, n, fmt, ap);
 	va_end(ap);
-	return db_err_set(r->err, NULL, NULL, -1, "%s:%zu:%zu: %s", r->origin,
-	                  n->start_mark.line + 1, n->start_mark.column + 1, msg);
+	return -1;
 }
 
 static const char *scalar_of(const yaml_node_t *n)
@@ -397,10 +396,9 @@ int db_session_parse(const char *text, size_t len, const char *origin,
 		return db_err_set(err, origin, NULL, -1, "out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		db_err_set(err, NULL, NULL, -1, "%s:%zu:%zu: %s%s%s", origin,
-		           parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-		           parser.problem ? parser.problem : "YAML error",
-		           parser.context ? " " : "", parser.context ? parser.context : "");
+		db_yaml_err_at(err, origin, &parser.problem_mark, "%s%s%s",
+		               parser.problem ? parser.problem : "YAML error",
+		               parser.context ? " " : "", parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
 		return -1;
 	}

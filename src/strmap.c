@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_str(const char *s)
+#include "hash.h"
+
+/* Also returns the length so keys are copied without another strlen. */
+static uint64_t hash_str(const char *s, size_t *len)
 {
-	uint64_t h = 1469598103934665603ull;      /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	*len = strlen(s);
+	return db_hash64(s, *len, DB_HASH_SEED);
 }
 
 void db_strmap_init(db_strmap *m)
@@ -23,19 +24,26 @@ void db_strmap_free(db_strmap *m)
 		free(m->keys[i]);
 	free(m->keys);
 	free(m->vals);
+	free(m->hashes);
 	memset(m, 0, sizeof *m);
+}
+
+/* Slot of key (hash h), or the empty slot where it would go. */
+static size_t slot(const db_strmap *m, const char *key, uint64_t h)
+{
+	size_t i = (size_t)h & (m->cap - 1);
+	while (m->keys[i] && (m->hashes[i] != h || strcmp(m->keys[i], key)))
+		i = (i + 1) & (m->cap - 1);
+	return i;
 }
 
 size_t *db_strmap_get(const db_strmap *m, const char *key)
 {
 	if (!m->cap)
 		return NULL;
-	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->keys[i])
-			return NULL;
-		if (!strcmp(m->keys[i], key))
-			return &m->vals[i];
-	}
+	size_t len;
+	size_t i = slot(m, key, hash_str(key, &len));
+	return m->keys[i] ? &m->vals[i] : NULL;
 }
 
 static int grow(db_strmap *m)
@@ -43,24 +51,29 @@ static int grow(db_strmap *m)
 	size_t cap = m->cap ? m->cap * 2 : 64;
 	char **keys = calloc(cap, sizeof *keys);
 	size_t *vals = calloc(cap, sizeof *vals);
-	if (!keys || !vals) {
+	uint64_t *hashes = calloc(cap, sizeof *hashes);
+	if (!keys || !vals || !hashes) {
 		free(keys);
 		free(vals);
+		free(hashes);
 		return -1;
 	}
 	for (size_t i = 0; i < m->cap; i++) {
 		if (!m->keys[i])
 			continue;
-		size_t j = hash_str(m->keys[i]) & (cap - 1);
+		size_t j = (size_t)m->hashes[i] & (cap - 1);
 		while (keys[j])
 			j = (j + 1) & (cap - 1);
 		keys[j] = m->keys[i];
 		vals[j] = m->vals[i];
+		hashes[j] = m->hashes[i];
 	}
 	free(m->keys);
 	free(m->vals);
+	free(m->hashes);
 	m->keys = keys;
 	m->vals = vals;
+	m->hashes = hashes;
 	m->cap = cap;
 	return 0;
 }
@@ -69,16 +82,23 @@ size_t *db_strmap_put(db_strmap *m, const char *key, size_t val, bool *added)
 {
 	if (added)
 		*added = false;
-	size_t *v = db_strmap_get(m, key);
-	if (v)
-		return v;
-	if ((m->n + 1) * 2 > m->cap && grow(m) != 0)
+	size_t len;
+	uint64_t h = hash_str(key, &len);
+	size_t i = 0;
+	if (m->cap) {
+		i = slot(m, key, h);
+		if (m->keys[i])
+			return &m->vals[i];
+	}
+	if ((m->n + 1) * 2 > m->cap) {
+		if (grow(m) != 0)
+			return NULL;
+		i = slot(m, key, h);
+	}
+	if (!(m->keys[i] = malloc(len + 1)))
 		return NULL;
-	size_t i = hash_str(key) & (m->cap - 1);
-	while (m->keys[i])
-		i = (i + 1) & (m->cap - 1);
-	if (!(m->keys[i] = strdup(key)))
-		return NULL;
+	memcpy(m->keys[i], key, len + 1);
+	m->hashes[i] = h;
 	m->vals[i] = val;
 	m->n++;
 	if (added)

@@ -4,10 +4,12 @@
 #define DB_STRMAP_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct db_strmap {
 	char **keys;            /* owned; NULL = empty slot */
 	size_t *vals;
+	uint64_t *hashes;       /* of each key: probes and growth skip strcmp/rehash */
 	size_t cap, n;
 } db_strmap;
 

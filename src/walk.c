@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hash.h"
+
 #define WALK_MAX_DEPTH 64
 
 typedef struct dev_ino { dev_t dev; ino_t ino; } dev_ino;
@@ -53,23 +55,6 @@ static int natcmp_tokens(const char *a, const char *b)
 		b++;
 	}
 	return *a ? 1 : *b ? -1 : 0;
-}
-
-/* Length of the common prefix of a and b, both at least n bytes long
- * (compared 8 bytes at a time: dump names share long prefixes). */
-static size_t common_prefix(const char *a, const char *b, size_t n)
-{
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t x, y;
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		if (x != y)
-			break;
-	}
-	while (i < n && a[i] == b[i])
-		i++;
-	return i;
 }
 
 /* db_natcmp after a common prefix of length i. */
@@ -179,18 +164,52 @@ static const char *special_kind(mode_t m)
 	return "special file";
 }
 
+size_t db_natkey(const char *s, unsigned char *out)
+{
+	size_t n = 0;
+	while (*s) {
+		if (!is_digit(*s)) {
+			out[n++] = (unsigned char)*s++;
+			continue;
+		}
+		/* a digit run: '0' (orders against other bytes as any digit
+		 * would), significant length, the digits, leading zeros */
+		const char *z = s;
+		while (*z == '0')
+			z++;
+		const char *e = z;
+		while (is_digit(*e))
+			e++;
+		size_t sig = (size_t)(e - z), zeros = (size_t)(z - s);
+		out[n++] = '0';
+		out[n++] = (unsigned char)(sig > 255 ? 255 : sig);
+		memcpy(out + n, z, sig);
+		n += sig;
+		out[n++] = (unsigned char)(zeros > 255 ? 255 : zeros);
+		s = e;
+	}
+	return n;
+}
+
+int db_natkey_cmp(const unsigned char *a, size_t na, const unsigned char *b, size_t nb)
+{
+	int c = memcmp(a, b, na < nb ? na : nb);
+	return c ? (c < 0 ? -1 : 1) : na < nb ? -1 : na > nb;
+}
+
 typedef struct dname {
 	char *name;             /* owned */
-	size_t len;
+	unsigned char *key;     /* db_natkey of name (owned) */
+	size_t klen;
 	bool reg;               /* readdir says regular file */
 } dname;
 
+/* Sorting compares precomputed keys with memcmp: names in a dump share
+ * long prefixes and a directory holds thousands of them. */
 static int cmp_name(const void *va, const void *vb)
 {
 	const dname *a = va, *b = vb;
-	size_t n = (a->len < b->len ? a->len : b->len) + 1;     /* NUL included */
-	size_t i = common_prefix(a->name, b->name, n);
-	return i == n ? 0 : natcmp_from(a->name, b->name, i);
+	return db_natkey_cmp(a->key, a->klen, b->key, b->klen);
 }
 
 /* dir = full path of the directory, rel = its path below the root ("" root). */
@@ -219,9 +238,11 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
 			names = nn;
 		}
 		size_t l = strlen(de->d_name);
-		if (!(names[n].name = malloc(l + 1))) { rc = -1; break; }
+		/* name and its key in one block */
+		if (!(names[n].name = malloc(l + 1 + 4 * l + 1))) { rc = -1; break; }
 		memcpy(names[n].name, de->d_name, l + 1);
-		names[n].len = l;
+		names[n].key = (unsigned char *)names[n].name + l + 1;
+		names[n].klen = db_natkey(names[n].name, names[n].key);
 		names[n].reg = de->d_type == DT_REG;
 		n++;
 	}
@@ -350,23 +371,15 @@ int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t 
 	return 0;
 }
 
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *s = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 1099511628211ull;
-	return h;
-}
-
 uint64_t db_walk_hash(const db_walk *w, bool names_only)
 {
-	uint64_t h = fnv(&w->n_files, sizeof w->n_files, 1469598103934665603ull);
+	uint64_t h = db_hash64(&w->n_files, sizeof w->n_files, DB_HASH_SEED);
 	for (size_t i = 0; i < w->n_files; i++) {
 		const db_walk_file *f = &w->files[i];
-		h = fnv(f->rel, strlen(f->rel) + 1, h);
+		h = db_hash64(f->rel, strlen(f->rel), h);
 		if (!names_only) {
 			int64_t v[2] = {(int64_t)f->size, f->mtime_ns};
-			h = fnv(v, sizeof v, h);
+			h = db_hash64(v, sizeof v, h);
 		}
 	}
 	return h;

@@ -39,6 +39,11 @@ uint64_t db_walk_hash(const db_walk *w, bool names_only);
 
 /* Natural order: digit runs compare by value ("layer2" < "layer10"). */
 int db_natcmp(const char *a, const char *b);
+/* A byte key of s whose order (db_natkey_cmp) is db_natcmp's: out holds
+ * at least 4 * strlen(s) + 1 bytes; returns the key's length. Exact for
+ * digit runs shorter than 256 (file names are at most 255 bytes). */
+size_t db_natkey(const char *s, unsigned char *out);
+int db_natkey_cmp(const unsigned char *a, size_t na, const unsigned char *b, size_t nb);
 /* "root/rel" (malloc'd). */
 char *db_path_join(const char *root, const char *rel);
 

@@ -6,6 +6,7 @@
 #include "compare_priv.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +23,11 @@ struct db_pool {
 	size_t n_tasks;
 	atomic_size_t next;
 	atomic_int cancel;
+	/* metrics cache lookups come first, spread over the workers, so the
+	 * caller (the TUI's first frame) does not wait for them */
+	size_t *lookup;             /* pairs to look up */
+	size_t n_lookup;
+	atomic_size_t next_lookup, lookups_left;
 	size_t *acc_base;           /* per pair: first slot in acc; SIZE_MAX none */
 	db_accum *acc;
 	atomic_uint *left;          /* per pair: chunks still to finish */
@@ -128,13 +134,18 @@ void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int a
 	if (!page)
 		page = sysconf(_SC_PAGESIZE);
 	uintptr_t pg = (uintptr_t)page;
+	lo &= ~(pg - 1);
+	hi = (hi + pg - 1) & ~(pg - 1);
 	if (advice == MADV_DONTNEED) {
-		/* only pages wholly inside: neighbours may be another chunk's */
-		lo = (lo + pg - 1) & ~(pg - 1);
-		hi &= ~(pg - 1);
-	} else {
-		lo &= ~(pg - 1);
-		hi = (hi + pg - 1) & ~(pg - 1);
+		/* A fault maps a whole large folio of the page cache (up to a
+		 * PMD), so pages past either end of the range are mapped too;
+		 * when another worker takes the neighbouring chunk (in its own
+		 * mapping), nobody would drop them here. Drop a PMD's worth more
+		 * on each side: at worst this worker faults them in again. */
+		uintptr_t margin = (uintptr_t)2 << 20;
+		uintptr_t vlo = mlo & ~(pg - 1), vhi = (mhi + pg - 1) & ~(pg - 1);
+		lo = lo > vlo + margin ? lo - margin : vlo;
+		hi = hi + margin < vhi ? hi + margin : vhi;
 	}
 	if (hi > lo)
 		(void)madvise((void *)lo, hi - lo, advice);
@@ -295,6 +306,10 @@ static void prefetch_item(const db_index *ix, const db_item *it)
 	free(path);
 }
 
+/* Pairs whose files are asked for ahead of the one starting: two kept the
+ * disk busier than one on a cold cache here (4 did not help). */
+#define PREFETCH_PAIRS 2
+
 static void prefetch_pair(const db_compare *c, const db_pair *p)
 {
 	if (!p->merged) {
@@ -330,14 +345,37 @@ static void finish_pair(db_pool *pl, size_t pi)
 	db_pair_publish(c, p, &total, NULL);
 }
 
+/* Look up pairs in the metrics cache until none is left, then wait until
+ * every lookup (other workers' too) is over: no pair is computed while its
+ * lookup may still hit. Lookups are cheap and always finish, even when
+ * cancelled: whatever the cache holds is published by db_compare_stop. */
+static void lookups(db_pool *pl)
+{
+	db_compare *c = pl->c;
+	db_cmp_priv *pr = c->priv;
+	for (size_t i; (i = atomic_fetch_add(&pl->next_lookup, 1)) < pl->n_lookup;) {
+		size_t pi = pl->lookup[i];
+		int expect = DB_OWNER_FREE;
+		if (atomic_compare_exchange_strong(&pr->owner[pi], &expect, DB_OWNER_POOL) &&
+		    !db_cache_lookup(c, &c->pairs[pi]))
+			atomic_store(&pr->owner[pi], DB_OWNER_FREE);   /* a miss: to compute */
+		atomic_fetch_sub(&pl->lookups_left, 1);
+	}
+	while (atomic_load(&pl->lookups_left) > 0)
+		sched_yield();
+}
+
 static void *pool_worker(void *arg)
 {
 	db_pool *pl = arg;
 	db_compare *c = pl->c;
 	db_cmp_priv *pr = c->priv;
 	db_wctx w;
-	if (db_wctx_init(&w, pl->cap_files) != 0)
+	if (db_wctx_init(&w, pl->cap_files) != 0) {
+		lookups(pl);    /* never leave the others waiting on ours */
 		return NULL;
+	}
+	lookups(pl);
 	while (!atomic_load(&pl->cancel)) {
 		size_t t = atomic_fetch_add(&pl->next, 1);
 		if (t >= pl->n_tasks)
@@ -345,16 +383,25 @@ static void *pool_worker(void *arg)
 		size_t pi = pl->task_pair[t];
 		uint32_t k = pl->task_chunk[t];
 		db_pair *p = &c->pairs[pi];
+		if (atomic_load_explicit(&p->state, memory_order_acquire) == DB_PAIR_DONE)
+			continue;       /* a cache hit (or the caller finished it) */
 		int expect = DB_OWNER_FREE;
 		if (atomic_compare_exchange_strong(&pr->owner[pi], &expect, DB_OWNER_POOL))
 			atomic_store(&p->state, DB_PAIR_RUNNING);
 		else if (expect != DB_OWNER_POOL)
 			continue;       /* the caller computes it */
 		if (k == 0) {
-			/* the next pair in line: its files start loading now */
+			/* the next pairs in line still to compute: their files
+			 * start loading now (cold cache: I/O overlaps compute) */
 			size_t nt = t + n_chunks(p);
-			if (nt < pl->n_tasks)
-				prefetch_pair(c, &c->pairs[pl->task_pair[nt]]);
+			for (int ahead = 0; ahead < PREFETCH_PAIRS && nt < pl->n_tasks;) {
+				db_pair *q = &c->pairs[pl->task_pair[nt]];
+				if (atomic_load(&q->state) != DB_PAIR_DONE) {
+					prefetch_pair(c, q);
+					ahead++;
+				}
+				nt += n_chunks(q);
+			}
 		}
 		int64_t b, e;
 		chunk_range(p, k, &b, &e);
@@ -384,6 +431,7 @@ static void pool_free(db_pool *pl)
 	free(pl->errmsg);
 	free(pl->task_pair);
 	free(pl->task_chunk);
+	free(pl->lookup);
 	free(pl->acc_base);
 	free(pl->acc);
 	free(pl->left);
@@ -403,6 +451,8 @@ static db_pool *pool_new(db_compare *c)
 	pthread_mutex_init(&pl->mu, NULL);
 	atomic_init(&pl->next, 0);
 	atomic_init(&pl->cancel, 0);
+	atomic_init(&pl->next_lookup, 0);
+	atomic_init(&pl->lookups_left, 0);
 	size_t n = c->n_pairs;
 	pl->acc_base = malloc((n + 1) * sizeof *pl->acc_base);
 	pl->left = calloc(n + 1, sizeof *pl->left);
@@ -412,16 +462,19 @@ static db_pool *pool_new(db_compare *c)
 		return NULL;
 	}
 	size_t total = 0;
+	bool cache = pr->cache_dir != NULL;
+	if (cache && !(pl->lookup = malloc((n + 1) * sizeof *pl->lookup))) {
+		pool_free(pl);
+		return NULL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		db_pair *p = &c->pairs[i];
 		pl->acc_base[i] = SIZE_MAX;
 		if (atomic_load(&p->state) != DB_PAIR_PENDING ||
 		    atomic_load(&pr->owner[i]) != DB_OWNER_FREE)
 			continue;
-		if (db_cache_lookup(c, p)) {
-			atomic_store(&pr->owner[i], DB_OWNER_POOL);
-			continue;
-		}
+		if (cache)
+			pl->lookup[pl->n_lookup++] = i;
 		pl->acc_base[i] = total;
 		size_t nc = n_chunks(p);
 		atomic_init(&pl->left[i], (unsigned)nc);
@@ -444,6 +497,7 @@ static db_pool *pool_new(db_compare *c)
 			pl->n_tasks++;
 		}
 	}
+	atomic_store(&pl->lookups_left, pl->n_lookup);
 	pl->cap_files = files_needed(c);
 	int nt = pr->threads > 0 ? pr->threads : cpu_count();
 	if ((size_t)nt > pl->n_tasks)

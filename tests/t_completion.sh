@@ -63,16 +63,26 @@ expect "compare --" --profile --filter --format --threads --no-cache --help
 only "ls --st" --stats
 only "bisect --a" --auto
 expect "bisect demo/ref demo/target --" --auto --stage --band --run --session --layers
-only "replay x.session --t" --target --tui
+only "replay x.session --t" --target --threads --tui
 only "export x.session --o" --out
-expect "--" --profile --filter --session --notes --no-mouse --keys-man
+expect "--" --profile --filter --session --notes --no-mouse --keys-man --ref --target
+only "ls --profi" --profile --profiles
+# the comparison options, alike in every command that opens a comparison
+for c in "" compare schema bisect replay export; do
+	# shellcheck disable=SC2086
+	got=$(complete_words $c -)
+	for o in -p --profile --filter -j --threads --no-cache -h --help -V --version; do
+		printf '%s\n' "$got" | grep -qxF -- "$o" || fail "'dumpbisect $c -<TAB>' lacks $o"
+	done
+done
 # a command's options do not leak into another's
 complete_words ls --a | grep -qx -- --auto && fail "ls offers bisect's --auto"
 complete_words compare --t | grep -qx -- --tui && fail "compare offers replay's --tui"
 # values
 only "compare --format ''" table csv json
 only "ls --format ''" table json
-only "bisect --format ''" text json
+only "bisect --format ''" table json
+only "replay --format ''" table json
 only "replay --format=j" json
 only "bisect --band ''" ok drift algo bug
 # profile names, from the binary
@@ -81,10 +91,12 @@ expect "compare --profile ''" sglang-v1
 only "compare demo/ref demo/target --profile sglang-v" sglang-v1 sglang-v2
 only "-p atom" atom atom-fwd
 only "schema --profile=gen" generic
-# a user profile joins them
+# a user profile joins them, once even when it shadows a built-in one
 mkdir -p "$DB_TMP/home/.config/dumpbisect/profiles"
 cp "$DB_SRC/profiles/generic.yaml" "$DB_TMP/home/.config/dumpbisect/profiles/mine.yaml"
+cp "$DB_SRC/profiles/generic.yaml" "$DB_TMP/home/.config/dumpbisect/profiles/atom.yaml"
 only "ls --profile mi" mine
+only "-p ato" atom atom-fwd
 rm -r "$DB_TMP/home/.config"
 # files and trees
 expect "demo/r" demo/ref
@@ -95,7 +107,7 @@ expect "ls pt/c6" pt/c64.pt
 # Every option a command's --help names is completed, in bash and in zsh.
 help_opts() { # COMMAND ("" = the workbench)
 	if [ -z "$1" ]; then
-		"$DB_BIN" --no-mouse --help    # the workbench's own usage
+		"$DB_BIN" --help
 	else
 		"$DB_BIN" "$1" --help
 	fi | grep -oE -- '--[a-z][a-z-]+' | sort -u
@@ -125,7 +137,11 @@ else
 	bash -n "$ZSH_COMP" 2>/dev/null || fail "_dumpbisect does not even parse as shell"
 fi
 head -1 "$ZSH_COMP" | grep -qx '#compdef dumpbisect' || fail "_dumpbisect lacks '#compdef dumpbisect'"
-grep -q 'sglang\|schema /nonexistent' "$ZSH_COMP" || fail "zsh does not complete profile names"
+# profile names come from `dumpbisect ls --profiles`, not from an error message
+for f in "$BASH_COMP" "$ZSH_COMP"; do
+	grep -q 'ls --profiles' "$f" || fail "${f##*/} does not ask 'ls --profiles' for the profile names"
+	! grep -q 'nonexistent\|built-in: ' "$f" || fail "${f##*/} still scrapes an error message"
+done
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails check(s) failed" >&2

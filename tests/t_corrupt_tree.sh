@@ -46,4 +46,42 @@ timeout 60 "$DB_BIN" compare --no-cache "$DB_TMP/ref" "$DB_TMP/target" >"$DB_TMP
 set -e
 grep -q "$((1 + merged)) error" "$DB_TMP/out.txt" ||
 	fail "table summary lacks '$((1 + merged)) error': $(tail -3 "$DB_TMP/out.txt")"
-echo "ok: $total pairs, 1 error pair ($victim), $ok ok"
+
+# The caches (metrics and tree index, under $XDG_CACHE_HOME/dumpbisect) are
+# files too: truncated or bit-flipped, a compare must give exactly the
+# numbers of a run without cache (a damaged cache is a miss, never a source
+# of wrong numbers or a crash).
+F=$DB_FIXTURES/layouts/sglang_v1
+export XDG_CACHE_HOME=$DB_TMP/cache
+"$DB_BIN" compare --no-cache --format json "$F/ref" "$F/target" >"$DB_TMP/nocache.json" || [ $? -eq 1 ]
+"$DB_BIN" compare --format json "$F/ref" "$F/target" >"$DB_TMP/cold.json" || [ $? -eq 1 ]
+cmp -s "$DB_TMP/nocache.json" "$DB_TMP/cold.json" || fail "cold cache run differs from --no-cache"
+ncache=0
+flip() {   # flip FILE OFFSET: xor the byte at OFFSET with 0x5a
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf %03o $((b ^ 0x5a)))" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+for c in "$XDG_CACHE_HOME"/dumpbisect/*; do
+	ncache=$((ncache + 1))
+	cp "$c" "$DB_TMP/orig"
+	sz=$(stat -c %s "$c")
+	for how in t0 t8 t$((sz / 2)) t$((sz - 1)) f0 f9 f$((sz / 7)) f$((sz / 3)) f$((sz / 2)) \
+	           f$((sz * 5 / 7)) f$((sz - 2)) f$((sz - 1)); do
+		cp "$DB_TMP/orig" "$c"
+		case $how in
+		t*) truncate -s "${how#t}" "$c" ;;
+		f*) flip "$c" "${how#f}" ;;
+		esac
+		set +e
+		timeout 60 "$DB_BIN" compare --format json "$F/ref" "$F/target" >"$DB_TMP/warm.json" 2>"$DB_TMP/err.txt"
+		rc=$?
+		set -e
+		[ $rc -le 1 ] || fail "cache $(basename "$c") damaged ($how): exit $rc"
+		cmp -s "$DB_TMP/nocache.json" "$DB_TMP/warm.json" ||
+			fail "cache $(basename "$c") damaged ($how): output differs from --no-cache"
+	done
+	cp "$DB_TMP/orig" "$c"
+done
+[ $ncache -ge 2 ] || fail "only $ncache cache files were written"
+echo "ok: $total pairs, 1 error pair ($victim), $ok ok; $ncache damaged caches ignored"

@@ -51,9 +51,12 @@ diff -u "$DB_TMP/cmds.src" "$DB_TMP/cmds.doc" >&2 ||
 # --- options -------------------------------------------------------------
 # Every option a command's --help lists is documented in that command's
 # OPTIONS subsection, and in the SYNOPSIS.
+# One usage for the workbench, however it is asked for.
+[ "$("$DB_BIN" --help 2>&1)" = "$("$DB_BIN" --no-mouse --help 2>&1)" ] ||
+	fail "dumpbisect --help and dumpbisect --no-mouse --help differ"
 for c in workbench compare ls schema bisect replay export; do
 	if [ "$c" = workbench ]; then
-		help=$("$DB_BIN" --no-mouse --help 2>&1)   # the workbench's own usage
+		help=$("$DB_BIN" --help 2>&1)
 		ss='Workbench (no command)'
 	else
 		help=$("$DB_BIN" "$c" --help 2>&1)

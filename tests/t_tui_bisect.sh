@@ -5,6 +5,13 @@
 # shows on the heatmap and lands in the session; the session resumes.
 . "$DB_SRC/tests/tui/lib.sh"
 
+# fits NAME REGEX: the screen line matching REGEX is at most 100 columns.
+fits() {
+	local line
+	line=$(grep -E -- "$2" "$T/$1.screen" | head -1)
+	[ -n "$line" ] && [ "$(printf '%s' "$line" | wc -m)" -le 100 ]
+}
+
 S=$T/work/session.yaml
 mkdir -p "$T/work"
 tui_run 100 30 --session "$S" demo/ref demo/target <<EOF
@@ -38,7 +45,11 @@ check "found L7" grep_screen bisect_done '^\[found\] first bad layer: L7'
 check "sudden drop named" grep_screen bisect_done '^kind sudden-drop +first bad layer L7'
 check "sub-stage named" grep_screen bisect_done 'first bad sub-stage attn\.o_proj'
 check "bad rank named" grep_screen bisect_done '^bad ranks 1$'
-check "note written" grep_screen bisect_note 'wrote note 01: .*/work/notes/01_sign_flip_in_o_proj\.md'
+# The notes are not under the current directory (the fixtures): the path
+# is absolute, its middle elided when the line is too narrow for it (the
+# build dir may be anywhere), the file name always whole.
+check "note written" grep_screen bisect_note '^wrote note 01: /.*notes/01_sign_flip_in_o_proj\.md$'
+check "note message fits the line" fits bisect_note '^wrote note'
 N=$T/work/notes/01_sign_flip_in_o_proj.md
 check "note has the five sections" bash -c "grep -c '^## \(Hypothesis\|Experiment\|Data\|Conclusion\|Next step\)$' '$N' | grep -qx 5"
 check "note data has the bisect history with real numbers" grep -q '^| 5 | L7 | bad | auto | 0\.858989' "$N"
@@ -85,6 +96,29 @@ check "range after 3 steps" grep_screen replay_3 '^range: good L5 \.\. bad L8 '
 check "replay at step 0: nothing known" grep_screen replay_0 '^range: good input \.\. bad \? '
 check "back to live after the last step" grep_screen replay_live '^\[found\] first bad layer: L7'
 check "live: no replay banner" bash -c "! grep -q 'replay: step' '$T/replay_live.screen'"
+
+# A notes path far wider than the screen: its middle is elided, the file
+# name stays whole and the line fits.
+D=$T/$(printf 'deep_%.0s' $(seq 1 30))/notes
+tui_run 100 30 --notes "$D" demo/ref demo/target <<EOF
+:note far away
+:save-display $T/note_long.screen
+EOF
+check "long note path elided in the middle" \
+	grep_screen note_long '^wrote note 01: /.*….*/notes/01_far_away\.md$'
+check "long note path fits 100 columns" fits note_long '^wrote note'
+check "the long-path note exists" test -f "$D/01_far_away.md"
+
+# Under the current directory the note is named relative to it.
+mkdir -p "$T/here"
+printf ':note close by\n:save-display %s\n' "$T/note_rel.screen" >"$T/rel.keys"
+(cd "$T/here" && env -i PATH=/usr/bin:/bin HOME="$T/home" TZ=UTC TERM=xterm-256color \
+	LANG=C.UTF-8 LINES=30 COLUMNS=100 DUMPBISECT_SCRIPT="$T/rel.keys" DUMPBISECT_WATCHDOG=30 \
+	"$DB_BIN" --notes "$T/here/notes" "$DB_FIXTURES/demo/ref" "$DB_FIXTURES/demo/target") \
+	>/dev/null 2>"$T/rel.err" || rel_rc=$?
+check "relative-note run exits 0: $(cat "$T/rel.err")" test "${rel_rc:-0}" -eq 0
+check "note under the cwd shown relative" \
+	grep_screen note_rel '^wrote note 01: notes/01_close_by\.md$'
 
 # An unwritable notes dir is an error on the bottom line, not a crash.
 tui_run 100 30 --notes /proc/no_such_dir demo/ref demo/target <<EOF

@@ -29,7 +29,7 @@ export LD_PRELOAD=$DB_TMP/nojit.so
 F=$DB_FIXTURES
 vg=(valgrind -q --error-exitcode=99 --leak-check=full
     --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
-    --track-origins=yes --num-callers=30)
+    --num-callers=30)   # add --track-origins=yes when chasing a report
 fails=0
 n=0
 

@@ -46,7 +46,7 @@ enum tui_keymap {
 	ACTION_(VIEW_HEATMAP, GENERIC, "H", "Back to the heatmap") \
 	ACTION_(VIEW_STAGES, GENERIC, "s", "Sub-stages of the cell, with single-step cos change") \
 	ACTION_(VIEW_RANKS, GENERIC, "a", "All ranks of the cell and the merged comparison") \
-	ACTION_(VIEW_TENSOR, GENERIC, "i", "Inspect the tensors: stats, top |diff|, per-token error") \
+	ACTION_(VIEW_TENSOR, GENERIC, "i", "Tensor view: stats, top |diff|, per-token error") \
 	ACTION_(VIEW_CURVE, GENERIC, "L", "Layer curve of the probe stage") \
 	ACTION_(VIEW_BISECT, GENERIC, "b", "Layer bisect") \
 	ACTION_(VIEW_NOTES, GENERIC, "o", "List the notes") \
@@ -73,7 +73,7 @@ enum tui_keymap {
 	ACTION_(BISECT_RESET, BISECT, "x", "Reset the bisect") \
 	ACTION_(BISECT_RESCAN, BISECT, "<C-r>", "Rescan the trees (new layer dumped)") \
 	ACTION_(BISECT_REPLAY_BACK, BISECT, "<Left> [", "Replay: one step back in the log") \
-	ACTION_(BISECT_REPLAY_FORWARD, BISECT, "<Right> ]", "Replay: one step forward (live after the last)") \
+	ACTION_(BISECT_REPLAY_FORWARD, BISECT, "<Right> ]", "Replay: next step (live after the last)") \
 	ACTION_(NOTE_OPEN, NOTES, "<Enter>", "Open the note in $EDITOR")
 
 enum tui_action {

@@ -326,7 +326,8 @@ int tui_keymap_load(const char *path, char *err, size_t errlen)
 const char *tui_keymap_path(char *buf, size_t len)
 {
 	const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
-	if (x && *x)
+	/* The XDG spec: a relative path is invalid and ignored (as profiles do). */
+	if (x && x[0] == '/')
 		snprintf(buf, len, "%s/dumpbisect/keys", x);
 	else if (h && *h)
 		snprintf(buf, len, "%s/.config/dumpbisect/keys", h);

@@ -46,8 +46,8 @@ void tui_bindings_free(void);
  * "PATH:LINE: what" and the count of bad lines returned (0 = all good;
  * a missing file is not an error). */
 int tui_keymap_load(const char *path, char *err, size_t errlen);
-/* $XDG_CONFIG_HOME/dumpbisect/keys, else $HOME/.config/dumpbisect/keys, in
- * buf; NULL when neither variable is set. */
+/* $XDG_CONFIG_HOME/dumpbisect/keys (an absolute XDG_CONFIG_HOME only), else
+ * $HOME/.config/dumpbisect/keys, in buf; NULL when neither applies. */
 const char *tui_keymap_path(char *buf, size_t len);
 
 #endif

@@ -4,14 +4,17 @@
 #include "app.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "db_bisect.h"
 #include "db_export.h"
+#include "draw.h"
 #include "db_notes.h"
 #include "db_session.h"
 
@@ -39,6 +42,63 @@ static db_session *session(struct tui *t)
 	if (!t->session)
 		t->session = db_session_new(t->ref_path, t->tgt_path);
 	return t->session;
+}
+
+/* path below dir: the part after "dir/", or NULL. */
+static const char *below(const char *path, const char *dir)
+{
+	size_t n = dir ? strlen(dir) : 0;
+	if (n == 0 || dir[0] != '/' || strncmp(path, dir, n))
+		return NULL;
+	if (n == 1)
+		return path + 1;        /* dir is "/" */
+	return path[n] == '/' && path[n + 1] ? path + n + 1 : NULL;
+}
+
+/* $PWD when it is the current directory (the user's name for it, through
+ * symlinks), else NULL. */
+static const char *logical_cwd(void)
+{
+	const char *pwd = getenv("PWD");
+	struct stat a, b;
+	if (!pwd || pwd[0] != '/' || stat(pwd, &a) < 0 || stat(".", &b) < 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return NULL;
+	return pwd;
+}
+
+/* A path for the status line, where prefix already takes some columns:
+ * relative to the current directory when it is under it; else, when too
+ * wide for the line, its middle elided so the file name stays whole
+ * ("/home/u/lo…/notes/01_x.md"). Into buf; returns buf. */
+static const char *msg_path(const char *path, const char *prefix, char *buf, size_t len)
+{
+	char cwd[PATH_MAX];
+	const char *rel = below(path, logical_cwd());
+	if (!rel && getcwd(cwd, sizeof cwd))
+		rel = below(path, cwd);
+	if (rel)
+		path = rel;
+	int room = COLS - draw_width(prefix), w = draw_width(path);
+	if (w <= room || room < 8) {
+		snprintf(buf, len, "%s", path);
+		return buf;
+	}
+	/* the tail: the last room*2/3 columns, from a character boundary */
+	int tail_w = room * 2 / 3;
+	size_t i = strlen(path);
+	for (size_t k = i; k > 0; k--) {
+		if (((unsigned char)path[k - 1] & 0xC0) == 0x80)
+			continue;       /* inside a UTF-8 sequence */
+		if (draw_width(path + k - 1) > tail_w)
+			break;
+		i = k - 1;
+	}
+	/* the head, with the ellipsis, in the columns left */
+	char head[PATH_MAX];
+	draw_fit(path, room - draw_width(path + i), head, sizeof head);
+	snprintf(buf, len, "%s%s", head, path + i);
+	return buf;
 }
 
 bool tui_edit_file(struct tui *t, const char *path)
@@ -117,7 +177,9 @@ static void note_write(struct tui *t, const char *title, void *arg)
 	if (!dir || db_notes_create(dir, title, &sec, &path, &num, &err) < 0) {
 		tui_msg(t, true, "note not written: %s", dir ? err.msg : "out of memory");
 	} else {
-		tui_msg(t, false, "wrote note %02d: %s", num, path);
+		char prefix[32], shown[PATH_MAX];
+		snprintf(prefix, sizeof prefix, "wrote note %02d: ", num);
+		tui_msg(t, false, "%s%s", prefix, msg_path(path, prefix, shown, sizeof shown));
 		if (t->session) {
 			db_session_add_note(t->session, path);
 			tui_session_save(t);
@@ -205,11 +267,12 @@ void tui_export(struct tui *t, const char *dir)
 	}
 	db_export_ctx x = {.s = s, .c = t->cmp, .b = t->bisect ? &t->bisect->sm : NULL,
 	                   .res = have_res ? &res : NULL, .notes_dir = notes};
+	const char *done = "exported report.md, heatmap.svg, metrics.json, metrics.csv to ";
+	char shown[PATH_MAX];
 	if (!s || !dir || db_export_all(&x, dir, &err) < 0)
 		tui_msg(t, true, "export failed: %s", err.msg[0] ? err.msg : "out of memory");
 	else
-		tui_msg(t, false, "exported report.md, heatmap.svg, metrics.json, metrics.csv to %s",
-		        dir);
+		tui_msg(t, false, "%s%s", done, msg_path(dir, done, shown, sizeof shown));
 	if (have_res)
 		db_bisect_result_free(&res);
 	free(notes);

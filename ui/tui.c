@@ -6,7 +6,6 @@
 #include <curses.h>
 #include <errno.h>
 #include <limits.h>
-#include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
@@ -15,7 +14,9 @@
 #include <time.h>
 
 #include "app.h"
+#include "commands.h"
 #include "db_bisect.h"
+#include "db_cmd.h"
 #include "db_session.h"
 #include "draw.h"
 #include "keys.h"
@@ -333,11 +334,37 @@ static void loop(struct tui *t)
 
 /* ---- setup ---- */
 
-static void usage(FILE *out)
+/* The workbench's options: one table for the parsing and the usage. */
+static db_cmp_args cli_cmp;
+static const char *cli_session, *cli_notes, *cli_ref, *cli_tgt;
+static bool cli_no_mouse, cli_keys_man;
+static const db_opt cli_opts[] = {
+	DB_CMP_OPTS(cli_cmp, "profile name or YAML file (default: auto-detect;\n"
+	                     "the session's when resuming)"),
+	{"session", 0, "FILE", &cli_session, NULL, "create or resume a session file"},
+	{"ref", 0, "DIR", &cli_ref, NULL, "the reference tree (instead of the session's)"},
+	{"target", 0, "DIR", &cli_tgt, NULL, "the target tree (instead of the session's)"},
+	{"notes", 0, "DIR", &cli_notes, NULL, "notes folder (default: notes/ beside the session)"},
+	{"no-mouse", 0, NULL, NULL, &cli_no_mouse, "do not ask the terminal for mouse clicks"},
+	{"keys-man", 0, NULL, NULL, &cli_keys_man, "print the key list as man-page text"},
+};
+static const db_cmd cli = {
+	.name = NULL,
+	.args = "[options] REF [TARGET]\n"
+	        "       dumpbisect [options] --session FILE\n"
+	        "       dumpbisect COMMAND [ARGS]",
+	.desc = "The workbench: heatmap, sub-stages, ranks, tensors, bisect and notes.",
+	.exit = "0 after quitting, 2 usage error or trees that cannot be opened, 3 a "
+	        "scripted run (DUMPBISECT_SCRIPT) that hung past its watchdog.",
+	.opts = cli_opts,
+	.n_opts = sizeof cli_opts / sizeof *cli_opts,
+	.max_pos = 2,
+	.more = ui_commands_usage,
+};
+
+void tui_usage(FILE *out)
 {
-	fputs("usage: dumpbisect [--profile P] [--filter RE] [--session FILE] [--notes DIR]\n"
-	      "                  [--no-mouse] REF [TARGET]\n"
-	      "       dumpbisect --keys-man   (the key list as man-page text)\n", out);
+	db_cmd_usage(&cli, out);
 }
 
 static int init_selection(struct tui *t)
@@ -452,43 +479,25 @@ static int start_curses(struct tui *t, bool utf8)
 int tui_main(int argc, char **argv)
 {
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	static const struct option opts[] = {
-		{"profile", required_argument, NULL, 'p'},
-		{"filter", required_argument, NULL, 'f'},
-		{"session", required_argument, NULL, 's'},
-		{"notes", required_argument, NULL, 'n'},
-		{"keys-man", no_argument, NULL, 'K'},
-		{"no-mouse", no_argument, NULL, 'M'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct tui tui;
 	struct tui *t = &tui;
 	memset(t, 0, sizeof *t);
-	t->mouse = true;
-	int c;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': t->profile_opt = optarg; break;
-		case 'f': t->filter_opt = optarg; break;
-		case 's': t->session_path = optarg; break;
-		case 'n': t->notes_dir = optarg; break;
-		case 'M': t->mouse = false; break;
-		case 'K': tui_actions_man(stdout); return 0;
-		case 'h': usage(stdout); return 0;
-		default:
-			fprintf(stderr, "dumpbisect: unknown option %s\n", argv[optind - 1]);
-			usage(stderr);
-			return 2;
-		}
+	const char *pos[2] = {NULL, NULL};
+	int npos, rc = db_cmd_parse(&cli, argc, argv, pos, &npos);
+	if (rc >= 0)
+		return rc;
+	if (cli_keys_man) {
+		tui_actions_man(stdout);
+		return 0;
 	}
-	int npos = argc - optind;
-	if (npos > 2) {
-		usage(stderr);
+	db_compare_opts co = {0};
+	if (db_cmp_args_apply(&cli, &cli_cmp, &co) != 0)
 		return 2;
-	}
+	t->profile_opt = cli_cmp.profile;
+	t->filter_opt = cli_cmp.filter;
+	t->session_path = cli_session;
+	t->notes_dir = cli_notes;
+	t->mouse = !cli_no_mouse;
 	db_err err = {{0}};
 	if (t->session_path) {
 		FILE *probe = fopen(t->session_path, "r");
@@ -503,18 +512,27 @@ int tui_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	t->ref_path = npos >= 1 ? argv[optind] : t->session ? t->session->ref : NULL;
-	t->tgt_path = npos >= 2 ? argv[optind + 1] : t->session ? t->session->target : NULL;
+	/* Trees: --ref/--target, else the positionals, else the session's. The
+	 * session file keeps its own trees: these are for this run. */
+	const char *ref = cli_ref ? cli_ref : pos[0], *tgt = cli_tgt ? cli_tgt : pos[1];
+	t->ref_path = ref ? ref : t->session ? t->session->ref : NULL;
+	t->tgt_path = tgt ? tgt : t->session ? t->session->target : NULL;
 	if (!t->profile_opt && t->session)
 		t->profile_opt = t->session->profile;
 	if (!t->ref_path) {
-		usage(stderr);
-		return 2;
-	}
-	if (t->session && npos == 0 && db_session_check_trees(t->session, &err) < 0) {
-		fprintf(stderr, "dumpbisect: %s\n", err.msg);
 		db_session_free(t->session);
-		return 2;
+		return db_cmd_usage_error(&cli, "REF is missing (or --session FILE to resume)");
+	}
+	if (t->session && !ref) {
+		/* The session's trees must still be there ("moved?"). */
+		db_session chk = *t->session;
+		if (tgt)
+			chk.target = NULL;
+		if (db_session_check_trees(&chk, &err) < 0) {
+			fprintf(stderr, "dumpbisect: %s\n", err.msg);
+			db_session_free(t->session);
+			return 2;
+		}
 	}
 	if (t->session_path && !t->session) {
 		/* Absolute paths: the session may be resumed from elsewhere. */
@@ -532,7 +550,7 @@ int tui_main(int argc, char **argv)
 	if (tf && *tf)
 		timing = fopen(tf, "a");
 
-	db_compare_opts co = {.profile = t->profile_opt, .filter = t->filter_opt};
+	co.profile = t->profile_opt;
 	if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
 		fprintf(stderr, "dumpbisect: %s\n", err.msg);
 		db_session_free(t->session);
@@ -547,7 +565,7 @@ int tui_main(int argc, char **argv)
 	               ? tui_keymap_load(kpath, kerr, sizeof kerr) : 0;
 
 	const char *sp = getenv("DUMPBISECT_SCRIPT");
-	int rc = 0;
+	rc = 0;
 	if (sp && *sp) {
 		char serr[512];
 		if (script_open(sp, serr, sizeof serr) < 0) {

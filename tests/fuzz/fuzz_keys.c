@@ -17,11 +17,37 @@
 #include "../../ui/script.c"
 
 static char path[64];
+/* The default bindings, made once: building them per run parses every
+ * action's keys and cost most of the time; each run restores this copy. */
+static struct binding *defaults;
+static size_t n_defaults;
+
+static void restore_defaults(void)
+{
+	if (!defaults) {
+		tui_bind_defaults();
+		n_defaults = n_binds;
+		defaults = malloc(n_binds * sizeof *defaults);
+		if (!defaults)
+			abort();
+		memcpy(defaults, binds, n_binds * sizeof *defaults);
+	}
+	if (cap_binds < n_defaults) {
+		struct binding *nb = realloc(binds, n_defaults * sizeof *nb);
+		if (!nb)
+			abort();
+		binds = nb, cap_binds = n_defaults;
+	}
+	memcpy(binds, defaults, n_defaults * sizeof *binds);
+	n_binds = n_defaults;
+}
 
 static int write_tmp(const uint8_t *data, size_t size)
 {
 	if (!path[0]) {
-		snprintf(path, sizeof path, "/tmp/fuzz_keys.%ld", (long)getpid());
+		/* tmpfs when there is one: a file is written per run */
+		const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+		snprintf(path, sizeof path, "%s/fuzz_keys.%ld", dir, (long)getpid());
 	}
 	FILE *f = fopen(path, "wb");
 	if (!f)
@@ -59,10 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(s);
 	if (write_tmp(data, size) == 0) {
 		char err[512];
-		tui_bind_defaults();
+		restore_defaults();
 		tui_keymap_load(path, err, sizeof err);
 		tui_key_action(KM_GENERIC, 'q');
-		tui_bindings_free();
 		if (script_open(path, err, sizeof err) == 0) {
 			while (script_next() >= 0)
 				;

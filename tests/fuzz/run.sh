@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses with clang and runs each one.
 #   tests/fuzz/run.sh [SECONDS_PER_HARNESS] [HARNESS...]
-# Default 8 s each (the CI smoke). Long run, e.g. until 10 million execs:
-#   tests/fuzz/run.sh 0 fuzz_file   (with FUZZ_RUNS=10000000)
-# Seed corpora come from the committed fixtures; crashes land in
-# build-fuzz/crashes/ and make the script fail.
+# Default 8 s each (the CI smoke). Long runs: tests/fuzz/longrun.sh, or
+#   FUZZ_RUNS=10000000 tests/fuzz/run.sh 0 fuzz_file
+# Environment: FUZZ_RUNS (executions instead of seconds), FUZZ_MAX_LEN
+# (input size cap, default 65536), FUZZ_BUILD (build dir, default
+# build-fuzz), FUZZ_TAG (log name: build-fuzz/HARNESS.TAG.log).
+# Seed corpora come from the committed fixtures (tests/fuzz/seeds/HARNESS);
+# crashes land in build-fuzz/crashes/ and make the script fail.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-8}; shift || true

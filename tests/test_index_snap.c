@@ -1,0 +1,349 @@
+/* nftw (scratch trees) needs X/Open. */
+#define _XOPEN_SOURCE 700
+/* Snapshots for instant reopen (src/index_snap.c): an index served from
+ * its snapshot equals a fresh scan item for item, on every built-in
+ * layout; a tree that changed (file added, removed, rewritten) or a
+ * corrupt snapshot is scanned again; detection served from its record
+ * names the same profile with the same reason. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmp_util.h"
+#include "db_compare.h"
+#include "../src/index_priv.h"
+#include "../src/walk.h"
+
+static db_compare *open_c(const char *r, const char *t, const char *cache)
+{
+	db_compare_opts o = {.cache_dir = cache};
+	db_compare *c = NULL;
+	db_err err = {{0}};
+	if (db_compare_open(r, t, &o, &c, &err) != 0)
+		print_error("db_compare_open(%s, %s): %s\n", r, t ? t : "-", err.msg);
+	return c;
+}
+
+/* Field by field: bytes past a string's NUL are not part of it. */
+static void same_fields(const db_fields *a, const db_fields *b)
+{
+	assert_string_equal(a->side, b->side);
+	assert_string_equal(a->phase, b->phase);
+	assert_string_equal(a->pass, b->pass);
+	assert_int_equal(a->rank, b->rank);
+	assert_int_equal(a->layer, b->layer);
+	assert_string_equal(a->stage, b->stage);
+	assert_int_equal(a->order, b->order);
+	assert_int_equal(a->stage_is_file, b->stage_is_file);
+}
+
+static void same_item(const db_item *a, const db_item *b)
+{
+	assert_string_equal(a->path, b->path);
+	assert_string_equal(a->key, b->key);
+	same_fields(&a->f, &b->f);
+	assert_int_equal(a->dtype, b->dtype);
+	assert_int_equal(a->ndim, b->ndim);
+	assert_memory_equal(a->shape, b->shape, sizeof a->shape);
+	assert_true((a->err == NULL) == (b->err == NULL));
+	if (a->err)
+		assert_string_equal(a->err, b->err);
+	assert_int_equal(a->seq, b->seq);
+	assert_int_equal(a->occurrence, b->occurrence);
+	assert_int_equal(a->size, b->size);
+	assert_int_equal(a->mtime_ns, b->mtime_ns);
+}
+
+static void same_index(const db_index *a, const db_index *b)
+{
+	assert_string_equal(a->root, b->root);
+	assert_int_equal(a->n_items, b->n_items);
+	assert_int_equal(a->n_files, b->n_files);
+	assert_int_equal(a->n_files_seen, b->n_files_seen);
+	assert_int_equal(a->n_refused, b->n_refused);
+	assert_int_equal(a->root_is_file, b->root_is_file);
+	assert_int_equal(a->n_unparsed, b->n_unparsed);
+	for (size_t i = 0; i < a->n_unparsed; i++)
+		assert_string_equal(a->unparsed[i], b->unparsed[i]);
+	assert_int_equal(a->n_skipped, b->n_skipped);
+	for (size_t i = 0; i < a->n_skipped; i++)
+		assert_string_equal(a->skipped[i], b->skipped[i]);
+	for (size_t i = 0; i < a->n_items; i++)
+		same_item(&a->items[i], &b->items[i]);
+}
+
+static void same_compare(const db_compare *a, const db_compare *b)
+{
+	assert_string_equal(a->profile->name, b->profile->name);
+	assert_string_equal(a->why, b->why);
+	same_index(a->ref, b->ref);
+	same_index(a->tgt, b->tgt);
+	assert_int_equal(a->n_pairs, b->n_pairs);
+	for (size_t i = 0; i < a->n_pairs; i++) {
+		const db_pair *p = &a->pairs[i], *q = &b->pairs[i];
+		same_fields(&p->f, &q->f);
+		assert_int_equal(p->status, q->status);
+		assert_int_equal(p->merged, q->merged);
+		assert_int_equal(p->numel, q->numel);
+		assert_int_equal(p->ref ? p->ref->seq : -1, q->ref ? q->ref->seq : -1);
+		assert_int_equal(p->tgt ? p->tgt->seq : -1, q->tgt ? q->tgt->seq : -1);
+	}
+	assert_int_equal(a->n_phases, b->n_phases);
+}
+
+/* Is the snapshot of root (side NULL) there and valid for its listing? */
+static bool snap_hit(const char *cache, const char *root, const db_profile *p)
+{
+	db_walk w;
+	bool is_file;
+	char msg[512];
+	if (db_walk_root(root, &w, &is_file, msg, sizeof msg) != 0)
+		return false;
+	uint64_t key = db_isnap_key(&w, is_file, p, NULL);
+	db_index *ix = db_isnap_load(cache, root, NULL, key, &w, is_file, p);
+	db_walk_free(&w);
+	bool hit = ix != NULL;
+	db_index_free(ix);
+	return hit;
+}
+
+static void t_every_layout(void **s)
+{
+	(void)s;
+	static const char *const trees[] = {
+		"layouts/generic_npz", "layouts/sglang_v2", "layouts/generic_npy",
+		"layouts/generic_st", "layouts/sglang_v1", "layouts/fwd_hook",
+		"layouts/atom_hooks", "bisect/signflip_tp2", "bisect/sparse", "demo",
+	};
+	char *dir = cu_tmpdir();
+	assert_non_null(dir);
+	char cache[1100];
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	for (size_t i = 0; i < sizeof trees / sizeof *trees; i++) {
+		char r[1024], t[1024];
+		snprintf(r, sizeof r, "%s/%s/ref", FIXTURES, trees[i]);
+		snprintf(t, sizeof t, "%s/%s/target", FIXTURES, trees[i]);
+		db_compare *fresh = open_c(r, t, "");      /* no cache at all */
+		db_compare *first = open_c(r, t, cache);   /* writes the snapshots */
+		assert_non_null(fresh);
+		assert_non_null(first);
+		assert_true(snap_hit(cache, r, first->profile));
+		db_compare *again = open_c(r, t, cache);   /* served from them */
+		assert_non_null(again);
+		same_compare(fresh, first);
+		same_compare(fresh, again);
+		db_compare_free(fresh);
+		db_compare_free(first);
+		db_compare_free(again);
+	}
+	cu_rm_rf(dir);
+	free(dir);
+}
+
+static void set_mtime(const char *path, time_t sec)
+{
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {sec, 0}};
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* Changes to the tree are never hidden by a snapshot. */
+static void t_changes_rescan(void **s)
+{
+	(void)s;
+	char *dir = cu_tmpdir();
+	assert_non_null(dir);
+	char rd[1024], td[1024], cache[1024], path[1400];
+	snprintf(rd, sizeof rd, "%s/ref", dir);
+	snprintf(td, sizeof td, "%s/target", dir);
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/generic_npy/ref", rd), 0);
+	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/generic_npy/target", td), 0);
+	db_compare *a = open_c(rd, td, cache);
+	assert_non_null(a);
+	size_t n0 = a->ref->n_items;
+	db_compare_free(a);
+
+	/* a file added */
+	float six[6] = {1, 2, 3, 4, 5, 6};
+	long s23[2] = {2, 3};
+	assert_int_equal(cu_npy(rd, "layer7.extra_stage.npy", "<f4", 2, s23, six, 0), 0);
+	a = open_c(rd, td, cache);
+	db_compare *f = open_c(rd, td, "");
+	assert_non_null(a);
+	assert_non_null(f);
+	assert_int_equal(a->ref->n_items, n0 + 1);
+	same_compare(f, a);
+	db_compare_free(a);
+	db_compare_free(f);
+
+	/* a file rewritten with another shape and the same size... and mtime
+	 * moved: the snapshot key changes */
+	long s32[2] = {3, 2};
+	assert_int_equal(cu_npy(rd, "layer7.extra_stage.npy", "<f4", 2, s32, six, 0), 0);
+	snprintf(path, sizeof path, "%s/layer7.extra_stage.npy", rd);
+	set_mtime(path, 1000000000);
+	a = open_c(rd, td, cache);
+	assert_non_null(a);
+	bool seen = false;
+	for (size_t i = 0; i < a->ref->n_items; i++)
+		if (!strcmp(a->ref->items[i].path, "layer7.extra_stage.npy")) {
+			assert_int_equal(a->ref->items[i].shape[0], 3);
+			seen = true;
+		}
+	assert_true(seen);
+	db_compare_free(a);
+
+	/* a file removed */
+	assert_int_equal(unlink(path), 0);
+	a = open_c(rd, td, cache);
+	assert_non_null(a);
+	assert_int_equal(a->ref->n_items, n0);
+	db_compare_free(a);
+
+	/* a corrupt snapshot reads as a miss; the open is still right */
+	DIR *dd = opendir(cache);
+	assert_non_null(dd);
+	struct dirent *de;
+	int flipped = 0;
+	while ((de = readdir(dd))) {
+		if (!strstr(de->d_name, ".snap"))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", cache, de->d_name);
+		size_t n = 0;
+		char *b = cu_slurp(path, &n);
+		assert_non_null(b);
+		assert_true(n > 40);
+		b[n / 2] ^= 0x10;
+		assert_int_equal(cu_write(path, b, n), 0);
+		free(b);
+		flipped++;
+	}
+	closedir(dd);
+	assert_int_equal(flipped, 2);
+	f = open_c(rd, td, "");
+	assert_non_null(f);
+	assert_false(snap_hit(cache, rd, f->profile));
+	assert_false(snap_hit(cache, td, f->profile));
+	a = open_c(rd, td, cache);
+	assert_non_null(a);
+	same_compare(f, a);
+	assert_true(snap_hit(cache, rd, f->profile));      /* rewritten whole */
+	db_compare_free(a);
+	db_compare_free(f);
+	cu_rm_rf(dir);
+	free(dir);
+}
+
+/* Detection served from its record: same profile, same reason; a changed
+ * listing is detected again. */
+static void t_detect_record(void **s)
+{
+	(void)s;
+	char *dir = cu_tmpdir();
+	assert_non_null(dir);
+	char rd[1024], cache[1024];
+	snprintf(rd, sizeof rd, "%s/ref", dir);
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/sglang_v1/ref", rd), 0);
+	db_walk w;
+	bool is_file;
+	char msg[512], why0[512], why1[512], why2[512];
+	assert_int_equal(db_walk_root(rd, &w, &is_file, msg, sizeof msg), 0);
+	db_profile *p0 = NULL, *p1 = NULL, *p2 = NULL;
+	assert_int_equal(db_profile_detect_walk(rd, &w, NULL, &p0, why0, sizeof why0, NULL), 0);
+	assert_int_equal(db_profile_detect_walk(rd, &w, cache, &p1, why1, sizeof why1, NULL), 0);
+	assert_int_equal(db_profile_detect_walk(rd, &w, cache, &p2, why2, sizeof why2, NULL), 0);
+	assert_string_equal(p0->name, p1->name);
+	assert_string_equal(p0->name, p2->name);
+	assert_string_equal(why0, why1);
+	assert_string_equal(why0, why2);
+	db_walk_free(&w);
+	db_profile_free(p0);
+	db_profile_free(p1);
+	db_profile_free(p2);
+
+	/* files of another layout make up most of the tree now: a stale
+	 * record would give the old profile or the old counts */
+	float one[1] = {1};
+	long s1[1] = {1};
+	for (int i = 0; i < 300; i++) {
+		char rel[64];
+		snprintf(rel, sizeof rel, "layer%d.mlp.npy", i);
+		assert_int_equal(cu_npy(rd, rel, "<f4", 1, s1, one, 0), 0);
+	}
+	assert_int_equal(db_walk_root(rd, &w, &is_file, msg, sizeof msg), 0);
+	assert_int_equal(db_profile_detect_walk(rd, &w, NULL, &p0, why0, sizeof why0, NULL), 0);
+	assert_int_equal(db_profile_detect_walk(rd, &w, cache, &p1, why1, sizeof why1, NULL), 0);
+	assert_string_equal(p0->name, p1->name);
+	assert_string_equal(why0, why1);
+	assert_string_not_equal(why0, why2);
+	db_walk_free(&w);
+	db_profile_free(p0);
+	db_profile_free(p1);
+	cu_rm_rf(dir);
+	free(dir);
+}
+
+/* The sort key of the listing orders names exactly as db_natcmp does. */
+static int sign(int v) { return (v > 0) - (v < 0); }
+
+static unsigned next_rand(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 16;
+}
+
+/* Random name of 0..12 chars from an alphabet rich in digit runs. */
+static void rand_name(char *p, unsigned *seed)
+{
+	static const char alpha[] = "0019a_.Z/-";
+	int len = (int)(next_rand(seed) % 13);
+	for (int i = 0; i < len; i++)
+		p[i] = alpha[next_rand(seed) % (sizeof alpha - 1)];
+	p[len] = 0;
+}
+
+static void t_natkey_order(void **s)
+{
+	(void)s;
+	unsigned seed = 12345;
+	char a[32], b[32];
+	unsigned char ka[128], kb[128];
+	for (int it = 0; it < 200000; it++) {
+		rand_name(a, &seed);
+		rand_name(b, &seed);
+		if (it % 3 == 0) {      /* a shared prefix, as dump names have */
+			char t[64];
+			snprintf(t, sizeof t, "%.6s%.12s", a, b);
+			memcpy(b, t, strlen(t) + 1);
+		}
+		size_t na = db_natkey(a, ka), nb = db_natkey(b, kb);
+		if (sign(db_natcmp(a, b)) != sign(db_natkey_cmp(ka, na, kb, nb)))
+			fail_msg("'%s' vs '%s': natcmp %d, key %d", a, b, db_natcmp(a, b),
+			         db_natkey_cmp(ka, na, kb, nb));
+	}
+	size_t n1 = db_natkey("layer2", ka), n2 = db_natkey("layer10", kb);
+	assert_true(db_natkey_cmp(ka, n1, kb, n2) < 0);
+	n1 = db_natkey("x1", ka), n2 = db_natkey("x01", kb);
+	assert_true(db_natkey_cmp(ka, n1, kb, n2) < 0);    /* fewer zeros first */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_natkey_order),
+		cmocka_unit_test(t_every_layout),
+		cmocka_unit_test(t_changes_rescan),
+		cmocka_unit_test(t_detect_record),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
