@@ -214,7 +214,7 @@ static char *default_cache_dir(void)
 	const char *x = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
 	char buf[PATH_MAX];
-	if (x && *x)
+	if (x && x[0] == '/') /* the XDG spec: relative values are invalid */
 		snprintf(buf, sizeof buf, "%s/dumpbisect", x);
 	else if (home && *home)
 		snprintf(buf, sizeof buf, "%s/.cache/dumpbisect", home);

@@ -296,13 +296,15 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
  * in the per-rank stream, then rank — so ranks interleave at the same
  * point of the run. The stream is ordered by the dump order when the names
  * carry one; else model-level "before" stages, layers ascending, model-level
- * "after" stages, and inside those file then entry order (dict insertion
- * order; files one per stage sort by name). */
+ * "after" stages, and inside those the profile's stage_order, then file
+ * then entry order (dict insertion order; files one per stage sort by
+ * name, which is alphabetical, not execution order — hence stage_order). */
 typedef struct rec {
 	db_item *it;
 	int phase_pos;
 	int pass_pos;           /* rank of the pass among this tree's passes */
 	int64_t bucket;         /* no dump order: model-level before, layers, model-level after */
+	int64_t stage_pos;      /* position in the profile's stage_order; unlisted last */
 	size_t file_idx, entry_idx;
 	int64_t stream_pos;
 } rec;
@@ -373,6 +375,8 @@ static int cmp_stream(const void *va, const void *vb)
 		return c;
 	if ((c = cmp_i64(a->bucket, b->bucket)))
 		return c;
+	if (oa == INT64_MAX && ob == INT64_MAX && (c = cmp_i64(a->stage_pos, b->stage_pos)))
+		return c;
 	if ((c = cmp_i64((int64_t)a->file_idx, (int64_t)b->file_idx)))
 		return c;
 	return cmp_i64((int64_t)a->entry_idx, (int64_t)b->entry_idx);
@@ -411,8 +415,9 @@ static int order_items(build *b, const db_profile *p)
 		const db_fields *f = &ix->items[i].f;
 		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer
 		               : db_profile_is_model_after(p, f->stage) ? INT64_MAX : 0;
+		int sp = db_profile_stage_pos(p, f->stage);
 		r[i] = (rec){&ix->items[i], phase_pos(p, f->phase), 0, bucket,
-		             b->file_idx[i], b->entry_idx[i], 0};
+		             sp >= 0 ? sp : INT64_MAX, b->file_idx[i], b->entry_idx[i], 0};
 	}
 	if (rank_passes(r, n) != 0) {
 		free(r);

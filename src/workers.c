@@ -1,8 +1,11 @@
 /* Computing pairs: a pthread pool over (pair, chunk) tasks. Each chunk is
  * accumulated alone and the chunks of a pair are merged in chunk order by
  * whichever worker finishes last, so the numbers never depend on the
- * number of threads. Workers keep a few files open (LRU) so consecutive
- * pairs from one dict file do not re-parse it. */
+ * number of threads. Workers first look every pending pair up in the
+ * metrics cache (so the caller never waits for that), then compute the
+ * misses; they keep a few files open (LRU) so consecutive pairs from one
+ * dict file do not re-parse it. A prefetch thread reads ahead of them on a
+ * cold page cache. */
 #include "compare_priv.h"
 
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct db_pool {
@@ -35,6 +39,8 @@ struct db_pool {
 	pthread_mutex_t mu;
 	pthread_t *th;
 	int n_th;
+	pthread_t pf;               /* the prefetcher */
+	bool pf_on;
 	size_t cap_files;
 };
 
@@ -306,8 +312,7 @@ static void prefetch_item(const db_index *ix, const db_item *it)
 	free(path);
 }
 
-/* Pairs whose files are asked for ahead of the one starting: two kept the
- * disk busier than one on a cold cache here (4 did not help). */
+/* How far the prefetcher runs ahead of the workers, in pairs. */
 #define PREFETCH_PAIRS 2
 
 static void prefetch_pair(const db_compare *c, const db_pair *p)
@@ -327,6 +332,44 @@ static int cpu_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {0, ms * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Cold cache: one thread asks for the files of the pairs in line, in
+ * order, up to PREFETCH_PAIRS pairs ahead of the task the workers take
+ * next, so the disk reads ahead while they compute. Its own thread because
+ * asking can block while the device queue is full: a worker would stall. */
+static void *prefetcher(void *arg)
+{
+	db_pool *pl = arg;
+	db_compare *c = pl->c;
+	while (atomic_load(&pl->lookups_left) > 0 && !atomic_load(&pl->cancel))
+		nap_ms(1);      /* pairs served from the metrics cache need no bytes */
+	for (size_t t = 0; t < pl->n_tasks && !atomic_load(&pl->cancel);) {
+		db_pair *q = &c->pairs[pl->task_pair[t]];
+		size_t nc = n_chunks(q);
+		if (atomic_load(&q->state) != DB_PAIR_DONE) {
+			size_t next;
+			while ((next = atomic_load(&pl->next)) < pl->n_tasks &&
+			       t > next + PREFETCH_PAIRS * nc && !atomic_load(&pl->cancel))
+				nap_ms(2);
+			if (next >= pl->n_tasks)
+				break;  /* every task handed out: too late to help */
+			prefetch_pair(c, q);
+		}
+		t += nc;
+	}
+	return NULL;
+}
+
+static void prefetch_start(db_pool *pl)
+{
+	pl->pf_on = pthread_create(&pl->pf, NULL, prefetcher, pl) == 0;
 }
 
 static void finish_pair(db_pool *pl, size_t pi)
@@ -390,19 +433,6 @@ static void *pool_worker(void *arg)
 			atomic_store(&p->state, DB_PAIR_RUNNING);
 		else if (expect != DB_OWNER_POOL)
 			continue;       /* the caller computes it */
-		if (k == 0) {
-			/* the next pairs in line still to compute: their files
-			 * start loading now (cold cache: I/O overlaps compute) */
-			size_t nt = t + n_chunks(p);
-			for (int ahead = 0; ahead < PREFETCH_PAIRS && nt < pl->n_tasks;) {
-				db_pair *q = &c->pairs[pl->task_pair[nt]];
-				if (atomic_load(&q->state) != DB_PAIR_DONE) {
-					prefetch_pair(c, q);
-					ahead++;
-				}
-				nt += n_chunks(q);
-			}
-		}
 		int64_t b, e;
 		chunk_range(p, k, &b, &e);
 		db_accum *a = &pl->acc[pl->acc_base[pi] + k];
@@ -517,6 +547,11 @@ static void pool_join(db_compare *c, db_pool *pl, int started)
 	db_cmp_priv *pr = c->priv;
 	for (int i = 0; i < started; i++)
 		pthread_join(pl->th[i], NULL);
+	if (pl->pf_on) {
+		atomic_store(&pl->cancel, 1);   /* the workers are done */
+		pthread_join(pl->pf, NULL);
+		pl->pf_on = false;
+	}
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		if (pl->acc_base[i] == SIZE_MAX)
 			continue;
@@ -543,6 +578,7 @@ void db_compare_run(db_compare *c)
 	for (int i = 1; i < pl->n_th; i++)
 		if (pthread_create(&pl->th[started], NULL, pool_worker, pl) == 0)
 			started++;
+	prefetch_start(pl);
 	pool_worker(pl);
 	pool_join(c, pl, started);
 	pool_free(pl);
@@ -567,6 +603,7 @@ int db_compare_start(db_compare *c)
 		return -1;
 	}
 	pl->n_th = started;
+	prefetch_start(pl);
 	pr->pool = pl;
 	return 0;
 }

@@ -1,7 +1,7 @@
-/* Helpers for test_compare.c and test_grid.c: scratch trees of .npy files
- * written here (format: numpy's v1 header + raw little-endian data), a
- * user profile written beside them, and the layouts' expected.json.
- * Define _XOPEN_SOURCE 700 before any include (nftw). */
+/* Helpers for test_compare.c, test_grid.c and test_index_snap.c: comparing
+ * two trees, scratch trees of .npy files written here (format: numpy's v1
+ * header + raw little-endian data), the layouts' expected.json. Define
+ * _XOPEN_SOURCE 700 before any include (nftw); include after <cmocka.h>. */
 #ifndef CMP_UTIL_H
 #define CMP_UTIL_H
 #include <ftw.h>
@@ -13,30 +13,47 @@
 
 #include "db_compare.h"
 #include "json_parse.h"
+#include "lib/test_util.h"
 
 #define CU_FN static __attribute__((unused))
 
-CU_FN int cu_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+/* Names older tests use for the lib/test_util.h helpers. */
+#define cu_rm_rf tu_rm_rf
+#define cu_write tu_write
+#define cu_slurp tu_slurp
+
+/* The comparison of ref and tgt (no metrics cache), or NULL with the
+ * reason printed. Caller frees with db_compare_free. */
+CU_FN db_compare *cu_open(const char *ref, const char *tgt, const char *profile,
+                          const char *filter, int threads)
 {
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
+	db_compare_opts o = {.profile = profile, .filter = filter, .threads = threads,
+	                     .cache_dir = ""};
+	db_compare *c = NULL;
+	db_err err = {{0}};
+	if (db_compare_open(ref, tgt, &o, &c, &err) != 0) {
+		print_error("db_compare_open(%s, %s): %s\n", ref, tgt ? tgt : "-", err.msg);
+		return NULL;
+	}
+	return c;
 }
 
-CU_FN void cu_rm_rf(const char *dir)
+/* cu_open that must succeed, run to the end. */
+CU_FN db_compare *cu_run(const char *ref, const char *tgt, const char *profile,
+                         const char *filter, int threads)
 {
-	nftw(dir, cu_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	db_compare *c = cu_open(ref, tgt, profile, filter, threads);
+	assert_non_null(c);
+	db_compare_run(c);
+	return c;
 }
 
-/* A fresh scratch directory (caller removes it with cu_rm_rf). */
+/* A fresh scratch directory, malloc'd (caller removes it with cu_rm_rf
+ * and frees the name). */
 CU_FN char *cu_tmpdir(void)
 {
-	const char *base = getenv("TMPDIR");
-	char tmpl[512];
-	snprintf(tmpl, sizeof tmpl, "%s/dbcmpXXXXXX", base && *base ? base : "/tmp");
-	char *d = mkdtemp(tmpl);
-	return d ? strdup(d) : NULL;
+	char d[512];
+	return tu_mkdtemp(d, sizeof d, "cmp") ? NULL : strdup(d);
 }
 
 CU_FN void cu_mkdirs(const char *path)
@@ -50,15 +67,6 @@ CU_FN void cu_mkdirs(const char *path)
 			*s = '/';
 		}
 	mkdir(buf, 0755);
-}
-
-CU_FN int cu_write(const char *path, const void *data, size_t n)
-{
-	FILE *fp = fopen(path, "wb");
-	if (!fp)
-		return -1;
-	size_t w = fwrite(data, 1, n, fp);
-	return fclose(fp) == 0 && w == n ? 0 : -1;
 }
 
 /* dir/rel as a float32 (descr "<f4") or float64 ("<f8") .npy; data in
@@ -138,40 +146,6 @@ CU_FN int cu_copy_tree(const char *src, const char *dst)
 	cu_copy_src = src;
 	cu_copy_dst = dst;
 	return nftw(src, cu_copy_one, 16, FTW_PHYS);
-}
-
-CU_FN char *cu_slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	long sz = ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	char *b = malloc((size_t)sz + 1);
-	if (b && fread(b, 1, (size_t)sz, fp) != (size_t)sz) {
-		free(b);
-		b = NULL;
-	}
-	fclose(fp);
-	if (b)
-		b[sz] = 0;
-	*n = (size_t)sz;
-	return b;
-}
-
-CU_FN db_jp *cu_json(const char *path)
-{
-	size_t n, pos;
-	const char *msg;
-	char *text = cu_slurp(path, &n);
-	db_jp *v = NULL;
-	if (!text || db_jp_parse(text, n, &v, &pos, &msg) != 0) {
-		fprintf(stderr, "%s: bad JSON at %zu: %s\n", path, pos, text ? msg : "unreadable");
-		v = NULL;
-	}
-	free(text);
-	return v;
 }
 
 /* Does pair p carry the fields of an expected.json pair? */

@@ -1,7 +1,8 @@
-/* Test helpers shared by test_safetensors.c and test_npy.c: load
- * tests/fixtures/expected_files.json (written by the torch/numpy generator,
- * parsed with src/json_parse.h) and check a db_file's tensors against it.
- * Include after <cmocka.h>. */
+/* Test helpers shared by the reader tests (test_npy.c, test_safetensors.c,
+ * test_pt.c): load tests/fixtures/expected_files.json (written by the
+ * torch/numpy generator, parsed with src/json_parse.h), check a db_file's
+ * tensors against it, open fixtures and in-memory images, and check
+ * refusals. Include after <cmocka.h>. */
 #ifndef JSON_EXPECT_H
 #define JSON_EXPECT_H
 #include <math.h>
@@ -14,45 +15,21 @@
 #include "db_reader.h"
 #include "db_tensor.h"
 #include "json_parse.h"
+#include "lib/test_util.h"
 
-/* Whole file into a malloc'd buffer (caller frees); NULL when unreadable. */
-static uint8_t *je_slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	*n = 0;
-	if (!fp)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	long sz = ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	uint8_t *b = malloc(sz > 0 ? (size_t)sz : 1);
-	if (b && sz > 0 && fread(b, 1, (size_t)sz, fp) != (size_t)sz) {
-		free(b);
-		b = NULL;
-	}
-	fclose(fp);
-	*n = sz > 0 ? (size_t)sz : 0;
-	return b;
-}
+#define JE_FN static __attribute__((unused))
 
 /* expected_files.json, parsed once per test binary; never freed. */
-static const db_jp *je_expected(void)
+JE_FN const db_jp *je_expected(void)
 {
 	static db_jp *root;
-	if (!root) {
-		size_t n, epos = 0;
-		const char *emsg = "";
-		char *txt = (char *)je_slurp(FIXTURES "/expected_files.json", &n);
-		assert_non_null(txt);
-		if (db_jp_parse(txt, n, &root, &epos, &emsg))
-			fail_msg("expected_files.json: byte %zu: %s", epos, emsg);
-		free(txt);
-	}
+	if (!root)
+		root = tu_json(FIXTURES "/expected_files.json");
 	return root;
 }
 
 /* A JSON number, or the strings "nan", "inf", "-inf". */
-static double je_num(const db_jp *v)
+JE_FN double je_num(const db_jp *v)
 {
 	if (v->type == DB_JP_NUM)
 		return v->num;
@@ -68,7 +45,7 @@ static double je_num(const db_jp *v)
 	return 0;
 }
 
-static void je_close_enough(const char *what, const char *file, const char *key,
+JE_FN void je_close_enough(const char *what, const char *file, const char *key,
                             double got, double want)
 {
 	if (isnan(want) && isnan(got))
@@ -82,7 +59,7 @@ static void je_close_enough(const char *what, const char *file, const char *key,
 
 /* Byte offset of C-order element i, computed here from shape/stride so the
  * reader's strides are what is tested. */
-static int64_t je_elem_off(const db_tensor *t, int64_t i)
+JE_FN int64_t je_elem_off(const db_tensor *t, int64_t i)
 {
 	int64_t off = 0;
 	for (int d = t->ndim - 1; d >= 0; d--) {
@@ -93,14 +70,14 @@ static int64_t je_elem_off(const db_tensor *t, int64_t i)
 }
 
 /* Component c (0 re / 1 im) of element i, as float64. */
-static double je_value(const db_tensor *t, int64_t i, int c)
+JE_FN double je_value(const db_tensor *t, int64_t i, int c)
 {
 	size_t part = db_dtype_size(t->dtype) / (size_t)db_dtype_components(t->dtype);
 	return db_decode1_f64(t->dtype, t->data + je_elem_off(t, i) + c * (int64_t)part, t->swap);
 }
 
 /* Checks one entry against its expected tensor object. */
-static void je_check_tensor(const char *file, const db_entry *e, const db_jp *x)
+JE_FN void je_check_tensor(const char *file, const db_entry *e, const db_jp *x)
 {
 	const char *key = db_jp_get(x, "key")->str;
 	assert_string_equal(e->key, key);
@@ -146,7 +123,7 @@ static void je_check_tensor(const char *file, const db_entry *e, const db_jp *x)
 }
 
 /* Checks every tensor of f against the expected "tensors" list, in order. */
-static void je_check_file(const char *rel, const db_file *f, const db_jp *exp)
+JE_FN void je_check_file(const char *rel, const db_file *f, const db_jp *exp)
 {
 	const db_jp *ts = db_jp_get(exp, "tensors");
 	assert_non_null(ts);
@@ -157,10 +134,64 @@ static void je_check_file(const char *rel, const db_file *f, const db_jp *exp)
 }
 
 /* Case-sensitive substring test that prints what it saw on failure. */
-static void je_assert_contains(const char *rel, const char *msg, const char *want)
+JE_FN void je_assert_contains(const char *rel, const char *msg, const char *want)
 {
 	if (!msg || !strstr(msg, want))
 		fail_msg("%s: message '%s' lacks '%s'", rel, msg ? msg : "(none)", want);
+}
+
+JE_FN bool je_ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* FIXTURES/rel, in a static buffer that the next call reuses. */
+JE_FN const char *je_path(const char *rel)
+{
+	static char path[1024];
+	snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
+	return path;
+}
+
+/* FIXTURES/rel, opened; a refusal fails the test. Caller closes. */
+JE_FN db_file *je_open_fixture(const char *rel)
+{
+	db_file *f = NULL;
+	db_err err;
+	if (db_file_open(je_path(rel), &f, &err))
+		fail_msg("%s refused: %s", rel, err.msg);
+	return f;
+}
+
+/* The words the refusal of fixture k of expected_files.json must hold
+ * when it is a bad fixture whose name ends with suf; else NULL. */
+JE_FN const char *je_refusal(const db_jp *root, size_t k, const char *suf)
+{
+	const db_jp *ref = db_jp_get(&root->items[k], "refuse");
+	return ref && je_ends_with(root->keys[k], suf) ? ref->str : NULL;
+}
+
+/* The image buf[0..n), opened as the file name: the file (caller closes),
+ * or NULL with *err set. */
+JE_FN db_file *je_open_mem(const char *name, const uint8_t *buf, size_t n, db_err *err)
+{
+	db_file *f = NULL;
+	if (db_file_open_mem(name, buf, n, &f, err))
+		return NULL;
+	return f;
+}
+
+/* Opening the image buf[0..n) as name must fail with a message holding
+ * want; what names the case in the failure. The message is left in *err. */
+JE_FN void je_expect_refused_mem(const char *name, const uint8_t *buf, size_t n,
+                                 const char *what, const char *want, db_err *err)
+{
+	err->msg[0] = 0;
+	if (je_open_mem(name, buf, n, err))
+		fail_msg("accepted: %s", what);
+	if (!strstr(err->msg, want))
+		fail_msg("%s: message '%s' lacks '%s'", what, err->msg, want);
 }
 
 #endif

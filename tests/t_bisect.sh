@@ -5,13 +5,9 @@
 # something is bad and 0 when not. Then: sessions (create, resume), --run
 # (dumps produced one layer at a time; 125 skips; other codes abort),
 # predicates, and the usage errors.
-set -u
-: "${DB_BIN:?}" "${DB_FIXTURES:?}" "${DB_TMP:?}"
-rm -rf "$DB_TMP"
-mkdir -p "$DB_TMP"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-PY=$(command -v python3) || { echo "python3 is needed to compare JSON"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+fresh_tmp
+need_python "to compare JSON"
 
 # compare KEYS of expected.json ($1) with the JSON output ($2)
 check_json() {
@@ -149,5 +145,5 @@ grep -q "exited with status 3; aborting" "$R/err" || fail "--run exit 3: $(cat "
 "$DB_BIN" bisect "$R/ref" "$R/target" --auto --layers 16 >/dev/null 2>"$R/err2"
 grep -q "L11 is not dumped on both sides (skipped)" "$R/err2" || fail "missing layer hint: $(cat "$R/err2")"
 
-echo "$scen scenarios; $fails failures"
-[ $fails -eq 0 ]
+echo "$scen scenarios"
+finish t_bisect

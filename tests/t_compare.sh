@@ -1,21 +1,7 @@
 #!/bin/bash
 # dumpbisect compare: exit codes, the table's verdict lines, JSON/CSV shape,
 # thread-count independence, a corrupt file, empty/missing/one-sided input.
-set -u
-: "${DB_BIN:?}" "${DB_FIXTURES:?}" "${DB_TMP:?}"
-mkdir -p "$DB_TMP"
-export XDG_CACHE_HOME="$DB_TMP/cache" LC_ALL=C LANG=C
-L=$DB_FIXTURES/layouts
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# expect RC DESC CMD...: run CMD, stdout in $out, stderr in $err
-expect() {
-	local want=$1 desc=$2; shift 2
-	out=$("$@" 2>"$DB_TMP/stderr"); local rc=$?
-	err=$(cat "$DB_TMP/stderr")
-	[ "$rc" = "$want" ] || fail "$desc: exit $rc, want $want (stderr: ${err:0:300})"
-}
-has() { grep -qF -- "$2" <<<"$1" || fail "$3: missing '$2'"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 expect 0 "identical trees" "$DB_BIN" compare "$L/sglang_v1/ref" "$L/sglang_v1/ref"
 has "$out" "no divergence: every pair is in the ok band" "identical trees"
@@ -106,5 +92,4 @@ expect 2 "unknown profile" "$DB_BIN" compare --profile no-such-profile "$L/sglan
 expect 0 "help" "$DB_BIN" compare --help
 has "$out" "usage: dumpbisect compare" "help"
 
-[ "$fails" = 0 ] && echo "t_compare: all passed"
-exit $((fails > 0))
+finish t_compare

@@ -5,13 +5,9 @@
 # metrics.json (the same pairs as `compare --format json`) and metrics.csv
 # (the same as `compare --format csv`). Errors: corrupt session, unwritable
 # output directory.
-set -u
-: "${DB_BIN:?}" "${DB_FIXTURES:?}" "${DB_TMP:?}"
-rm -rf "$DB_TMP"
-mkdir -p "$DB_TMP"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-PY=$(command -v python3) || { echo "python3 is needed to check JSON/SVG"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+fresh_tmp
+need_python "to check JSON/SVG"
 
 F=$DB_FIXTURES/demo
 S=$DB_TMP/work/s.yaml
@@ -100,5 +96,4 @@ grep -q "/proc/dumpbisect_export: cannot create the export directory" "$DB_TMP/e
 "$DB_BIN" export >/dev/null 2>&1
 [ $? -eq 2 ] || fail "no session: want exit 2"
 
-echo "$fails failures"
-[ $fails -eq 0 ]
+finish t_export

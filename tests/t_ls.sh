@@ -2,20 +2,7 @@
 # dumpbisect ls: a tree (profile and why, counts, unparsed and skipped
 # files — a FIFO is listed, never opened), a single file (JSON contract,
 # --stats), a refused file (exit 2, message on stderr).
-set -u
-: "${DB_BIN:?}" "${DB_FIXTURES:?}" "${DB_TMP:?}"
-mkdir -p "$DB_TMP"
-export XDG_CACHE_HOME="$DB_TMP/cache" LC_ALL=C LANG=C
-L=$DB_FIXTURES/layouts
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect() {
-	local want=$1 desc=$2; shift 2
-	out=$(timeout 60 "$@" 2>"$DB_TMP/stderr"); local rc=$?
-	err=$(cat "$DB_TMP/stderr")
-	[ "$rc" = "$want" ] || fail "$desc: exit $rc, want $want (stderr: ${err:0:300})"
-}
-has() { grep -qF -- "$2" <<<"$1" || fail "$3: missing '$2'"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 expect 0 "tree" "$DB_BIN" ls "$L/sglang_v1/ref"
 has "$out" "profile sglang-v1 (sglang-v1: " "tree"
@@ -66,5 +53,4 @@ expect 2 "no args" "$DB_BIN" ls
 expect 0 "help" "$DB_BIN" ls --help
 has "$out" "usage: dumpbisect ls" "help"
 
-[ "$fails" = 0 ] && echo "t_ls: all passed"
-exit $((fails > 0))
+finish t_ls

@@ -4,12 +4,8 @@
 # files replaced by the reference's), the L11 verdict changes and the first
 # bad layer moves (exit 1). Corrupt sessions and moved trees: exit 2 with a
 # message naming file:line:column / offering --ref/--target.
-set -u
-: "${DB_BIN:?}" "${DB_FIXTURES:?}" "${DB_TMP:?}"
-rm -rf "$DB_TMP"
-mkdir -p "$DB_TMP"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+fresh_tmp
 
 W=$DB_TMP/work
 mkdir -p "$W"
@@ -77,5 +73,4 @@ head -c 40 "$S" >"$DB_TMP/trunc.yaml"
 "$DB_BIN" replay >/dev/null 2>&1
 [ $? -eq 2 ] || fail "no session: want exit 2"
 
-echo "$fails failures"
-[ $fails -eq 0 ]
+finish t_replay

@@ -1,19 +1,6 @@
 #!/bin/bash
 # dumpbisect schema: names, shapes and dtypes before any number.
-set -u
-: "${DB_BIN:?}" "${DB_FIXTURES:?}" "${DB_TMP:?}"
-mkdir -p "$DB_TMP"
-export XDG_CACHE_HOME="$DB_TMP/cache" LC_ALL=C LANG=C
-L=$DB_FIXTURES/layouts
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect() {
-	local want=$1 desc=$2; shift 2
-	out=$("$@" 2>"$DB_TMP/stderr"); local rc=$?
-	err=$(cat "$DB_TMP/stderr")
-	[ "$rc" = "$want" ] || fail "$desc: exit $rc, want $want (stderr: ${err:0:300})"
-}
-has() { grep -qF -- "$2" <<<"$1" || fail "$3: missing '$2'"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 expect 0 "same schema" "$DB_BIN" schema "$L/generic_st/ref" "$L/generic_st/ref"
 has "$out" "0 ref-only, 0 target-only, 0 shape, 0 dtype, 0 unreadable" "same schema"
@@ -45,5 +32,4 @@ expect 2 "missing" "$DB_BIN" schema "$DB_TMP/nope" "$T/target"
 expect 2 "no args" "$DB_BIN" schema
 expect 0 "help" "$DB_BIN" schema --help
 
-[ "$fails" = 0 ] && echo "t_schema: all passed"
-exit $((fails > 0))
+finish t_schema

@@ -22,18 +22,45 @@
 #include "db_compare.h"
 #include "db_reader.h"
 
-static db_compare *open_cmp(const char *ref, const char *tgt, const char *profile,
-                            const char *filter, int threads)
+/* The pair of layer / stage (the last one when several match), or NULL. */
+static const db_pair *find_layer_stage(const db_compare *c, int layer, const char *stage)
 {
-	db_compare_opts o = {.profile = profile, .filter = filter, .threads = threads,
-	                     .cache_dir = ""};
-	db_compare *c = NULL;
-	db_err err = {{0}};
-	if (db_compare_open(ref, tgt, &o, &c, &err) != 0) {
-		print_error("db_compare_open(%s, %s): %s\n", ref, tgt ? tgt : "-", err.msg);
-		return NULL;
-	}
-	return c;
+	const db_pair *p = NULL;
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (c->pairs[i].f.layer == layer && !strcmp(c->pairs[i].f.stage, stage))
+			p = &c->pairs[i];
+	return p;
+}
+
+/* got agrees with want (db_metrics_reference) on every float metric. */
+static void metrics_close(const db_metrics *want, const db_metrics *got)
+{
+	assert_true(cu_close(want->cos, got->cos));
+	assert_true(cu_close(want->rel, got->rel));
+	assert_true(cu_close(want->rel_l2, got->rel_l2));
+	assert_true(cu_close(want->rel_diff, got->rel_diff));
+	assert_true(cu_close(want->max_abs, got->max_abs));
+	assert_true(cu_close(want->mean_abs, got->mean_abs));
+}
+
+/* A scratch directory with the paths of its ref/ and target/ trees. */
+typedef struct scratch {
+	char *dir;
+	char ref[1024], tgt[1024];
+} scratch;
+
+static void scratch_open(scratch *s)
+{
+	s->dir = cu_tmpdir();
+	assert_non_null(s->dir);
+	snprintf(s->ref, sizeof s->ref, "%s/ref", s->dir);
+	snprintf(s->tgt, sizeof s->tgt, "%s/target", s->dir);
+}
+
+static void scratch_close(scratch *s)
+{
+	cu_rm_rf(s->dir);
+	free(s->dir);
 }
 
 /* ---- every layout vs expected.json ------------------------------------ */
@@ -44,13 +71,11 @@ static void check_layout(const char *name, const char *ref, const char *tgt)
 	snprintf(r, sizeof r, "%s/layouts/%s%s%s", FIXTURES, name, ref ? "/" : "", ref ? ref : "");
 	snprintf(t, sizeof t, "%s/layouts/%s/%s", FIXTURES, name, tgt ? tgt : "");
 	snprintf(e, sizeof e, "%s/layouts/%s/expected.json", FIXTURES, name);
-	db_jp *exp = cu_json(e);
+	db_jp *exp = tu_json(e);
 	assert_non_null(exp);
 	assert_int_equal(exp->type, DB_JP_ARR);
 	assert_true(exp->n > 0);
-	db_compare *c = open_cmp(r, tgt ? t : NULL, NULL, NULL, 0);
-	assert_non_null(c);
-	db_compare_run(c);
+	db_compare *c = cu_run(r, tgt ? t : NULL, NULL, NULL, 0);
 	assert_true(db_compare_finished(c));
 	size_t missing = 0, bad = 0;
 	for (size_t i = 0; i < exp->n; i++) {
@@ -119,20 +144,16 @@ static void t_generic_npz(void **s) { (void)s; check_layout("generic_npz", "ref"
 static void t_first_divergence(void **s)
 {
 	(void)s;
-	db_compare *c = open_cmp(FIXTURES "/layouts/sglang_v1/ref",
-	                         FIXTURES "/layouts/sglang_v1/target", NULL, NULL, 0);
-	assert_non_null(c);
-	db_compare_run(c);
+	db_compare *c = cu_run(FIXTURES "/layouts/sglang_v1/ref",
+	                        FIXTURES "/layouts/sglang_v1/target", NULL, NULL, 0);
 	long i = db_first_divergence(c, NULL, NULL, -2);
 	assert_true(i >= 0);
 	assert_int_equal(c->pairs[i].f.layer, 2);
 	assert_string_equal(c->pairs[i].f.stage, "attn.o_proj");
 	db_compare_free(c);
 
-	c = open_cmp(FIXTURES "/layouts/miles/baseline", FIXTURES "/layouts/miles/target", NULL,
-	             NULL, 0);
-	assert_non_null(c);
-	db_compare_run(c);
+	c = cu_run(FIXTURES "/layouts/miles/baseline", FIXTURES "/layouts/miles/target", NULL,
+	            NULL, 0);
 	assert_int_equal(c->n_phases, 3);
 	assert_string_equal(c->phases[0], "inference");
 	assert_string_equal(c->phases[1], "fwd_only");
@@ -165,8 +186,8 @@ static void t_threads_identical(void **s)
 {
 	(void)s;
 	const char *r = FIXTURES "/layouts/fwd_hook/ref", *t = FIXTURES "/layouts/fwd_hook/target";
-	db_compare *a = open_cmp(r, t, NULL, NULL, 1), *b = open_cmp(r, t, NULL, NULL, 3);
-	db_compare *d = open_cmp(r, t, NULL, NULL, 2);
+	db_compare *a = cu_open(r, t, NULL, NULL, 1), *b = cu_open(r, t, NULL, NULL, 3);
+	db_compare *d = cu_open(r, t, NULL, NULL, 2);
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_non_null(d);
@@ -191,8 +212,8 @@ static void t_threads_identical(void **s)
 static void t_big_pair_chunks(void **s)
 {
 	(void)s;
-	char *dir = cu_tmpdir();
-	assert_non_null(dir);
+	scratch sc;
+	scratch_open(&sc);
 	long n = 2500003;       /* > DB_CHUNK_ELEMS, odd */
 	float *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
 	assert_non_null(x);
@@ -202,32 +223,22 @@ static void t_big_pair_chunks(void **s)
 		y[i] = x[i] + (i % 1000 == 0 ? 0.01f : 0.0f);
 	}
 	y[1234567] = 7.0f;
-	char rd[1024], td[1024];
-	snprintf(rd, sizeof rd, "%s/ref", dir);
-	snprintf(td, sizeof td, "%s/target", dir);
-	assert_int_equal(cu_npy(rd, "layer0.h.npy", "<f4", 1, &n, x, 0), 0);
-	assert_int_equal(cu_npy(td, "layer0.h.npy", "<f4", 1, &n, y, 0), 0);
-	db_compare *a = open_cmp(rd, td, "generic", NULL, 1), *b = open_cmp(rd, td, "generic", NULL, 3);
-	assert_non_null(a);
-	assert_non_null(b);
+	assert_int_equal(cu_npy(sc.ref, "layer0.h.npy", "<f4", 1, &n, x, 0), 0);
+	assert_int_equal(cu_npy(sc.tgt, "layer0.h.npy", "<f4", 1, &n, y, 0), 0);
+	db_compare *a = cu_run(sc.ref, sc.tgt, "generic", NULL, 1);
+	db_compare *b = cu_run(sc.ref, sc.tgt, "generic", NULL, 3);
 	assert_int_equal(a->n_pairs, 1);
-	db_compare_run(a);
-	db_compare_run(b);
 	same_results(a, b);
 	assert_int_equal(a->pairs[0].m.argmax, 1234567);
 	db_file *fx, *fy;
 	char px[1100], py[1100];
-	snprintf(px, sizeof px, "%s/layer0.h.npy", rd);
-	snprintf(py, sizeof py, "%s/layer0.h.npy", td);
+	snprintf(px, sizeof px, "%s/layer0.h.npy", sc.ref);
+	snprintf(py, sizeof py, "%s/layer0.h.npy", sc.tgt);
 	assert_int_equal(db_file_open(px, &fx, NULL), 0);
 	assert_int_equal(db_file_open(py, &fy, NULL), 0);
 	db_metrics m;
 	assert_int_equal(db_metrics_reference(&fx->entries[0].t, &fy->entries[0].t, &m, NULL), 0);
-	assert_true(cu_close(m.cos, a->pairs[0].m.cos));
-	assert_true(cu_close(m.rel, a->pairs[0].m.rel));
-	assert_true(cu_close(m.rel_l2, a->pairs[0].m.rel_l2));
-	assert_true(cu_close(m.rel_diff, a->pairs[0].m.rel_diff));
-	assert_true(cu_close(m.mean_abs, a->pairs[0].m.mean_abs));
+	metrics_close(&m, &a->pairs[0].m);
 	assert_true(m.max_abs == a->pairs[0].m.max_abs);
 	db_file_close(fx);
 	db_file_close(fy);
@@ -235,8 +246,7 @@ static void t_big_pair_chunks(void **s)
 	db_compare_free(b);
 	free(x);
 	free(y);
-	cu_rm_rf(dir);
-	free(dir);
+	scratch_close(&sc);
 }
 
 /* ---- bad input --------------------------------------------------------- */
@@ -244,21 +254,17 @@ static void t_big_pair_chunks(void **s)
 static void t_corrupt_file(void **s)
 {
 	(void)s;
-	char *dir = cu_tmpdir();
-	assert_non_null(dir);
-	char rd[1024], td[1024], victim[2048];
-	snprintf(rd, sizeof rd, "%s/ref", dir);
-	snprintf(td, sizeof td, "%s/target", dir);
-	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/sglang_v1/ref", rd), 0);
-	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/sglang_v1/target", td), 0);
+	scratch sc;
+	scratch_open(&sc);
+	char victim[2048];
+	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/sglang_v1/ref", sc.ref), 0);
+	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/sglang_v1/target", sc.tgt), 0);
 	snprintf(victim, sizeof victim, "%s/sglang_dump_1700000100.0/"
-	         "forward_pass_id=0___rank=1___name=hidden_out___dump_index=29___layer_id=1.pt", td);
+	         "forward_pass_id=0___rank=1___name=hidden_out___dump_index=29___layer_id=1.pt", sc.tgt);
 	struct stat st;
 	assert_int_equal(stat(victim, &st), 0);
 	assert_int_equal(truncate(victim, st.st_size / 2), 0);
-	db_compare *c = open_cmp(rd, td, NULL, NULL, 0);
-	assert_non_null(c);
-	db_compare_run(c);
+	db_compare *c = cu_run(sc.ref, sc.tgt, NULL, NULL, 0);
 	size_t errors = 0, ok = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
@@ -276,18 +282,16 @@ static void t_corrupt_file(void **s)
 	assert_int_equal(ok, c->n_pairs - 1);
 	assert_true(db_first_divergence(c, NULL, NULL, -2) >= 0);
 	db_compare_free(c);
-	cu_rm_rf(dir);
-	free(dir);
+	scratch_close(&sc);
 }
 
 static void t_empty_and_missing(void **s)
 {
 	(void)s;
-	char *dir = cu_tmpdir();
-	assert_non_null(dir);
-	char a[1024], b[1024], junk[1100];
-	snprintf(a, sizeof a, "%s/a", dir);
-	snprintf(b, sizeof b, "%s/b", dir);
+	scratch sc;
+	scratch_open(&sc);
+	const char *a = sc.ref, *b = sc.tgt;
+	char junk[1100];
 	cu_mkdirs(a);
 	cu_mkdirs(b);
 	db_compare_opts o = {.cache_dir = ""};
@@ -303,10 +307,10 @@ static void t_empty_and_missing(void **s)
 	assert_non_null(strstr(err.msg, "no tensors"));
 	/* files no pattern parses */
 	snprintf(junk, sizeof junk, "%s/readme.txt", a);
-	assert_int_equal(cu_write(junk, "hi\n", 3), 0);
+	assert_int_equal(tu_write(junk, "hi\n", 3), 0);
 	assert_int_equal(db_compare_open(a, b, &o, &c, &err), -1);
 	o.profile = NULL;
-	snprintf(junk, sizeof junk, "%s/missing", dir);
+	snprintf(junk, sizeof junk, "%s/missing", sc.dir);
 	assert_int_equal(db_compare_open(junk, b, &o, &c, &err), -1);
 	assert_non_null(strstr(err.msg, "missing"));
 	/* a filter matching nothing is an error too */
@@ -317,18 +321,17 @@ static void t_empty_and_missing(void **s)
 	o.filter = "([";
 	assert_int_equal(db_compare_open(FIXTURES "/layouts/sglang_v1/ref",
 	                                 FIXTURES "/layouts/sglang_v1/target", &o, &c, &err), -1);
-	cu_rm_rf(dir);
-	free(dir);
+	scratch_close(&sc);
 }
 
 /* FIFOs, devices and symlink loops are listed as skipped, never opened. */
 static void t_special_files(void **s)
 {
 	(void)s;
-	char *dir = cu_tmpdir();
-	assert_non_null(dir);
-	char rd[1024], p[2048];
-	snprintf(rd, sizeof rd, "%s/ref", dir);
+	scratch sc;
+	scratch_open(&sc);
+	const char *rd = sc.ref;
+	char p[2048];
 	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/generic_npy/ref", rd), 0);
 	snprintf(p, sizeof p, "%s/layer9.fifo_out.npy", rd);
 	assert_int_equal(mkfifo(p, 0644), 0);
@@ -354,8 +357,7 @@ static void t_special_files(void **s)
 		assert_null(ix->items[i].err);
 	db_index_free(ix);
 	db_profile_free(pr);
-	cu_rm_rf(dir);
-	free(dir);
+	scratch_close(&sc);
 }
 
 /* ---- unsharding, occurrences, statuses --------------------------------- */
@@ -372,7 +374,7 @@ static char *write_profile(const char *dir)
 {
 	static char path[1100];
 	snprintf(path, sizeof path, "%s/t-shard.yaml", dir);
-	assert_int_equal(cu_write(path, shard_yaml, sizeof shard_yaml - 1), 0);
+	assert_int_equal(tu_write(path, shard_yaml, sizeof shard_yaml - 1), 0);
 	return path;
 }
 
@@ -389,12 +391,7 @@ static void expect_metrics(const db_pair *p, const double *x, const double *y, l
 	db_metrics m;
 	assert_int_equal(db_metrics_reference(&tx, &ty, &m, NULL), 0);
 	assert_int_equal(p->status, DB_ST_OK);
-	assert_true(cu_close(m.cos, p->m.cos));
-	assert_true(cu_close(m.rel, p->m.rel));
-	assert_true(cu_close(m.rel_l2, p->m.rel_l2));
-	assert_true(cu_close(m.rel_diff, p->m.rel_diff));
-	assert_true(cu_close(m.max_abs, p->m.max_abs));
-	assert_true(cu_close(m.mean_abs, p->m.mean_abs));
+	metrics_close(&m, &p->m);
 	assert_int_equal(m.argmax, p->m.argmax);
 }
 
@@ -416,12 +413,9 @@ static const db_pair *find_pair(const db_compare *c, const char *stage, int rank
 static void t_unshard(void **s)
 {
 	(void)s;
-	char *dir = cu_tmpdir();
-	assert_non_null(dir);
-	const char *prof = write_profile(dir);
-	char rd[1024], td[1024];
-	snprintf(rd, sizeof rd, "%s/ref", dir);
-	snprintf(td, sizeof td, "%s/target", dir);
+	scratch sc;
+	scratch_open(&sc);
+	const char *prof = write_profile(sc.dir), *rd = sc.ref, *td = sc.tgt;
 	enum { R = 4, C = 6 };
 	float X[R][C], Y[R][C], A[R][C], B[R][C];
 	double xd[R * C], yd[R * C], ysum[R * C];
@@ -458,9 +452,7 @@ static void t_unshard(void **s)
 		yd[i] = Y[i / C][i % C];
 		ysum[i] = (double)A[i / C][i % C] + (double)B[i / C][i % C];
 	}
-	db_compare *c = open_cmp(rd, td, prof, NULL, 2);
-	assert_non_null(c);
-	db_compare_run(c);
+	db_compare *c = cu_run(rd, td, prof, NULL, 2);
 	/* the per-rank pairs cannot line up with one full tensor: only the
 	 * merged pairs remain */
 	assert_int_equal(c->n_pairs, 3);
@@ -480,34 +472,26 @@ static void t_unshard(void **s)
 
 	/* both sides sharded: per-rank pairs kept, plus the merged one (the
 	 * reverse case too: swap ref and target) */
-	db_compare *d = open_cmp(td, td, prof, NULL, 1);
-	assert_non_null(d);             /* same folder, no side group: itself */
-	db_compare_run(d);
+	db_compare *d = cu_run(td, td, prof, NULL, 1); /* same folder, no side group: itself */
 	assert_int_equal(db_first_divergence(d, NULL, NULL, -2), -1);
 	p = find_pair(d, "psum", -1, true, 0);
 	assert_non_null(p);
 	assert_true(p->m.max_abs == 0.0);
 	db_compare_free(d);
-	d = open_cmp(td, rd, prof, NULL, 1);
-	assert_non_null(d);
-	db_compare_run(d);
+	d = cu_run(td, rd, prof, NULL, 1);
 	p = find_pair(d, "cat", -1, true, 0);
 	assert_non_null(p);
 	expect_metrics(p, yd, xd, R * C);
 	db_compare_free(d);
-	cu_rm_rf(dir);
-	free(dir);
+	scratch_close(&sc);
 }
 
 static void t_statuses_and_occurrence(void **s)
 {
 	(void)s;
-	char *dir = cu_tmpdir();
-	assert_non_null(dir);
-	const char *prof = write_profile(dir);
-	char rd[1024], td[1024];
-	snprintf(rd, sizeof rd, "%s/ref", dir);
-	snprintf(td, sizeof td, "%s/target", dir);
+	scratch sc;
+	scratch_open(&sc);
+	const char *prof = write_profile(sc.dir), *rd = sc.ref, *td = sc.tgt;
 	float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 2, 3, 4, 5, 7};
 	double ad[6] = {1, 2, 3, 4, 5, 6};
 	long s23[2] = {2, 3}, s32[2] = {3, 2}, s6 = 6;
@@ -525,9 +509,7 @@ static void t_statuses_and_occurrence(void **s)
 	/* another dtype, same values: compared after casting, flagged */
 	assert_int_equal(cu_npy(rd, "layer0.dt_5.npy", "<f4", 1, &s6, a, 0), 0);
 	assert_int_equal(cu_npy(td, "layer0.dt_5.npy", "<f8", 1, &s6, ad, 0), 0);
-	db_compare *c = open_cmp(rd, td, prof, NULL, 0);
-	assert_non_null(c);
-	db_compare_run(c);
+	db_compare *c = cu_run(rd, td, prof, NULL, 0);
 	assert_int_equal(c->n_pairs, 6);
 	const db_pair *h0 = find_pair(c, "h", 0, false, 0), *h1 = find_pair(c, "h", 0, false, 1);
 	assert_null(h0);        /* rank-less layout */
@@ -556,14 +538,13 @@ static void t_statuses_and_occurrence(void **s)
 	/* the first divergence is the 2nd dump of h */
 	assert_int_equal(db_first_divergence(c, NULL, NULL, -2), (long)(h1 - c->pairs));
 	db_compare_free(c);
-	cu_rm_rf(dir);
-	free(dir);
+	scratch_close(&sc);
 }
 
 static void t_filter(void **s)
 {
 	(void)s;
-	db_compare *c = open_cmp(FIXTURES "/layouts/sglang_v1/ref",
+	db_compare *c = cu_open(FIXTURES "/layouts/sglang_v1/ref",
 	                         FIXTURES "/layouts/sglang_v1/target", NULL, "^attn\\.", 0);
 	assert_non_null(c);
 	assert_true(c->n_pairs > 0);
@@ -575,10 +556,8 @@ static void t_filter(void **s)
 static void t_rescan_keeps_results(void **s)
 {
 	(void)s;
-	db_compare *c = open_cmp(FIXTURES "/layouts/atom_hooks/ref",
-	                         FIXTURES "/layouts/atom_hooks/target", NULL, NULL, 0);
-	assert_non_null(c);
-	db_compare_run(c);
+	db_compare *c = cu_run(FIXTURES "/layouts/atom_hooks/ref",
+	                        FIXTURES "/layouts/atom_hooks/target", NULL, NULL, 0);
 	double cos5 = c->pairs[5].m.cos;
 	db_err err;
 	assert_int_equal(db_compare_rescan(c, &err), 0);
@@ -596,26 +575,33 @@ static db_compare *open_cached(const char *r, const char *t, const char *cache)
 	db_err err;
 	if (db_compare_open(r, t, &o, &c, &err) != 0)
 		print_error("%s\n", err.msg);
+	assert_non_null(c);
+	return c;
+}
+
+/* open_cached, run to the end; *n_cached: pairs served from the cache. */
+static db_compare *run_cached(const char *r, const char *t, const char *cache, size_t *n_cached)
+{
+	db_compare *c = open_cached(r, t, cache);
+	db_compare_run(c);
+	*n_cached = atomic_load(&c->n_cached);
 	return c;
 }
 
 static void t_cache(void **s)
 {
 	(void)s;
-	char *dir = cu_tmpdir();
-	assert_non_null(dir);
-	char rd[1024], td[1024], cd[1024], victim[1100];
-	snprintf(rd, sizeof rd, "%s/ref", dir);
-	snprintf(td, sizeof td, "%s/target", dir);
-	snprintf(cd, sizeof cd, "%s/cache/dumpbisect", dir);
+	scratch sc;
+	scratch_open(&sc);
+	const char *rd = sc.ref, *td = sc.tgt;
+	char cd[1024], victim[1100];
+	size_t n_cached;
+	snprintf(cd, sizeof cd, "%s/cache/dumpbisect", sc.dir);
 	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/generic_npy/ref", rd), 0);
 	assert_int_equal(cu_copy_tree(FIXTURES "/layouts/generic_npy/target", td), 0);
-	db_compare *a = open_cached(rd, td, cd);
-	assert_non_null(a);
-	db_compare_run(a);
-	assert_int_equal(atomic_load(&a->n_cached), 0);
+	db_compare *a = run_cached(rd, td, cd, &n_cached);
+	assert_int_equal(n_cached, 0);
 	db_compare *b = open_cached(rd, td, cd);    /* written when a run ends */
-	assert_non_null(b);
 	assert_int_equal(db_compare_start(b), 0);
 	db_compare_stop(b);
 	assert_true(db_compare_finished(b));        /* every pair from the cache */
@@ -626,22 +612,17 @@ static void t_cache(void **s)
 	/* change one file (same size, new bytes, new mtime): only it recomputes */
 	snprintf(victim, sizeof victim, "%s/layer0.hidden_in.npy", td);
 	size_t n;
-	char *bytes = cu_slurp(victim, &n);
+	char *bytes = tu_slurp(victim, &n);
 	assert_non_null(bytes);
 	bytes[n - 2] ^= 0x01;     /* a mantissa bit of the last float */
 	assert_int_equal(unlink(victim), 0);
-	assert_int_equal(cu_write(victim, bytes, n), 0);
+	assert_int_equal(tu_write(victim, bytes, n), 0);
 	struct timespec ts[2] = {{0, UTIME_OMIT}, {1000000000, 0}};
 	assert_int_equal(utimensat(AT_FDCWD, victim, ts, 0), 0);
 	free(bytes);
-	b = open_cached(rd, td, cd);
-	assert_non_null(b);
-	db_compare_run(b);
-	assert_int_equal(atomic_load(&b->n_cached), b->n_pairs - 1);
-	const db_pair *p = NULL;
-	for (size_t i = 0; i < b->n_pairs; i++)
-		if (b->pairs[i].f.layer == 0 && !strcmp(b->pairs[i].f.stage, "hidden_in"))
-			p = &b->pairs[i];
+	b = run_cached(rd, td, cd, &n_cached);
+	assert_int_equal(n_cached, b->n_pairs - 1);
+	const db_pair *p = find_layer_stage(b, 0, "hidden_in");
 	assert_non_null(p);
 	assert_true(p->m.max_abs > 0.0);    /* the new bytes were read */
 	db_compare_free(b);
@@ -660,22 +641,18 @@ static void t_cache(void **s)
 		}
 	closedir(dd);
 	assert_int_equal(files, 1);
-	bytes = cu_slurp(cf, &n);
+	bytes = tu_slurp(cf, &n);
 	assert_non_null(bytes);
 	assert_true(n > 100);
 	bytes[n / 2] ^= 0x01;
-	assert_int_equal(cu_write(cf, bytes, n), 0);
+	assert_int_equal(tu_write(cf, bytes, n), 0);
 	free(bytes);
-	b = open_cached(rd, td, cd);
-	assert_non_null(b);
-	db_compare_run(b);
-	assert_int_equal(atomic_load(&b->n_cached), 0);
+	b = run_cached(rd, td, cd, &n_cached);
+	assert_int_equal(n_cached, 0);
 	assert_true(db_compare_finished(b));
 	db_compare_free(b);
-	b = open_cached(rd, td, cd);
-	assert_non_null(b);
-	db_compare_run(b);
-	assert_int_equal(atomic_load(&b->n_cached), b->n_pairs);
+	b = run_cached(rd, td, cd, &n_cached);
+	assert_int_equal(n_cached, b->n_pairs);
 	db_compare_free(b);
 
 	/* the entry cache of the index: a file rewritten with another shape is
@@ -684,17 +661,12 @@ static void t_cache(void **s)
 	long s23[2] = {2, 3};
 	assert_int_equal(cu_npy(td, "layer0.hidden_in.npy", "<f4", 2, s23, six, 0), 0);
 	b = open_cached(rd, td, cd);
-	assert_non_null(b);
-	p = NULL;
-	for (size_t i = 0; i < b->n_pairs; i++)
-		if (b->pairs[i].f.layer == 0 && !strcmp(b->pairs[i].f.stage, "hidden_in"))
-			p = &b->pairs[i];
+	p = find_layer_stage(b, 0, "hidden_in");
 	assert_non_null(p);
 	assert_int_equal(p->status, DB_ST_SHAPE_MISMATCH);
 	assert_int_equal(p->shape_tgt[1], 3);
 	db_compare_free(b);
-	cu_rm_rf(dir);
-	free(dir);
+	scratch_close(&sc);
 }
 
 int main(void)

@@ -9,17 +9,10 @@
 #include "cmp_util.h"
 #include "db_grid.h"
 
+/* ref vs tgt compared to the end (a failure to open fails the test). */
 static db_compare *open_run(const char *ref, const char *tgt)
 {
-	db_compare_opts o = {.cache_dir = ""};
-	db_compare *c = NULL;
-	db_err err = {{0}};
-	if (db_compare_open(ref, tgt, &o, &c, &err) != 0) {
-		print_error("%s\n", err.msg);
-		return NULL;
-	}
-	db_compare_run(c);
-	return c;
+	return cu_run(ref, tgt, NULL, NULL, 0);
 }
 
 #define LAYOUT(x) FIXTURES "/layouts/" x
@@ -28,7 +21,6 @@ static void t_atom_fwd_grid(void **s)
 {
 	(void)s;
 	db_compare *c = open_run(LAYOUT("atom_fwd"), NULL);
-	assert_non_null(c);
 	db_grid g;
 	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
 	/* embed.* before the layers, *.final* after (model_after) */
@@ -85,7 +77,6 @@ static void t_passes_and_ranks(void **s)
 {
 	(void)s;
 	db_compare *c = open_run(LAYOUT("sglang_v1/ref"), LAYOUT("sglang_v1/target"));
-	assert_non_null(c);
 	char **passes;
 	size_t n = db_passes(c, NULL, &passes);
 	assert_int_equal(n, 2);
@@ -136,7 +127,6 @@ static void t_prefill_pass(void **s)
 {
 	(void)s;
 	db_compare *c = open_run(LAYOUT("atom_hooks/ref"), LAYOUT("atom_hooks/target"));
-	assert_non_null(c);
 	assert_string_equal(db_default_pass(c, NULL), "1");
 	db_grid g;
 	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
@@ -153,7 +143,6 @@ static void t_merged_cells(void **s)
 {
 	(void)s;
 	db_compare *c = open_run(LAYOUT("fwd_hook/ref"), LAYOUT("fwd_hook/target"));
-	assert_non_null(c);
 	db_grid g;
 	assert_int_equal(db_grid_build(c, NULL, NULL, -1, &g), 0);
 	size_t m = db_grid_find(c, &g, 1, "self_attn.attn");
@@ -182,7 +171,6 @@ static void t_merged_cells(void **s)
 static void check_cols(const char *ref, const char *tgt, const char *const *want, size_t n)
 {
 	db_compare *c = open_run(ref, tgt);
-	assert_non_null(c);
 	db_grid g;
 	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
 	if (g.n_cols != n)

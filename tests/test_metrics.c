@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/test_util.h"
+
 /* ---- helpers ----------------------------------------------------------- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -652,23 +654,6 @@ static void test_topk_rows(void **state)
 
 /* ---- numbers from torch ------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	buf[n] = 0;
-	*len = (size_t)n;
-	return buf;
-}
-
 static double jnum(const db_jp *obj, const char *key)
 {
 	const db_jp *v = db_jp_get(obj, key);
@@ -679,12 +664,7 @@ static double jnum(const db_jp *obj, const char *key)
 static void test_torch_cases(void **state)
 {
 	(void)state;
-	size_t len;
-	char *text = slurp(FIXTURES "/metrics_cases.json", &len);
-	db_jp *root;
-	size_t epos;
-	const char *emsg;
-	assert_int_equal(db_jp_parse(text, len, &root, &epos, &emsg), 0);
+	db_jp *root = tu_json(FIXTURES "/metrics_cases.json");
 	assert_int_equal(root->type, DB_JP_ARR);
 	assert_true(root->n >= 8);
 	for (size_t i = 0; i < root->n; i++) {
@@ -693,9 +673,9 @@ static void test_torch_cases(void **state)
 		char path[512];
 		size_t lx, ly;
 		snprintf(path, sizeof path, "%s/%s", FIXTURES, db_jp_get(c, "x")->str);
-		char *bx = slurp(path, &lx);
+		char *bx = tu_read(path, &lx);
 		snprintf(path, sizeof path, "%s/%s", FIXTURES, db_jp_get(c, "y")->str);
-		char *by = slurp(path, &ly);
+		char *by = tu_read(path, &ly);
 		const db_jp *shape = db_jp_get(c, "shape");
 		db_tensor tx = {.dtype = db_dtype_from_name(db_jp_get(c, "dtype_x")->str),
 		                .ndim = (int)shape->n, .data = (uint8_t *)bx};
@@ -731,7 +711,6 @@ static void test_torch_cases(void **state)
 		free(by);
 	}
 	db_jp_free(root);
-	free(text);
 }
 
 int main(void)

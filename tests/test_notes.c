@@ -18,31 +18,25 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/test_util.h"
+
 static char tmpdir[256];
 
 static int setup_dir(void **state)
 {
-	(void)state;
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/db_test_notes_XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tu_mkdtemp(tmpdir, sizeof tmpdir, "notes");
 }
 
 static int teardown_dir(void **state)
 {
-	(void)state;
-	char cmd[640];
-	snprintf(cmd, sizeof cmd, "chmod -R u+w '%.200s'; rm -rf '%.200s'", tmpdir, tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_rm_rf(tmpdir);
 }
 
 static void touch(const char *dir, const char *name, const char *text)
 {
 	char p[512];
 	snprintf(p, sizeof p, "%s/%s", dir, name);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	tu_put(p, text);
 }
 
 static char *slurp(const char *path)
@@ -106,12 +100,11 @@ static void test_numbering(void **state)
 	snprintf(want, sizeof want, "%s/01_first_look.md", dir);
 	assert_string_equal(path, want);
 	const char *text = slurp(path);
-	assert_non_null(strstr(text, "# 01 — First look\n"));
-	assert_non_null(strstr(text, "## Hypothesis\n\nthe o_proj shard of rank 1 is negated\n"));
-	assert_non_null(strstr(text, "## Experiment\n\ndump attn.o_proj per rank\n"));
-	assert_non_null(strstr(text, "## Data\n\n| rank | cos |\n|---|---|\n| 0 | 1.0 |\n| 1 | -1.0 |\n"));
-	assert_non_null(strstr(text, "## Conclusion\n\n_to fill_\n"));
-	assert_non_null(strstr(text, "## Next step\n\n_to fill_\n"));
+	tu_has_all(text, "# 01 — First look\n",
+	           "## Hypothesis\n\nthe o_proj shard of rank 1 is negated\n",
+	           "## Experiment\n\ndump attn.o_proj per rank\n",
+	           "## Data\n\n| rank | cos |\n|---|---|\n| 0 | 1.0 |\n| 1 | -1.0 |\n",
+	           "## Conclusion\n\n_to fill_\n", "## Next step\n\n_to fill_\n", NULL);
 	free(path);
 	/* 02 by hand, 07_x (not markdown), junk: the next is 08 */
 	touch(dir, "02_by_hand.md", "# mine\n");
@@ -234,11 +227,10 @@ static void test_md_bisect(void **state)
 	assert_int_equal(db_bisect_record(&b, &s, &err), 0);
 	char *md = db_md_bisect(&b);
 	assert_non_null(md);
-	assert_non_null(strstr(md, "Bisect state: **search** — between L3 (good) and L7 (bad): 3 left, ~2 probes\n"));
-	assert_non_null(strstr(md, "- good bound: L3\n- bad bound: L7\n"));
-	assert_non_null(strstr(md, "- next: L5\n"));
-	assert_non_null(strstr(md, "| 1 | L7 | bad | auto | 0.50000000 | 0.75 | bug |\n"));
-	assert_non_null(strstr(md, "| 2 | L3 | good | user | 0.99995000 | 0.02 | drift |\n"));
+	tu_has_all(md, "Bisect state: **search** — between L3 (good) and L7 (bad): 3 left, ~2 probes\n",
+	           "- good bound: L3\n- bad bound: L7\n", "- next: L5\n",
+	           "| 1 | L7 | bad | auto | 0.50000000 | 0.75 | bug |\n",
+	           "| 2 | L3 | good | user | 0.99995000 | 0.02 | drift |\n", NULL);
 	free(md);
 	db_bisect_free(&b);
 }

@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <zlib.h>
 
 #include "json_expect.h"
 #include "st_npy.h"
+#include "zip_mini.h"
 
 static bool starts_with(const char *s, const char *pre)
 {
@@ -27,12 +27,7 @@ static void test_fixtures_match_expected(void **state)
 		const db_jp *fmt = db_jp_get(&root->items[k], "format");
 		if (!fmt || (strcmp(fmt->str, "npy") && strcmp(fmt->str, "npz")))
 			continue;
-		char path[1024];
-		snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
-		db_file *f;
-		db_err err;
-		if (db_file_open(path, &f, &err))
-			fail_msg("%s refused: %s", rel, err.msg);
+		db_file *f = je_open_fixture(rel);
 		bool npz = !strcmp(fmt->str, "npz");
 		assert_int_equal(f->format, npz ? DB_FMT_NPZ : DB_FMT_NPY);
 		je_check_file(rel, f, &root->items[k]);
@@ -65,13 +60,12 @@ static void test_bad_fixtures_refused(void **state)
 	const db_jp *root = je_expected();
 	int checked = 0;
 	for (size_t k = 0; k < root->n; k++) {
-		const char *rel = root->keys[k];
-		const db_jp *ref = db_jp_get(&root->items[k], "refuse");
-		size_t rl = strlen(rel);
-		if (!ref || rl < 4 || (strcmp(rel + rl - 4, ".npy") && strcmp(rel + rl - 4, ".npz")))
+		const char *rel = root->keys[k], *want = je_refusal(root, k, ".npy");
+		if (!want)
+			want = je_refusal(root, k, ".npz");
+		if (!want)
 			continue;
-		char path[1024];
-		snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
+		const char *path = je_path(rel);
 		db_file *f;
 		db_err err = { "" };
 		if (db_file_open(path, &f, &err) == 0) {
@@ -79,11 +73,11 @@ static void test_bad_fixtures_refused(void **state)
 			const char *msg = NULL;
 			for (size_t e = 0; e < f->n_entries && !msg; e++)
 				msg = f->entries[e].err;
-			je_assert_contains(rel, msg, ref->str);
+			je_assert_contains(rel, msg, want);
 			je_assert_contains(rel, msg, rel);
 			db_file_close(f);
 		} else {
-			je_assert_contains(rel, err.msg, ref->str);
+			je_assert_contains(rel, err.msg, want);
 			je_assert_contains(rel, err.msg, rel);
 		}
 		checked++;
@@ -119,21 +113,16 @@ static db_file *open_npy(const char *hdr, const void *data, size_t dlen, uint8_t
 {
 	size_t n;
 	*buf = mk_npy(1, hdr, 64, data, dlen, &n);
-	db_file *f = NULL;
-	if (db_file_open_mem("mem.npy", *buf, n, &f, err))
-		return NULL;
-	return f;
+	return je_open_mem("mem.npy", *buf, n, err);
 }
 
 static void expect_refused(const char *hdr, size_t dlen, const char *want)
 {
-	uint8_t zeros[256] = { 0 }, *buf;
-	db_err err = { "" };
-	db_file *f = open_npy(hdr, zeros, dlen, &buf, &err);
-	if (f)
-		fail_msg("accepted: %s", hdr);
-	if (!strstr(err.msg, want))
-		fail_msg("header %s: message '%s' lacks '%s'", hdr, err.msg, want);
+	uint8_t zeros[256] = { 0 };
+	size_t n;
+	uint8_t *buf = mk_npy(1, hdr, 64, zeros, dlen, &n);
+	db_err err;
+	je_expect_refused_mem("mem.npy", buf, n, hdr, want, &err);
 	assert_true(starts_with(err.msg, "mem.npy: byte "));
 	free(buf);
 }
@@ -277,77 +266,6 @@ static void test_layout_and_byte_order(void **state)
 	free(buf);
 }
 
-/* ---- a tiny zip writer for npz tests ---- */
-typedef struct zmem {
-	const char *name;
-	int method;             /* 0 stored, 8 deflate */
-	const uint8_t *data;
-	size_t len;
-	uint64_t usize_lie;     /* nonzero: declare this uncompressed size */
-} zmem;
-
-static void put16(uint8_t **p, unsigned v) { (*p)[0] = (uint8_t)v; (*p)[1] = (uint8_t)(v >> 8); *p += 2; }
-static void put32(uint8_t **p, uint32_t v) { put16(p, v & 0xffff); put16(p, v >> 16); }
-
-static size_t deflate_raw(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
-{
-	z_stream s;
-	memset(&s, 0, sizeof s);
-	assert_int_equal(deflateInit2(&s, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	s.next_in = (Bytef *)(uintptr_t)in;
-	s.avail_in = (uInt)n;
-	s.next_out = out;
-	s.avail_out = (uInt)cap;
-	assert_int_equal(deflate(&s, Z_FINISH), Z_STREAM_END);
-	size_t c = cap - s.avail_out;
-	deflateEnd(&s);
-	return c;
-}
-
-static uint8_t *mk_zip(const zmem *m, size_t nm, size_t *n)
-{
-	size_t cap = 1 << 20;
-	uint8_t *b = malloc(cap), *p = b;
-	uint32_t lho[16], crc[16];
-	size_t cs[16];
-	assert_true(nm <= 16);
-	for (size_t k = 0; k < nm; k++) {
-		size_t nl = strlen(m[k].name);
-		crc[k] = (uint32_t)crc32(0, m[k].data, (uInt)m[k].len);
-		lho[k] = (uint32_t)(p - b);
-		uint8_t *hdr = p;
-		p += 30 + nl;
-		if (m[k].method == 8)
-			cs[k] = deflate_raw(m[k].data, m[k].len, p, cap - (size_t)(p - b) - 4096);
-		else {
-			memcpy(p, m[k].data, m[k].len);
-			cs[k] = m[k].len;
-		}
-		p += cs[k];
-		uint64_t us = m[k].usize_lie ? m[k].usize_lie : m[k].len;
-		put32(&hdr, 0x04034b50); put16(&hdr, 20); put16(&hdr, 0); put16(&hdr, (unsigned)m[k].method);
-		put16(&hdr, 0); put16(&hdr, 0x21); put32(&hdr, crc[k]); put32(&hdr, (uint32_t)cs[k]);
-		put32(&hdr, (uint32_t)us); put16(&hdr, (unsigned)nl); put16(&hdr, 0);
-		memcpy(hdr, m[k].name, nl);
-	}
-	uint8_t *cd = p;
-	for (size_t k = 0; k < nm; k++) {
-		size_t nl = strlen(m[k].name);
-		uint64_t us = m[k].usize_lie ? m[k].usize_lie : m[k].len;
-		put32(&p, 0x02014b50); put16(&p, 20); put16(&p, 20); put16(&p, 0);
-		put16(&p, (unsigned)m[k].method); put16(&p, 0); put16(&p, 0x21); put32(&p, crc[k]);
-		put32(&p, (uint32_t)cs[k]); put32(&p, (uint32_t)us); put16(&p, (unsigned)nl);
-		put16(&p, 0); put16(&p, 0); put16(&p, 0); put16(&p, 0); put32(&p, 0); put32(&p, lho[k]);
-		memcpy(p, m[k].name, nl);
-		p += nl;
-	}
-	uint32_t cdsize = (uint32_t)(p - cd), cdoff = (uint32_t)(cd - b);
-	put32(&p, 0x06054b50); put16(&p, 0); put16(&p, 0); put16(&p, (unsigned)nm);
-	put16(&p, (unsigned)nm); put32(&p, cdsize); put32(&p, cdoff); put16(&p, 0);
-	*n = (size_t)(p - b);
-	return b;
-}
-
 static void test_npz_members(void **state)
 {
 	(void)state;
@@ -362,16 +280,18 @@ static void test_npz_members(void **state)
 	uint8_t *d = mk_npy(1, "{'descr': '<u1', 'fortran_order': False, 'shape': (2097152,), }", 64, zeros, zl, &ld);
 	size_t le;
 	uint8_t *z256 = mk_npy(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (262144,), }", 64, zeros, 262144, &le);
-	zmem m[] = {
-		{ "alpha.npy", 0, a, la, 0 },
-		{ "obj.npy", 0, bo, lb, 0 },
-		{ "dir/gamma.npy", 8, c, lc, 0 },
-		{ "bomb.npy", 8, d, ld, 50u << 20 },
-		{ "lie.npy", 8, c, lc, 30 },
-		{ "zero.npy", 8, z256, le, 0 },
+	zm_member m[] = {
+		{ "alpha.npy", a, la, false },
+		{ "obj.npy", bo, lb, false },
+		{ "dir/gamma.npy", c, lc, true },
+		{ "bomb.npy", d, ld, true },
+		{ "lie.npy", c, lc, true },
+		{ "zero.npy", z256, le, true },
 	};
+	/* declared uncompressed sizes: bomb and lie do not tell the truth */
+	const uint64_t usize[] = { 0, 0, 0, 50u << 20, 30, 0 };
 	size_t n;
-	uint8_t *zip = mk_zip(m, sizeof m / sizeof m[0], &n);
+	uint8_t *zip = zm_build_full(m, sizeof m / sizeof m[0], false, -1, usize, &n);
 	db_file *f;
 	db_err err;
 	if (db_file_open_mem("mem.npz", zip, n, &f, &err))

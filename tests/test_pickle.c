@@ -50,6 +50,27 @@ static void refused(pb *p, const char *want, long at)
 	}
 }
 
+/* A pickle given as its bytes, and the refusal it must meet. */
+typedef struct raw_refusal {
+	const char *bytes;
+	size_t n;
+	const char *want;
+	long at;                /* byte named in the message; -1: any */
+} raw_refusal;
+
+#define REFUSE(lit, want, at) {lit, sizeof(lit) - 1, want, at}
+
+static void refused_all(const raw_refusal *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++, c++) {
+		pb p = {0};
+		put(&p, c->bytes, c->n);
+		refused(&p, c->want, c->at);
+	}
+}
+
+#define REFUSED_ALL(cases) refused_all(cases, sizeof cases / sizeof cases[0])
+
 static const db_pk_val *dget(const db_pk_val *d, const char *k)
 {
 	assert_int_equal(d->type, DB_PK_DICT);
@@ -139,31 +160,27 @@ static void test_codecs_encode_and_ordered_dict(void **state)
 static void test_refused_opcodes(void **state)
 {
 	(void)state;
+	static const raw_refusal cases[] = {
+		REFUSE("\x80\x02(iposix\nsystem\n", "INST posix.system is refused", 3),
+		REFUSE("\x82\x01.", "EXT1", 0),
+		REFUSE("\x83\x01\x00.", "EXT2", 0),
+		REFUSE("K\x01\x84\x01\x00\x00\x00.", "EXT4", 2),
+		REFUSE("P0\n.", "PERSID", 0),
+		REFUSE("S'x'\n.", "unsupported pickle opcode 'S'", 0),
+		REFUSE("\x96\x00\x00\x00\x00\x00\x00\x00\x00.", "unsupported pickle opcode 0x96", 0),
+	};
+	REFUSED_ALL(cases);
 	pb p = {0};
-	RAW(&p, "\x80\x02(iposix\nsystem\n");
-	refused(&p, "INST posix.system is refused", 3);
 	RAW(&p, "\x80\x02(");
 	glob(&p, "collections", "OrderedDict");
 	RAW(&p, "o.");
 	refused(&p, "opcode OBJ is refused", 3 + 25);
-	RAW(&p, "\x82\x01.");
-	refused(&p, "EXT1", 0);
-	RAW(&p, "\x83\x01\x00.");
-	refused(&p, "EXT2", 0);
-	RAW(&p, "K\x01\x84\x01\x00\x00\x00.");
-	refused(&p, "EXT4", 2);
-	RAW(&p, "P0\n.");
-	refused(&p, "PERSID", 0);
 	glob(&p, "collections", "OrderedDict");
 	RAW(&p, ")\x81.");
 	refused(&p, "NEWOBJ of collections.OrderedDict is refused", 26);
 	glob(&p, "collections", "OrderedDict");
 	RAW(&p, ")}\x92.");
 	refused(&p, "NEWOBJ_EX", 27);
-	RAW(&p, "S'x'\n.");
-	refused(&p, "unsupported pickle opcode 'S'", 0);
-	RAW(&p, "\x96\x00\x00\x00\x00\x00\x00\x00\x00.");
-	refused(&p, "unsupported pickle opcode 0x96", 0);
 }
 
 static void test_refused_globals(void **state)
@@ -217,44 +234,36 @@ static void test_refused_globals(void **state)
 static void test_containers_only_their_ops(void **state)
 {
 	(void)state;
+	static const raw_refusal cases[] = {
+		REFUSE("]K\x01K\x02s.", "SETITEM on a list is refused", 5),
+		REFUSE("](K\x01K\x02u.", "SETITEMS on a list is refused", 6),
+		REFUSE("}K\x01" "a.", "APPEND to a dict is refused", 3),
+		REFUSE(")(K\x01" "e.", "APPENDS to a tuple is refused", 4),
+		REFUSE("]}b.", "BUILD on a list is refused", 2),
+		REFUSE("(K\x01K\x02K\x03" "d.", "DICT with an odd number", 7),
+	};
+	REFUSED_ALL(cases);
 	pb p = {0};
-	RAW(&p, "]K\x01K\x02s.");
-	refused(&p, "SETITEM on a list is refused", 5);
-	RAW(&p, "](K\x01K\x02u.");
-	refused(&p, "SETITEMS on a list is refused", 6);
-	RAW(&p, "}K\x01" "a.");
-	refused(&p, "APPEND to a dict is refused", 3);
-	RAW(&p, ")(K\x01" "e.");
-	refused(&p, "APPENDS to a tuple is refused", 4);
-	RAW(&p, "]}b.");
-	refused(&p, "BUILD on a list is refused", 2);
 	glob(&p, "torch", "Size");
 	RAW(&p, "K\x01" "a.");
 	refused(&p, "APPEND to a global is refused", -1);
-	RAW(&p, "(K\x01K\x02K\x03" "d.");
-	refused(&p, "DICT with an odd number", 7);
 }
 
 static void test_stack_discipline(void **state)
 {
 	(void)state;
+	static const raw_refusal cases[] = {
+		REFUSE("(.", "STOP on an empty stack", 1),
+		REFUSE("K\x01(a.", "APPEND on an empty stack", 3),
+		REFUSE("K\x01" "t.", "TUPLE without a MARK", 2),
+		REFUSE("(K\x01u.", "SETITEMS with no container below its MARK", 3),
+		REFUSE("K\x01\x86.", "TUPLE2 with fewer than 2", 2),
+		REFUSE("K\x01", "no STOP", 2),
+		REFUSE("X\xff\x00\x00\x00" "abc.", "truncated inside BINUNICODE", 0),
+		REFUSE("\x80\x07.", "unsupported pickle protocol 7", 0),
+	};
+	REFUSED_ALL(cases);
 	pb p = {0};
-	RAW(&p, "(.");
-	refused(&p, "STOP on an empty stack", 1);
-	RAW(&p, "K\x01(a.");
-	refused(&p, "APPEND on an empty stack", 3);
-	RAW(&p, "K\x01" "t.");
-	refused(&p, "TUPLE without a MARK", 2);
-	RAW(&p, "(K\x01u.");
-	refused(&p, "SETITEMS with no container below its MARK", 3);
-	RAW(&p, "K\x01\x86.");
-	refused(&p, "TUPLE2 with fewer than 2", 2);
-	RAW(&p, "K\x01");
-	refused(&p, "no STOP", 2);
-	RAW(&p, "X\xff\x00\x00\x00" "abc.");
-	refused(&p, "truncated inside BINUNICODE", 0);
-	RAW(&p, "\x80\x07.");
-	refused(&p, "unsupported pickle protocol 7", 0);
 	/* POP discards, POP_MARK drops back to the mark */
 	RAW(&p, "K\x05K\x06" "0(K\x07K\x08" "1.");
 	db_pk_val *v;
@@ -300,23 +309,22 @@ static void test_depth_cap(void **state)
 static void test_memo_and_mark_caps(void **state)
 {
 	(void)state;
+	static const raw_refusal cases[] = {
+		REFUSE("K\x01r\xff\xff\xff\xff.", "memo index 4294967295 exceeds the cap", 2),
+		REFUSE("K\x01r\x00\x00\x40\x00.", "exceeds the cap", 2),
+		REFUSE("h\x05.", "memo slot 5 read before it was written", 0),
+		REFUSE("\x8b\x00\x10\x00\x00", "LONG4 of 4096 bytes exceeds the cap", 0),
+	};
+	REFUSED_ALL(cases);
 	pb p = {0};
-	RAW(&p, "K\x01r\xff\xff\xff\xff.");
-	refused(&p, "memo index 4294967295 exceeds the cap", 2);
-	RAW(&p, "K\x01r\x00\x00\x40\x00.");
-	refused(&p, "exceeds the cap", 2);
 	RAW(&p, "K\x01r\xff\xff\x3f\x00" "j\xff\xff\x3f\x00.");
 	db_pk_val *v;
 	assert_int_equal(run(&p, &v), 0); /* the largest allowed slot works */
 	assert_int_equal(v->u.i, 1);
-	RAW(&p, "h\x05.");
-	refused(&p, "memo slot 5 read before it was written", 0);
 	for (int i = 0; i < 70000; i++)
 		op(&p, '(');
 	op(&p, '.');
 	refused(&p, "nested MARKs (cap)", 65536);
-	RAW(&p, "\x8b\x00\x10\x00\x00");
-	refused(&p, "LONG4 of 4096 bytes exceeds the cap", 0);
 }
 
 static void test_tensor_rebuild(void **state)

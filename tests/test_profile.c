@@ -17,6 +17,7 @@
 #include "db_profile.h"
 #include "db_reader.h"
 #include "json_parse.h"
+#include "lib/test_util.h"
 
 /* ---- helpers ---- */
 
@@ -58,19 +59,6 @@ static void parse_fails(const char *yaml, ...)
 	va_end(ap);
 }
 
-static void fields_eq(const db_fields *f, const char *side, const char *phase,
-                      const char *pass, int rank, int layer, const char *stage,
-                      int64_t order)
-{
-	assert_string_equal(f->side, side);
-	assert_string_equal(f->phase, phase);
-	assert_string_equal(f->pass, pass);
-	assert_int_equal(f->rank, rank);
-	assert_int_equal(f->layer, layer);
-	assert_string_equal(f->stage, stage);
-	assert_int_equal(f->order, order);
-}
-
 /* path then key, both must match */
 static void match2(const db_profile *p, const char *path, const char *key, db_fields *f)
 {
@@ -79,6 +67,34 @@ static void match2(const db_profile *p, const char *path, const char *key, db_fi
 	if (!db_profile_match_key(p, key, f))
 		fail_msg("%s: key '%s' of '%s' does not match", p->name, key, path);
 }
+
+/* A file path and key, and the fields a profile must give them. */
+typedef struct match_case {
+	const char *path, *key;
+	const char *side, *phase, *pass;
+	int rank, layer;
+	const char *stage;
+	int64_t order;
+} match_case;
+
+/* Every case matches p (path, then key) with exactly its fields. */
+static void check_matches(const db_profile *p, const match_case *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++, c++) {
+		db_fields f;
+		match2(p, c->path, c->key, &f);
+		if (strcmp(f.side, c->side) || strcmp(f.phase, c->phase) || strcmp(f.pass, c->pass) ||
+		    f.rank != c->rank || f.layer != c->layer || strcmp(f.stage, c->stage) ||
+		    f.order != c->order)
+			fail_msg("%s: '%s' key '%s': got side '%s' phase '%s' pass '%s' rank %d "
+			         "layer %d stage '%s' order %lld; expected '%s' '%s' '%s' %d %d '%s' %lld",
+			         p->name, c->path, c->key, f.side, f.phase, f.pass, f.rank, f.layer,
+			         f.stage, (long long)f.order, c->side, c->phase, c->pass, c->rank,
+			         c->layer, c->stage, (long long)c->order);
+	}
+}
+
+#define CHECK_MATCHES(p, cases) check_matches(p, cases, sizeof cases / sizeof cases[0])
 
 /* ---- built-ins ---- */
 
@@ -189,10 +205,11 @@ static void test_full_profile(void **state)
 	assert_string_equal(p->probe, "out");
 
 	db_fields f;
-	match2(p, "a/p007/r3.pt", "v", &f);            /* value_key -> key "" -> rename */
-	fields_eq(&f, "ref", "", "7", 3, -1, "hidden_out", -1);
-	match2(p, "b/p1/r0.pt", "l5/attn.q", &f);
-	fields_eq(&f, "target", "", "1", 0, 5, "attn.q", -1);
+	static const match_case cases[] = {
+		{"a/p007/r3.pt", "v", "ref", "", "7", 3, -1, "hidden_out", -1}, /* value_key -> key "" -> rename */
+		{"b/p1/r0.pt", "l5/attn.q", "target", "", "1", 0, 5, "attn.q", -1},
+	};
+	CHECK_MATCHES(p, cases);
 	assert_true(db_profile_match_path(p, "b/p1/r0.pt", &f));
 	assert_false(db_profile_match_key(p, "meta", &f));
 	assert_false(db_profile_match_key(p, "meta.dims", &f));
@@ -328,23 +345,19 @@ static void test_match_sglang_v1(void **state)
 {
 	db_profile *p = load("sglang-v1");
 	db_fields f;
-	match2(p, "sglang_dump_1700000000.0/forward_pass_id=2___rank=1___name=attn.q_rope___dump_index=17___layer_id=3.pt", "", &f);
-	fields_eq(&f, "", "", "2", 1, 3, "attn.q_rope", 17);
-	match2(p, "forward_pass_id=0___rank=0___name=input_ids___dump_index=0.pt", "", &f);
-	fields_eq(&f, "", "", "0", 0, -1, "input_ids", 0);
-	/* extras before layer_id; names with underscores and dots */
-	match2(p, "x/forward_pass_id=1___rank=0___name=layer_start__hidden_states___dump_index=5___foo=bar___layer_id=12.pt", "", &f);
-	fields_eq(&f, "", "", "1", 0, 12, "layer_start__hidden_states", 5);
-	/* Miles phase folder anywhere above */
-	match2(p, "tag/fwd_bwd/engine_0/sglang_dump_1.5/forward_pass_id=3___rank=2___name=hidden_out___dump_index=9___layer_id=0.pt", "", &f);
-	fields_eq(&f, "", "fwd_bwd", "3", 2, 0, "hidden_out", 9);
-	/* first revisions: rank in the folder name, no rank= and no dump_index */
-	match2(p, "tmp/sglang_dump_1712345678.123_3/forward_pass_id=5___name=hidden_states.pt", "", &f);
-	fields_eq(&f, "", "", "5", 3, -1, "hidden_states", -1);
-	match2(p, "sglang_dump_1712345678.123_1/forward_pass_id=5___name=x___rank=1___layer_id=2.pt", "", &f);
-	fields_eq(&f, "", "", "5", 1, 2, "x", -1);
-	match2(p, "sglang_dump_1700000000.0/forward_pass_id=1___name=y.pt", "", &f);
-	fields_eq(&f, "", "", "1", -1, -1, "y", -1);
+	static const match_case cases[] = {
+		{"sglang_dump_1700000000.0/forward_pass_id=2___rank=1___name=attn.q_rope___dump_index=17___layer_id=3.pt", "", "", "", "2", 1, 3, "attn.q_rope", 17},
+		{"forward_pass_id=0___rank=0___name=input_ids___dump_index=0.pt", "", "", "", "0", 0, -1, "input_ids", 0},
+		/* extras before layer_id; names with underscores and dots */
+		{"x/forward_pass_id=1___rank=0___name=layer_start__hidden_states___dump_index=5___foo=bar___layer_id=12.pt", "", "", "", "1", 0, 12, "layer_start__hidden_states", 5},
+		/* Miles phase folder anywhere above */
+		{"tag/fwd_bwd/engine_0/sglang_dump_1.5/forward_pass_id=3___rank=2___name=hidden_out___dump_index=9___layer_id=0.pt", "", "", "fwd_bwd", "3", 2, 0, "hidden_out", 9},
+		/* first revisions: rank in the folder name, no rank= and no dump_index */
+		{"tmp/sglang_dump_1712345678.123_3/forward_pass_id=5___name=hidden_states.pt", "", "", "", "5", 3, -1, "hidden_states", -1},
+		{"sglang_dump_1712345678.123_1/forward_pass_id=5___name=x___rank=1___layer_id=2.pt", "", "", "", "5", 1, 2, "x", -1},
+		{"sglang_dump_1700000000.0/forward_pass_id=1___name=y.pt", "", "", "", "1", -1, -1, "y", -1},
+	};
+	CHECK_MATCHES(p, cases);
 	assert_false(db_profile_match_path(p, "step=0___rank=0___dump_index=1___name=x.pt", &f));
 	assert_false(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.npy", &f));
 	assert_false(db_profile_match_path(p, "inference_x/foo.pt", &f));
@@ -362,15 +375,18 @@ static void test_match_sglang_v2(void **state)
 	db_profile *p = load("sglang-v2");
 	db_fields f;
 	const char *a = "dump_20250101_000000_1/step=4___rank=5___dump_index=12___name=attn_out___recompute_status=disabled___layer_id=7___tp_rank=1___pp_rank=0.pt";
-	match2(p, a, "value", &f);
-	fields_eq(&f, "", "", "4", 1, 7, "attn_out", 12);         /* tp_rank wins over rank */
+	const match_case tp[] = {
+		{a, "value", "", "", "4", 1, 7, "attn_out", 12}, /* tp_rank wins over rank */
+	};
+	CHECK_MATCHES(p, tp);
 	assert_true(db_profile_match_path(p, a, &f));
 	assert_false(db_profile_match_key(p, "meta.dims", &f));
 	assert_false(db_profile_match_key(p, "meta", &f));
-	match2(p, "step=0___rank=3___dump_index=1___name=hidden_out___layer_id=2.pt", "value", &f);
-	fields_eq(&f, "", "", "0", 3, 2, "hidden_out", 1);         /* no tp_rank: world rank */
-	match2(p, "inference/step=0___rank=0___dump_index=0___name=input_ids.pt", "value", &f);
-	fields_eq(&f, "", "inference", "0", 0, -1, "input_ids", 0);
+	static const match_case cases[] = {
+		{"step=0___rank=3___dump_index=1___name=hidden_out___layer_id=2.pt", "value", "", "", "0", 3, 2, "hidden_out", 1}, /* no tp_rank: world rank */
+		{"inference/step=0___rank=0___dump_index=0___name=input_ids.pt", "value", "", "inference", "0", 0, -1, "input_ids", 0},
+	};
+	CHECK_MATCHES(p, cases);
 	assert_false(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.pt", &f));
 	db_profile_free(p);
 }
@@ -380,14 +396,13 @@ static void test_match_sglang_hook(void **state)
 	db_profile *p = load("sglang-hook");
 	db_fields f;
 	const char *path = "TP1_PP0_Rank1_pid1234/Pass00003.pt";
-	match2(p, path, "model.layers.12.self_attn.o_proj", &f);
-	fields_eq(&f, "", "", "3", 1, 12, "self_attn.o_proj", -1);
-	match2(p, path, "model.embed_tokens", &f);
-	fields_eq(&f, "", "", "3", 1, -1, "embed_tokens", -1);
-	match2(p, path, "model.layers.0.input_layernorm.1", &f);
-	fields_eq(&f, "", "", "3", 1, 0, "input_layernorm.1", -1);
-	match2(p, path, "model.layers.4", &f);          /* a layer's own output */
-	fields_eq(&f, "", "", "3", 1, 4, "hidden_out", -1);
+	const match_case cases[] = {
+		{path, "model.layers.12.self_attn.o_proj", "", "", "3", 1, 12, "self_attn.o_proj", -1},
+		{path, "model.embed_tokens", "", "", "3", 1, -1, "embed_tokens", -1},
+		{path, "model.layers.0.input_layernorm.1", "", "", "3", 1, 0, "input_layernorm.1", -1},
+		{path, "model.layers.4", "", "", "3", 1, 4, "hidden_out", -1}, /* a layer's own output */
+	};
+	CHECK_MATCHES(p, cases);
 	match2(p, path, "model", &f);
 	assert_string_equal(f.stage, "model");
 	assert_true(db_profile_is_model_after(p, "model"));
@@ -406,18 +421,20 @@ static void test_match_atom(void **state)
 {
 	db_profile *p = load("atom");
 	db_fields f;
-	match2(p, "layer03_Block_rank1_call007.pt", "hidden", &f);
-	fields_eq(&f, "", "", "7", 1, 3, "hidden_out", -1);
-	match2(p, "d/layer00_MoE_rank0.pt", "hidden", &f);
-	fields_eq(&f, "", "", "", 0, 0, "MoE", -1);
-	match2(p, "layer10_DeepseekV4Attention_rank2_call000.pt", "hidden", &f);
-	fields_eq(&f, "", "", "0", 2, 10, "DeepseekV4Attention", -1);
+	static const match_case cases[] = {
+		{"layer03_Block_rank1_call007.pt", "hidden", "", "", "7", 1, 3, "hidden_out", -1},
+		{"d/layer00_MoE_rank0.pt", "hidden", "", "", "", 0, 0, "MoE", -1},
+		{"layer10_DeepseekV4Attention_rank2_call000.pt", "hidden", "", "", "0", 2, 10, "DeepseekV4Attention", -1},
+	};
+	CHECK_MATCHES(p, cases);
 	assert_true(db_profile_match_path(p, "layer00_MoE_rank0.pt", &f));
 	assert_false(db_profile_match_key(p, "shape", &f));
 	assert_false(db_profile_match_key(p, "input", &f));
 	assert_false(db_profile_match_key(p, "input_fields.0", &f));
-	match2(p, "ref_layer02_Block__attn.q_rope_rank0.pt", "hidden", &f);
-	fields_eq(&f, "", "", "", 0, 2, "attn.q_rope", -1);
+	static const match_case prefixed[] = {
+		{"ref_layer02_Block__attn.q_rope_rank0.pt", "hidden", "", "", "", 0, 2, "attn.q_rope", -1},
+	};
+	CHECK_MATCHES(p, prefixed);
 	assert_int_equal(p->pass_select, DB_PASS_PREFILL);
 	db_profile_free(p);
 }
@@ -426,11 +443,12 @@ static void test_match_atom_fwd(void **state)
 {
 	db_profile *p = load("atom-fwd");
 	db_fields f;
-	match2(p, "dump/ref_rank0_fwd.pt", "layer3.attn_out", &f);
-	fields_eq(&f, "ref", "", "", 0, 3, "attn_out", -1);
-	match2(p, "dump/atom_rank1_fwd.pt", "embed.input_ids", &f);
-	fields_eq(&f, "target", "", "", 1, -1, "embed.input_ids", -1);
-	assert_true(db_profile_is_input_ids(p, f.stage));
+	static const match_case cases[] = {
+		{"dump/ref_rank0_fwd.pt", "layer3.attn_out", "ref", "", "", 0, 3, "attn_out", -1},
+		{"dump/atom_rank1_fwd.pt", "embed.input_ids", "target", "", "", 1, -1, "embed.input_ids", -1},
+	};
+	CHECK_MATCHES(p, cases);
+	assert_true(db_profile_is_input_ids(p, "embed.input_ids"));
 	match2(p, "atom_rank0_fwd.pt", "embed.final_logits", &f);
 	assert_true(db_profile_is_model_after(p, f.stage));
 	assert_false(db_profile_match_path(p, "other_rank0_fwd.pt", &f));
@@ -440,28 +458,21 @@ static void test_match_atom_fwd(void **state)
 static void test_match_generic(void **state)
 {
 	db_profile *p = load("generic");
-	db_fields f;
-	match2(p, "layer3.attn_out.npy", "", &f);
-	fields_eq(&f, "", "", "", -1, 3, "attn_out", -1);
-	match2(p, "d/model.layers.12.mlp.down_proj.pt", "", &f);
-	fields_eq(&f, "", "", "", -1, 12, "mlp.down_proj", -1);
-	match2(p, "layers.0.attn.q.safetensors", "", &f);
-	fields_eq(&f, "", "", "", -1, 0, "attn.q", -1);
-	/* a plain tensor named by its file */
-	match2(p, "final_logits.pt", "", &f);
-	fields_eq(&f, "", "", "", -1, -1, "final_logits", -1);
-	/* dict payloads: the file name does not prefix the stage */
-	match2(p, "ref/dump.safetensors", "model.layers.3.self_attn.o_proj", &f);
-	fields_eq(&f, "", "", "", -1, 3, "self_attn.o_proj", -1);
-	match2(p, "all.npz", "layer7.ffn_out", &f);
-	fields_eq(&f, "", "", "", -1, 7, "ffn_out", -1);
-	match2(p, "all.pt", "layers.2", &f);
-	fields_eq(&f, "", "", "", -1, 2, "hidden_out", -1);
-	match2(p, "all.pt", "model.embed_tokens", &f);
-	fields_eq(&f, "", "", "", -1, -1, "embed_tokens", -1);
-	/* a dict in a file named by layer joins the stage */
-	match2(p, "layer1.attn.pt", "q", &f);
-	fields_eq(&f, "", "", "", -1, 1, "attn.q", -1);
+	static const match_case cases[] = {
+		{"layer3.attn_out.npy", "", "", "", "", -1, 3, "attn_out", -1},
+		{"d/model.layers.12.mlp.down_proj.pt", "", "", "", "", -1, 12, "mlp.down_proj", -1},
+		{"layers.0.attn.q.safetensors", "", "", "", "", -1, 0, "attn.q", -1},
+		/* a plain tensor named by its file */
+		{"final_logits.pt", "", "", "", "", -1, -1, "final_logits", -1},
+		/* dict payloads: the file name does not prefix the stage */
+		{"ref/dump.safetensors", "model.layers.3.self_attn.o_proj", "", "", "", -1, 3, "self_attn.o_proj", -1},
+		{"all.npz", "layer7.ffn_out", "", "", "", -1, 7, "ffn_out", -1},
+		{"all.pt", "layers.2", "", "", "", -1, 2, "hidden_out", -1},
+		{"all.pt", "model.embed_tokens", "", "", "", -1, -1, "embed_tokens", -1},
+		/* a dict in a file named by layer joins the stage */
+		{"layer1.attn.pt", "q", "", "", "", -1, 1, "attn.q", -1},
+	};
+	CHECK_MATCHES(p, cases);
 	db_profile_free(p);
 }
 
@@ -502,19 +513,10 @@ static void test_select_pass(void **state)
 
 /* ---- user profiles ---- */
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-}
-
 static void test_user_profiles(void **state)
 {
-	char tmpl[] = "/tmp/db_test_profile_XXXXXX";
-	char *dir = mkdtemp(tmpl);
-	assert_non_null(dir);
+	char dir[400];
+	assert_int_equal(tu_mkdtemp(dir, sizeof dir, "profile"), 0);
 	char d1[512], d2[512], d3[700], f1[600], f2[600], f3[600];
 	snprintf(d1, sizeof d1, "%s/dumpbisect", dir);
 	snprintf(d2, sizeof d2, "%s/dumpbisect/profiles", dir);
@@ -522,8 +524,8 @@ static void test_user_profiles(void **state)
 	assert_int_equal(mkdir(d2, 0700), 0);
 	snprintf(f1, sizeof f1, "%s/mine.yaml", d2);
 	snprintf(f2, sizeof f2, "%s/generic.yaml", d2);  /* shadows the built-in */
-	write_file(f1, "name: mine\npath: '(?<stage>\\w+)\\.pt$'\n");
-	write_file(f2, "name: generic-user\npath: 'x'\n");
+	tu_put(f1, "name: mine\npath: '(?<stage>\\w+)\\.pt$'\n");
+	tu_put(f2, "name: generic-user\npath: 'x'\n");
 	char *old = getenv("XDG_CONFIG_HOME") ? strdup(getenv("XDG_CONFIG_HOME")) : NULL;
 	setenv("XDG_CONFIG_HOME", dir, 1);
 
@@ -557,19 +559,14 @@ static void test_user_profiles(void **state)
 
 	/* a broken user profile names its file and line */
 	snprintf(f3, sizeof f3, "%s/broken.yaml", d2);
-	write_file(f3, "name: broken\npath: x\nfoo: 1\n");
+	tu_put(f3, "name: broken\npath: x\nfoo: 1\n");
 	db_err err = {{0}};
 	assert_int_equal(db_profile_load("broken", &p, &err), -1);
 	snprintf(d3, sizeof d3, "%s:3:1: unknown key 'foo'", f3);
 	if (!strstr(err.msg, d3))
 		fail_msg("'%s' lacks '%s'", err.msg, d3);
 
-	unlink(f1);
-	unlink(f2);
-	unlink(f3);
-	rmdir(d2);
-	rmdir(d1);
-	rmdir(dir);
+	assert_int_equal(tu_rm_rf(dir), 0);
 	if (old) {
 		setenv("XDG_CONFIG_HOME", old, 1);
 		free(old);
@@ -716,20 +713,7 @@ static void test_fixture_layouts(void **state)
 
 		char jpath[700];
 		snprintf(jpath, sizeof jpath, "%s/expected.json", root);
-		FILE *fp = fopen(jpath, "rb");
-		assert_non_null(fp);
-		fseek(fp, 0, SEEK_END);
-		long sz = ftell(fp);
-		fseek(fp, 0, SEEK_SET);
-		char *txt = malloc((size_t)sz + 1);
-		assert_int_equal(fread(txt, 1, (size_t)sz, fp), (size_t)sz);
-		fclose(fp);
-		db_jp *js = NULL;
-		size_t epos;
-		const char *emsg;
-		if (db_jp_parse(txt, (size_t)sz, &js, &epos, &emsg))
-			fail_msg("%s: byte %zu: %s", jpath, epos, emsg);
-		free(txt);
+		db_jp *js = tu_json(jpath);
 		const db_jp *arr = js->type == DB_JP_OBJ ? db_jp_get(js, "pairs") : js;
 		assert_non_null(arr);
 		assert_int_equal(arr->type, DB_JP_ARR);

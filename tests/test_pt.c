@@ -107,12 +107,7 @@ static void test_fixtures_match_expected(void **state)
 		const db_jp *fmt = db_jp_get(&root->items[k], "format");
 		if (!fmt || !is_pt_format(fmt->str))
 			continue;
-		char path[1024];
-		snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
-		db_file *f;
-		db_err err;
-		if (db_file_open(path, &f, &err))
-			fail_msg("%s refused: %s", rel, err.msg);
+		db_file *f = je_open_fixture(rel);
 		bool legacy = !strcmp(fmt->str, "pt_legacy");
 		assert_string_equal(db_format_name(f->format), fmt->str);
 		const db_jp *ts = db_jp_get(&root->items[k], "tensors");
@@ -125,8 +120,9 @@ static void test_fixtures_match_expected(void **state)
 			je_check_file(rel, f, &root->items[k]);
 		check_pt_extras(rel, f, &root->items[k]);
 		/* the same bytes through db_file_open_mem give the same entries */
-		db_file *g;
-		if (db_file_open_mem(path, f->map, f->map_size, &g, &err))
+		db_err err;
+		db_file *g = je_open_mem(f->path, f->map, f->map_size, &err);
+		if (!g)
 			fail_msg("%s refused from memory: %s", rel, err.msg);
 		assert_int_equal(g->n_entries, f->n_entries);
 		for (size_t e = 0; e < f->n_entries; e++) {
@@ -150,19 +146,16 @@ static void test_bad_fixtures_refused(void **state)
 	const db_jp *root = je_expected();
 	int checked = 0;
 	for (size_t k = 0; k < root->n; k++) {
-		const char *rel = root->keys[k];
-		const db_jp *ref = db_jp_get(&root->items[k], "refuse");
-		size_t rl = strlen(rel);
-		if (!ref || rl < 3 || strcmp(rel + rl - 3, ".pt"))
+		const char *rel = root->keys[k], *want = je_refusal(root, k, ".pt");
+		if (!want)
 			continue;
-		char path[1024];
-		snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
+		const char *path = je_path(rel);
 		db_file *f = (db_file *)1;
 		db_err err = {""};
 		if (db_file_open(path, &f, &err) == 0)
-			fail_msg("%s was accepted; expected a refusal with '%s'", rel, ref->str);
+			fail_msg("%s was accepted; expected a refusal with '%s'", rel, want);
 		assert_null(f);
-		je_assert_contains(rel, err.msg, ref->str);
+		je_assert_contains(rel, err.msg, want);
 		je_assert_contains(rel, err.msg, rel);      /* names the file */
 		if (!strstr(rel, "truncated"))
 			je_assert_contains(rel, err.msg, "byte "); /* and where */
@@ -177,10 +170,18 @@ static db_file *open_members(const zm_member *m, size_t n, db_err *err, uint8_t 
 {
 	size_t len;
 	*keep = zm_build(m, n, &len);
-	db_file *f = NULL;
-	if (db_file_open_mem("hand.pt", *keep, len, &f, err))
-		return NULL;
-	return f;
+	return je_open_mem("hand.pt", *keep, len, err);
+}
+
+/* The archive of members m must be refused with a message holding want
+ * (what names the case); the message is left in *err. */
+static void expect_archive_refused(const zm_member *m, size_t n, const char *what,
+                                   const char *want, db_err *err)
+{
+	size_t len;
+	uint8_t *z = zm_build(m, n, &len);
+	je_expect_refused_mem("hand.pt", z, len, what, want, err);
+	free(z);
 }
 
 static void test_prefix_byteorder_and_deflate(void **state)
@@ -222,9 +223,7 @@ static void test_prefix_byteorder_and_deflate(void **state)
 	/* byteorder must say little or big */
 	m[1].data = "middle";
 	m[1].len = 6;
-	assert_null(open_members(m, 4, &err, &z));
-	je_assert_contains("byteorder", err.msg, "hand.pt: entry 'my.odd name/byteorder'");
-	free(z);
+	expect_archive_refused(m, 4, "byteorder", "hand.pt: entry 'my.odd name/byteorder'", &err);
 	free(p.b);
 }
 
@@ -235,30 +234,20 @@ static void test_archive_refusals(void **state)
 	tensor_pickle(&p, "_rebuild_tensor_v2", "FloatStorage", 3, "K\x03\x85", "K\x01\x85");
 	RAW(&p, "tR.");
 	static const float le[3] = {1, 2, 3};
-	uint8_t *z;
 	db_err err;
 	zm_member no_pkl[] = {{"a/version", "3\n", 2, false}};
-	assert_null(open_members(no_pkl, 1, &err, &z));
-	je_assert_contains("no data.pkl", err.msg, "without 'a/data.pkl'");
-	free(z);
+	expect_archive_refused(no_pkl, 1, "no data.pkl", "without 'a/data.pkl'", &err);
 	zm_member no_rec[] = {{"a/data.pkl", p.b, p.n, false}};
-	assert_null(open_members(no_rec, 1, &err, &z));
-	je_assert_contains("no record", err.msg, "has no record 'a/data/0'");
+	expect_archive_refused(no_rec, 1, "no record", "has no record 'a/data/0'", &err);
 	je_assert_contains("no record", err.msg, "byte ");
-	free(z);
 	zm_member no_prefix[] = {{"data.pkl", p.b, p.n, false}, {"a/data/0", le, 12, false}};
-	assert_null(open_members(no_prefix, 2, &err, &z));
-	je_assert_contains("prefix", err.msg, "no '<prefix>/' folder");
-	free(z);
+	expect_archive_refused(no_prefix, 2, "prefix", "no '<prefix>/' folder", &err);
 	zm_member code[] = {{"a/data.pkl", p.b, p.n, false}, {"a/code/m.py", "x", 1, false},
 	                    {"a/data/0", le, 12, false}};
-	assert_null(open_members(code, 3, &err, &z));
-	je_assert_contains("code/", err.msg, "TorchScript");
-	free(z);
+	expect_archive_refused(code, 3, "code/", "TorchScript", &err);
 	zm_member short_rec[] = {{"a/data.pkl", p.b, p.n, false}, {"a/data/0", le, 8, false}};
-	assert_null(open_members(short_rec, 2, &err, &z));
-	je_assert_contains("short", err.msg, "record holds 8 bytes but the pickle declares 3 elements");
-	free(z);
+	expect_archive_refused(short_rec, 2, "short",
+	                       "record holds 8 bytes but the pickle declares 3 elements", &err);
 	free(p.b);
 }
 

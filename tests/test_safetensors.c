@@ -10,12 +10,6 @@
 #include "json_expect.h"
 #include "st_npy.h"
 
-static bool ends_with(const char *s, const char *suf)
-{
-	size_t a = strlen(s), b = strlen(suf);
-	return a >= b && !strcmp(s + a - b, suf);
-}
-
 static void test_fixtures_match_expected(void **state)
 {
 	(void)state;
@@ -25,12 +19,7 @@ static void test_fixtures_match_expected(void **state)
 		const db_jp *fmt = db_jp_get(&root->items[k], "format");
 		if (!fmt || strcmp(fmt->str, "safetensors"))
 			continue;
-		char path[1024];
-		snprintf(path, sizeof path, "%s/%s", FIXTURES, root->keys[k]);
-		db_file *f;
-		db_err err;
-		if (db_file_open(path, &f, &err))
-			fail_msg("%s refused: %s", root->keys[k], err.msg);
+		db_file *f = je_open_fixture(root->keys[k]);
 		assert_int_equal(f->format, DB_FMT_SAFETENSORS);
 		je_check_file(root->keys[k], f, &root->items[k]);
 		for (size_t e = 0; e < f->n_entries; e++) {
@@ -63,20 +52,18 @@ static void test_bad_fixtures_refused(void **state)
 	const db_jp *root = je_expected();
 	int checked = 0;
 	for (size_t k = 0; k < root->n; k++) {
-		const char *rel = root->keys[k];
-		const db_jp *ref = db_jp_get(&root->items[k], "refuse");
-		if (!ref || !ends_with(rel, ".safetensors"))
+		const char *rel = root->keys[k], *want = je_refusal(root, k, ".safetensors");
+		if (!want)
 			continue;
-		char path[1024];
-		snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
+		const char *path = je_path(rel);
 		size_t n;
-		uint8_t *buf = je_slurp(path, &n);
+		uint8_t *buf = (uint8_t *)tu_slurp(path, &n);
 		assert_non_null(buf);
 		db_file *f;
 		db_err err = { "" };
 		if (read_direct(rel, buf, n, &f, &err) == 0)
 			fail_msg("%s accepted by db_read_safetensors", rel);
-		je_assert_contains(rel, err.msg, ref->str);
+		je_assert_contains(rel, err.msg, want);
 		je_assert_contains(rel, err.msg, rel);          /* names the file */
 		je_assert_contains(rel, err.msg, "byte ");      /* and an offset */
 		db_file_close(f);
@@ -84,7 +71,7 @@ static void test_bad_fixtures_refused(void **state)
 		if (db_file_open(path, &f, &err) == 0)
 			fail_msg("%s accepted by db_file_open", rel);
 		if (n >= 8)
-			je_assert_contains(rel, err.msg, ref->str);
+			je_assert_contains(rel, err.msg, want);
 		free(buf);
 		checked++;
 	}
@@ -111,23 +98,17 @@ static db_file *open_st(const char *hdr, const void *data, size_t dlen, uint8_t 
 {
 	size_t n;
 	*buf = mk_st(hdr, data, dlen, &n);
-	db_file *f = NULL;
-	if (db_file_open_mem("mem.safetensors", *buf, n, &f, err))
-		return NULL;
-	return f;
+	return je_open_mem("mem.safetensors", *buf, n, err);
 }
 
 static void expect_refused(const char *hdr, size_t dlen, const char *want)
 {
 	uint8_t zeros[64] = { 0 };
-	uint8_t *buf;
-	db_err err = { "" };
 	assert_true(dlen <= sizeof zeros);
-	db_file *f = open_st(hdr, zeros, dlen, &buf, &err);
-	if (f)
-		fail_msg("accepted: %s", hdr);
-	if (!strstr(err.msg, want))
-		fail_msg("header %s: message '%s' lacks '%s'", hdr, err.msg, want);
+	size_t n;
+	uint8_t *buf = mk_st(hdr, zeros, dlen, &n);
+	db_err err;
+	je_expect_refused_mem("mem.safetensors", buf, n, hdr, want, &err);
 	assert_non_null(strstr(err.msg, "mem.safetensors: "));
 	free(buf);
 }

@@ -20,22 +20,18 @@
 #include <cmocka.h>
 
 #include "db_atomic.h"
+#include "lib/test_util.h"
 
 static char tmpdir[256];
 
 static int setup_dir(void **state)
 {
-	(void)state;
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/db_test_session_XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tu_mkdtemp(tmpdir, sizeof tmpdir, "session");
 }
 
 static int teardown_dir(void **state)
 {
-	(void)state;
-	char cmd[640];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_rm_rf(tmpdir);
 }
 
 static db_session *sample(void)

@@ -9,22 +9,9 @@
 
 #include <stdio.h>
 
+#include "lib/test_util.h"
 #include "zip.h"
 #include "zip_mini.h"
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	assert_non_null(fp);
-	fseek(fp, 0, SEEK_END);
-	long sz = ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	uint8_t *b = malloc((size_t)sz + 1);
-	assert_int_equal(fread(b, 1, (size_t)sz, fp), (size_t)sz);
-	fclose(fp);
-	*n = (size_t)sz;
-	return b;
-}
 
 static const char hello[] = "hello, zip";
 static const char big[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -258,7 +245,7 @@ static void test_real_torch_archive(void **state)
 {
 	(void)state;
 	size_t n;
-	uint8_t *d = slurp(FIXTURES "/pt/many_300.pt", &n);
+	uint8_t *d = (uint8_t *)tu_read(FIXTURES "/pt/many_300.pt", &n);
 	assert_non_null(d);
 	db_zip zip;
 	db_err err;

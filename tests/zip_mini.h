@@ -68,11 +68,29 @@ static uint8_t *zm_deflate(const void *d, size_t n, size_t *out)
 	return o;
 }
 
+/* The fields a local header and its central-directory entry share, from
+ * "version needed" to "extra length". */
+static inline void zm_entry_fields(zm_buf *b, bool deflate, uint32_t crc, size_t clen,
+                                   uint64_t usize, size_t nl)
+{
+	zm_u16(b, 20);
+	zm_u16(b, 0);
+	zm_u16(b, deflate ? 8 : 0);
+	zm_u32(b, 0);
+	zm_u32(b, crc);
+	zm_u32(b, (uint32_t)clen);
+	zm_u32(b, (uint32_t)usize);
+	zm_u16(b, (uint32_t)nl);
+	zm_u16(b, 0);
+}
+
 /* Whole archive; caller frees. zip64: also write the ZIP64 end record and
  * locator (as torch always does). classic_count: value written into the
- * classic end record's entry counts (-1 = the real count). */
-static uint8_t *zm_build_ex(const zm_member *m, size_t n, bool zip64, long classic_count,
-                            size_t *len)
+ * classic end record's entry counts (-1 = the real count). usize: NULL, or
+ * per member the uncompressed size to declare (0: the real one), so tests
+ * can build archives that lie about it. */
+static inline uint8_t *zm_build_full(const zm_member *m, size_t n, bool zip64,
+                                     long classic_count, const uint64_t *usize, size_t *len)
 {
 	zm_buf b = {0}, cd = {0};
 	for (size_t i = 0; i < n; i++) {
@@ -84,31 +102,16 @@ static uint8_t *zm_build_ex(const zm_member *m, size_t n, bool zip64, long class
 			payload = comp;
 		}
 		uint32_t crc = (uint32_t)crc32(0, m[i].data, (uInt)m[i].len);
+		uint64_t us = usize && usize[i] ? usize[i] : m[i].len;
 		uint32_t lho = (uint32_t)b.n;
 		zm_u32(&b, 0x04034b50);
-		zm_u16(&b, 20);
-		zm_u16(&b, 0);
-		zm_u16(&b, m[i].deflate ? 8 : 0);
-		zm_u32(&b, 0);
-		zm_u32(&b, crc);
-		zm_u32(&b, (uint32_t)clen);
-		zm_u32(&b, (uint32_t)m[i].len);
-		zm_u16(&b, (uint32_t)nl);
-		zm_u16(&b, 0);
+		zm_entry_fields(&b, m[i].deflate, crc, clen, us, nl);
 		zm_put(&b, m[i].name, nl);
 		zm_put(&b, payload, clen);
 		free(comp);
 		zm_u32(&cd, 0x02014b50);
 		zm_u16(&cd, 0x031E);
-		zm_u16(&cd, 20);
-		zm_u16(&cd, 0);
-		zm_u16(&cd, m[i].deflate ? 8 : 0);
-		zm_u32(&cd, 0);
-		zm_u32(&cd, crc);
-		zm_u32(&cd, (uint32_t)clen);
-		zm_u32(&cd, (uint32_t)m[i].len);
-		zm_u16(&cd, (uint32_t)nl);
-		zm_u16(&cd, 0);
+		zm_entry_fields(&cd, m[i].deflate, crc, clen, us, nl);
 		zm_u16(&cd, 0);
 		zm_u16(&cd, 0);
 		zm_u16(&cd, 0);
@@ -149,7 +152,13 @@ static uint8_t *zm_build_ex(const zm_member *m, size_t n, bool zip64, long class
 	return b.p;
 }
 
-static uint8_t *zm_build(const zm_member *m, size_t n, size_t *len)
+static inline uint8_t *zm_build_ex(const zm_member *m, size_t n, bool zip64,
+                                   long classic_count, size_t *len)
+{
+	return zm_build_full(m, n, zip64, classic_count, NULL, len);
+}
+
+static inline uint8_t *zm_build(const zm_member *m, size_t n, size_t *len)
 {
 	return zm_build_ex(m, n, true, -1, len);
 }
