@@ -11,6 +11,8 @@
 static const uint8_t legacy_magic[10] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 
 #define PKL_CAP ((size_t)1 << 31) /* largest data.pkl we inflate */
+/* 2^32 elements: ~4 s of metrics; real expanded views are far smaller */
+#define DB_PT_MAX_VIEW_ELEMS ((uint64_t)1 << 32)
 
 /* One storage's bytes, as found by a reader. */
 typedef struct pt_rec {
@@ -153,6 +155,16 @@ static int add_tensor(pt_ctx *c, const db_pk_val *tv, db_err *err)
 		return db_err_set(err, c->f->path, key, tv->off,
 		                  "storage offset %lld out of bounds of a storage of %llu elements", (long long)pt->offset,
 		                  (unsigned long long)elems);
+	/* Stride-0 views (expand) may show more elements than are stored, and
+	 * that is legitimate; but a 759-byte file can then claim 2^62 elements
+	 * that every metric would walk. Above the cap it is an entry error. */
+	if (numel > elems && numel > DB_PT_MAX_VIEW_ELEMS) {
+		db_err_set(&ee, c->f->path, key, tv->off,
+		           "view of %llu elements over %llu stored ones exceeds the %llu-element cap for expanded views",
+		           (unsigned long long)numel, (unsigned long long)elems,
+		           (unsigned long long)DB_PT_MAX_VIEW_ELEMS);
+		return db_file_add_entry_error(c->f, key, &ee, err);
+	}
 	db_entry *e = db_file_add_entry(c->f, key);
 	if (!e)
 		return db_err_set(err, c->f->path, key, -1, "out of memory");

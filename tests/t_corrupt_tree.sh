@@ -9,7 +9,7 @@ mkdir -p "$DB_TMP"
 src=$DB_FIXTURES/layouts/sglang_v1/ref
 cp -r "$src" "$DB_TMP/ref"
 cp -r "$src" "$DB_TMP/target"
-victim=$(cd "$DB_TMP/target" && find . -type f -name '*layer_id=2.pt' | sort | head -1)
+victim=$(cd "$DB_TMP/target" && find . -type f -name '*layer_id=2.pt' | sort | sed -n 1p)  # not head: SIGPIPE under pipefail
 victim=${victim#./}
 [ -n "$victim" ] || { echo "FAIL: no layer-2 file in $src"; exit 1; }
 size=$(stat -c %s "$DB_TMP/target/$victim")

@@ -27,7 +27,7 @@
 #define SMALL 4096
 #define SPREAD 200
 #define FLIPS 40
-#define FLIPS_BIG 6     /* files over 16 KiB (np/bad/bomb.npz inflates 64 MiB per load) */
+#define FLIPS_BIG 6     /* files over 16 KiB */
 
 typedef struct corpus {
 	char **paths;       /* relative to FIXTURES, e.g. "np/c8.npy" */

@@ -90,10 +90,11 @@ int tui_key_parse(const char **s)
 					*s = end + 1;
 					return named[i].key;
 				}
-			if ((name[0] == 'C' || name[0] == 'c') && name[1] == '-' &&
-			    isalpha((unsigned char)name[2]) && !name[3]) {
+			/* <C-a>..<C-z> and the caret-notation rest: <C-\> <C-]> <C-^> <C-_> */
+			if ((name[0] == 'C' || name[0] == 'c') && name[1] == '-' && name[2] && !name[3] &&
+			    (isalpha((unsigned char)name[2]) || strchr("\\]^_", name[2]))) {
 				*s = end + 1;
-				return tolower((unsigned char)name[2]) & 0x1f;
+				return toupper((unsigned char)name[2]) & 0x1f;
 			}
 			if ((name[0] == 'F' || name[0] == 'f') && isdigit((unsigned char)name[1])) {
 				int f = atoi(name + 1);
@@ -136,8 +137,10 @@ const char *tui_key_name(int key, char *buf, size_t len)
 		}
 	if (key >= TUI_KEY_FN(KEY_F(1)) && key <= TUI_KEY_FN(KEY_F(63)))
 		snprintf(buf, len, "<F%d>", key - TUI_KEY_FN(KEY_F0));
-	else if (key >= 1 && key < 32)
+	else if (key >= 1 && key <= 26)
 		snprintf(buf, len, "<C-%c>", 'a' + key - 1);
+	else if (key >= 28 && key < 32)
+		snprintf(buf, len, "<C-%c>", '@' + key);
 	else if (key >= TUI_KEY_FN(0))
 		snprintf(buf, len, "<Key%d>", key - TUI_KEY_FN(0));
 	else if (key < 0x80)

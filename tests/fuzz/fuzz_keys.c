@@ -70,11 +70,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n < 0 && (bad < s || bad > s + size))
 		__builtin_trap();
 	for (int i = 0; i < n; i++) {
-		/* Known bug, pinned by tests/test_fuzz_regress.c: <C-\> <C-]> <C-^>
-		 * <C-_> (28..31) get names the parser refuses. Skipped here so
-		 * long runs keep looking for other failures. */
-		if (ks[i] >= 28 && ks[i] <= 31)
-			continue;
 		char name[64];
 		tui_key_name(ks[i], name, sizeof name);
 		const char *p = name;
