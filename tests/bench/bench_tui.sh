@@ -9,7 +9,7 @@
 #   usage: tests/bench/bench_tui.sh [path/to/dumpbisect] [work dir]
 set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${1:-$SRC/build/dumpbisect}
+BIN=$(realpath "${1:-$SRC/build/dumpbisect}")   # the runs cd elsewhere
 W=${2:-${TMPDIR:-/tmp}/dumpbisect-bench-tui}
 LAYERS=128
 STAGES=40
