@@ -16,6 +16,23 @@ char *bcli_abspath(const char *path)
 	return path ? strdup(path) : NULL;
 }
 
+int bcli_load_session(const char *file, const char *ref, const char *target, db_session **out,
+                      db_err *err)
+{
+	if (db_session_load(file, out, err) < 0)
+		return -1;
+	db_session *s = *out;
+	if (ref) {
+		free(s->ref);
+		s->ref = bcli_abspath(ref);
+	}
+	if (target) {
+		free(s->target);
+		s->target = bcli_abspath(target);
+	}
+	return db_session_check_trees(s, err) < 0 ? -1 : 0;
+}
+
 int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const char *target,
                   const db_cmp_args *a)
 {

@@ -13,6 +13,13 @@ char *bcli_abspath(const char *path);
 /* Open the workbench through db_cmd_tui_hook with the session file (may
  * be NULL), the trees (NULL: the session's) and the comparison options;
  * returns its exit code, or 2 after a message when no workbench is linked. */
+/* db_session_load of file, with ref / target (NULL: the session's) made
+ * absolute in place of its trees, then db_session_check_trees. *out is
+ * set as by db_session_load (the caller frees it, also on failure);
+ * 0 or -1 with err set. */
+int bcli_load_session(const char *file, const char *ref, const char *target, db_session **out,
+                      db_err *err);
+
 int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const char *target,
                   const db_cmp_args *a);
 

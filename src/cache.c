@@ -8,7 +8,6 @@
  * stored: they are recomputed from the metrics with the current profile. */
 #include "compare_priv.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binio.h"
 #include "hash.h"
 #include "strmap.h"
 
@@ -41,14 +41,6 @@ typedef struct cache {
 	size_t n, cap;
 } cache;
 
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *s = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 1099511628211ull;
-	return h;
-}
-
 static char *real_or_copy(const char *p)
 {
 	char buf[PATH_MAX];
@@ -71,11 +63,11 @@ static cache *get_cache(db_compare *c)
 	k->ref_real = real_or_copy(c->ref_root);
 	k->tgt_real = real_or_copy(c->tgt_root);
 	if (k->ref_real && k->tgt_real) {
-		uint64_t h = 1469598103934665603ull;
-		h = fnv(k->ref_real, strlen(k->ref_real) + 1, h);
-		h = fnv(k->tgt_real, strlen(k->tgt_real) + 1, h);
-		h = fnv(c->profile->name, strlen(c->profile->name) + 1, h);
-		h = fnv(&pr->one_folder, sizeof pr->one_folder, h);
+		uint64_t h = DB_FNV_INIT;
+		h = db_fnv(k->ref_real, strlen(k->ref_real) + 1, h);
+		h = db_fnv(k->tgt_real, strlen(k->tgt_real) + 1, h);
+		h = db_fnv(c->profile->name, strlen(c->profile->name) + 1, h);
+		h = db_fnv(&pr->one_folder, sizeof pr->one_folder, h);
 		size_t n = strlen(pr->cache_dir) + 40;
 		if ((k->file = malloc(n)))
 			snprintf(k->file, n, "%s/%016llx.cache", pr->cache_dir, (unsigned long long)h);
@@ -239,27 +231,13 @@ static void load(cache *k)
 	k->loaded = true;
 	if (!k->file)
 		return;
-	int fd = open(k->file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	size_t size;
+	char *buf = db_slurp(k->file, 28, (size_t)1 << 30, &size);
+	if (!buf)
 		return;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 28 ||
-	    st.st_size > ((off_t)1 << 30) || !(buf = malloc((size_t)st.st_size))) {
-		close(fd);
-		return;
-	}
-	size_t size = (size_t)st.st_size, got = 0;
-	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
 	uint64_t sum, count;
 	uint32_t ver;
-	if (got != size || memcmp(buf, CACHE_MAGIC, 8) != 0)
+	if (memcmp(buf, CACHE_MAGIC, 8) != 0)
 		goto out;
 	memcpy(&sum, buf + size - 8, 8);
 	if (sum != db_hash64(buf, size - 8, DB_HASH_SEED))
@@ -347,61 +325,6 @@ void db_cache_store(db_compare *c, const db_pair *p)
 	free(key);
 }
 
-static int mkdirs(const char *dir)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof buf, "%s", dir);
-	for (char *s = buf + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-				return -1;
-			*s = '/';
-		}
-	return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* Writes through a buffer; the checksum is of the whole buffer. */
-typedef struct wbuf {
-	char *p;
-	size_t n, cap;
-	int err;
-} wbuf;
-
-static int write_all(wbuf *w, const void *p, size_t n)
-{
-	if (w->err)
-		return -1;
-	if (w->n + n > w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 65536;
-		while (cap < w->n + n)
-			cap *= 2;
-		char *q = realloc(w->p, cap);
-		if (!q)
-			return w->err = -1;
-		w->p = q;
-		w->cap = cap;
-	}
-	memcpy(w->p + w->n, p, n);
-	w->n += n;
-	return 0;
-}
-
-static int write_fd(int fd, const void *p, size_t n)
-{
-	const char *s = p;
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 void db_cache_flush(db_compare *c)
 {
 	db_cmp_priv *pr = c->priv;
@@ -423,30 +346,30 @@ void db_cache_flush(db_compare *c)
 	size_t n = strlen(k->file) + 32;
 	char *tmp = malloc(n);
 	int fd = -1, rc = -1;
-	if (tmp && mkdirs(pr->cache_dir) == 0) {
+	if (tmp && db_mkdirs(pr->cache_dir) == 0) {
 		snprintf(tmp, n, "%s.tmp.%ld", k->file, (long)getpid());
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	}
 	if (fd >= 0) {
 		/* the whole file is built in memory, checksummed, written once */
-		wbuf w = {0};
+		db_wbuf w = {0};
 		uint32_t ver = CACHE_METRIC_VERSION;
-		write_all(&w, CACHE_MAGIC, 8);
-		write_all(&w, &ver, 4);
-		write_all(&w, &count, 8);
+		db_wbuf_put(&w, CACHE_MAGIC, 8);
+		db_wbuf_put(&w, &ver, 4);
+		db_wbuf_put(&w, &count, 8);
 		for (size_t i = 0; i < k->n; i++) {
 			if (prune && !k->recs[i].used)
 				continue;
 			uint32_t kl = (uint32_t)strlen(k->recs[i].key);
 			double v[REC_NUMS];
 			put_metrics(&k->recs[i].m, v);
-			write_all(&w, &kl, 4);
-			write_all(&w, k->recs[i].key, kl);
-			write_all(&w, v, sizeof v);
+			db_wbuf_put(&w, &kl, 4);
+			db_wbuf_put(&w, k->recs[i].key, kl);
+			db_wbuf_put(&w, v, sizeof v);
 		}
 		uint64_t sum = w.err ? 0 : db_hash64(w.p, w.n, DB_HASH_SEED);
-		write_all(&w, &sum, 8);
-		rc = w.err ? -1 : write_fd(fd, w.p, w.n);
+		db_wbuf_put(&w, &sum, 8);
+		rc = w.err ? -1 : db_write_all(fd, w.p, w.n);
 		free(w.p);
 		if (rc == 0)
 			rc = fsync(fd);

@@ -159,13 +159,9 @@ int db_cmd_compare(int argc, char **argv)
 	                                      DB_FMT_BIT(DB_FMT_JSON));
 	if (fmt < 0)
 		return 2;
-	db_compare_opts o = {0};
-	if (db_cmp_args_apply(&cmd, &ca, &o) != 0)
-		return 2;
 	db_compare *c;
-	db_err err = {{0}};
-	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, &c, &err) != 0)
-		return db_cmd_error(&cmd, "%s", err.msg);
+	if ((rc = db_cmd_open_compare(&cmd, &ca, pos, npos, &c)) != 0)
+		return rc;
 	progress(c);
 	/* The same writers as the export's metrics.json / metrics.csv. */
 	if (fmt == DB_FMT_JSON)

@@ -50,17 +50,7 @@ int db_cmd_export(int argc, char **argv)
 	char *outdir = NULL;
 	rc = 2;
 	bool have_res = false;
-	if (db_session_load(file, &s, &err) < 0)
-		goto fail;
-	if (ref) {
-		free(s->ref);
-		s->ref = bcli_abspath(ref);
-	}
-	if (tgt) {
-		free(s->target);
-		s->target = bcli_abspath(tgt);
-	}
-	if (db_session_check_trees(s, &err) < 0)
+	if (bcli_load_session(file, ref, tgt, &s, &err) < 0)
 		goto fail;
 	if (!co.profile)
 		co.profile = s->profile;

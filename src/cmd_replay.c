@@ -91,17 +91,7 @@ int db_cmd_replay(int argc, char **argv)
 	db_bisect then = {0};
 	replay_row *rows = NULL;
 	rc = 2;
-	if (db_session_load(file, &s, &err) < 0)
-		goto fail;
-	if (ref) {
-		free(s->ref);
-		s->ref = bcli_abspath(ref);
-	}
-	if (tgt) {
-		free(s->target);
-		s->target = bcli_abspath(tgt);
-	}
-	if (db_session_check_trees(s, &err) < 0)
+	if (bcli_load_session(file, ref, tgt, &s, &err) < 0)
 		goto fail;
 	if (db_session_to_bisect(s, &then, &err) < 0)
 		goto fail;

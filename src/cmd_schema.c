@@ -50,13 +50,9 @@ int db_cmd_schema(int argc, char **argv)
 	if (fmt < 0)
 		return 2;
 	bool json = fmt == DB_FMT_JSON;
-	db_compare_opts o = {0};
-	if (db_cmp_args_apply(&cmd, &ca, &o) != 0)
-		return 2;
 	db_compare *c;
-	db_err err = {{0}};
-	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, &c, &err) != 0)
-		return db_cmd_error(&cmd, "%s", err.msg);
+	if ((rc = db_cmd_open_compare(&cmd, &ca, pos, npos, &c)) != 0)
+		return rc;
 	size_t counts[5] = {0};     /* ref_only, target_only, shape, dtype, error */
 	if (json) {
 		fputs("{\"profile\": ", stdout);

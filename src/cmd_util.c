@@ -323,3 +323,15 @@ void db_json_field(FILE *out, const char *s, bool numeric_if_digits)
 	}
 	db_json_str(out, s);
 }
+
+int db_cmd_open_compare(const db_cmd *c, const db_cmp_args *a, const char *const *pos, int npos,
+                        db_compare **out)
+{
+	db_compare_opts o = {0};
+	if (db_cmp_args_apply(c, a, &o) != 0)
+		return 2;
+	db_err err = {{0}};
+	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, out, &err) != 0)
+		return db_cmd_error(c, "%s", err.msg);
+	return 0;
+}

@@ -8,6 +8,11 @@
 #include "db_cmd.h"
 #include "db_compare.h"
 
+/* Applies a's options and opens the comparison of pos[0] with pos[1]
+ * (when npos > 1): 0 and *out (caller frees with db_compare_free), or the
+ * exit code after the message. */
+int db_cmd_open_compare(const db_cmd *c, const db_cmp_args *a, const char *const *pos, int npos,
+                        db_compare **out);
 /* Strict positive int; -1 when s is not one. */
 int db_parse_threads(const char *s);
 /* The locale says UTF-8 (LC_ALL, LC_CTYPE, LANG). */

@@ -6,7 +6,6 @@
  * header: another version starts empty. */
 #include "index_priv.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -16,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binio.h"
 #include "strmap.h"
 
 #define ICACHE_MAGIC "DBICACH1"
@@ -40,14 +40,6 @@ struct db_icache {
 	bool dirty;
 	bool loaded;            /* read on first use: a snapshot hit needs none */
 };
-
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *s = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 1099511628211ull;
-	return h;
-}
 
 static void free_ents(ent_meta *e, size_t n)
 {
@@ -113,89 +105,29 @@ static int add(db_icache *c, const char *rel, int64_t size, int64_t mtime, ent_m
 	return 0;
 }
 
-/* Cursor over the loaded bytes; every read is bounds-checked. */
-typedef struct rd {
-	const char *p;
-	size_t left;
-	bool bad;
-} rd;
-
-static void take(rd *r, void *dst, size_t n)
-{
-	if (r->bad || r->left < n) {
-		r->bad = true;
-		memset(dst, 0, n);
-		return;
-	}
-	memcpy(dst, r->p, n);
-	r->p += n;
-	r->left -= n;
-}
-
-static char *take_str(rd *r)
-{
-	uint32_t l;
-	take(r, &l, 4);
-	if (r->bad || r->left < l) {
-		r->bad = true;
-		return NULL;
-	}
-	char *s = malloc((size_t)l + 1);
-	if (!s) {
-		r->bad = true;
-		return NULL;
-	}
-	memcpy(s, r->p, l);
-	s[l] = 0;
-	r->p += l;
-	r->left -= l;
-	if (strlen(s) != l) {
-		free(s);
-		r->bad = true;
-		return NULL;
-	}
-	return s;
-}
-
 static void load(db_icache *c)
 {
-	int fd = open(c->file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	size_t size;
+	char *buf = db_slurp(c->file, 32, (size_t)1 << 31, &size);
+	if (!buf)
 		return;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 32 ||
-	    st.st_size > ((off_t)1 << 31) || !(buf = malloc((size_t)st.st_size))) {
-		close(fd);
-		return;
-	}
-	size_t size = (size_t)st.st_size, got = 0;
-	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
 	uint64_t sum;
-	if (got != size)
-		goto out;
 	memcpy(&sum, buf + size - 8, 8);
-	if (memcmp(buf, ICACHE_MAGIC, 8) || sum != fnv(buf, size - 8, 1469598103934665603ull))
+	if (memcmp(buf, ICACHE_MAGIC, 8) || sum != db_fnv(buf, size - 8, DB_FNV_INIT))
 		goto out;
-	rd r = {buf + 8, size - 16, false};
-	char *ver = take_str(&r);
+	db_rd r = {buf + 8, size - 16, false};
+	char *ver = db_rd_str(&r);
 	bool ok = ver && !strcmp(ver, DB_VERSION);
 	free(ver);
 	uint64_t count;
-	take(&r, &count, 8);
+	db_rd_take(&r, &count, 8);
 	for (uint64_t i = 0; ok && !r.bad && i < count; i++) {
-		char *rel = take_str(&r);
+		char *rel = db_rd_str(&r);
 		int64_t size_, mtime;
 		uint32_t n;
-		take(&r, &size_, 8);
-		take(&r, &mtime, 8);
-		take(&r, &n, 4);
+		db_rd_take(&r, &size_, 8);
+		db_rd_take(&r, &mtime, 8);
+		db_rd_take(&r, &n, 4);
 		if (r.bad || n > r.left / 12) {
 			free(rel);
 			break;
@@ -208,15 +140,15 @@ static void load(db_icache *c)
 		size_t k = 0;
 		for (; k < n && !r.bad; k++) {
 			int32_t dt, nd;
-			e[k].key = take_str(&r);
-			take(&r, &dt, 4);
-			take(&r, &nd, 4);
+			e[k].key = db_rd_str(&r);
+			db_rd_take(&r, &dt, 4);
+			db_rd_take(&r, &nd, 4);
 			if (dt < 0 || dt >= DB_DT__COUNT || nd < 0 || nd > DB_MAX_DIMS)
 				r.bad = true;
 			e[k].dtype = (db_dtype)dt;
 			e[k].ndim = nd;
 			for (int d = 0; d < nd && !r.bad; d++)
-				take(&r, &e[k].shape[d], 8);
+				db_rd_take(&r, &e[k].shape[d], 8);
 		}
 		if (r.bad) {
 			free_ents(e, k);
@@ -242,7 +174,7 @@ db_icache *db_icache_open(const char *dir, const char *root)
 	pthread_mutex_init(&c->mu, NULL);
 	db_strmap_init(&c->idx);
 	const char *r = realpath(root, real) ? real : root;
-	uint64_t h = fnv(r, strlen(r) + 1, 1469598103934665603ull);
+	uint64_t h = db_fnv(r, strlen(r) + 1, DB_FNV_INIT);
 	size_t n = strlen(dir) + 40;
 	c->dir = strdup(dir);
 	c->file = malloc(n);
@@ -299,66 +231,6 @@ void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 	pthread_mutex_unlock(&c->mu);
 }
 
-int db_mkdirs(const char *dir)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof buf, "%s", dir);
-	for (char *s = buf + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-				return -1;
-			*s = '/';
-		}
-	return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* Buffered writer that also checksums. */
-typedef struct wr {
-	int fd;
-	char buf[65536];
-	size_t n;
-	uint64_t sum;
-	int err;
-} wr;
-
-static void wflush(wr *w)
-{
-	size_t off = 0;
-	while (!w->err && off < w->n) {
-		ssize_t k = write(w->fd, w->buf + off, w->n - off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			w->err = -1;
-		else
-			off += (size_t)k;
-	}
-	w->n = 0;
-}
-
-static void put(wr *w, const void *p, size_t n)
-{
-	w->sum = fnv(p, n, w->sum);
-	const char *s = p;
-	while (n) {
-		if (w->n == sizeof w->buf)
-			wflush(w);
-		size_t k = sizeof w->buf - w->n < n ? sizeof w->buf - w->n : n;
-		memcpy(w->buf + w->n, s, k);
-		w->n += k;
-		s += k;
-		n -= k;
-	}
-}
-
-static void put_str(wr *w, const char *s)
-{
-	uint32_t l = (uint32_t)strlen(s);
-	put(w, &l, 4);
-	put(w, s, l);
-}
-
 static void save(db_icache *c)
 {
 	size_t used = 0;
@@ -369,50 +241,47 @@ static void save(db_icache *c)
 	uint64_t count = prune ? used : c->n;
 	size_t ln = strlen(c->file) + 32;
 	char *tmp = malloc(ln);
-	wr *w = malloc(sizeof *w);
-	if (!tmp || !w || db_mkdirs(c->dir) != 0)
+	db_wbuf b = {0};
+	int fd = -1;
+	if (!tmp || db_mkdirs(c->dir) != 0)
 		goto out;
 	snprintf(tmp, ln, "%s.tmp.%ld", c->file, (long)getpid());
-	w->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (w->fd < 0)
-		goto out;
-	w->n = 0;
-	w->err = 0;
-	w->sum = 1469598103934665603ull;
-	put(w, ICACHE_MAGIC, 8);
-	put_str(w, DB_VERSION);
-	put(w, &count, 8);
+	/* the whole file is built in memory, checksummed, written once */
+	db_wbuf_put(&b, ICACHE_MAGIC, 8);
+	db_wbuf_str(&b, DB_VERSION);
+	db_wbuf_put(&b, &count, 8);
 	for (size_t i = 0; i < c->n; i++) {
 		const irec *r = &c->recs[i];
 		if (prune && !r->used)
 			continue;
 		uint32_t n = (uint32_t)r->n;
-		put_str(w, r->rel);
-		put(w, &r->size, 8);
-		put(w, &r->mtime, 8);
-		put(w, &n, 4);
+		db_wbuf_str(&b, r->rel);
+		db_wbuf_put(&b, &r->size, 8);
+		db_wbuf_put(&b, &r->mtime, 8);
+		db_wbuf_put(&b, &n, 4);
 		for (size_t k = 0; k < r->n; k++) {
 			int32_t dt = (int32_t)r->ents[k].dtype, nd = r->ents[k].ndim;
-			put_str(w, r->ents[k].key);
-			put(w, &dt, 4);
-			put(w, &nd, 4);
-			put(w, r->ents[k].shape, (size_t)nd * 8);
+			db_wbuf_str(&b, r->ents[k].key);
+			db_wbuf_put(&b, &dt, 4);
+			db_wbuf_put(&b, &nd, 4);
+			db_wbuf_put(&b, r->ents[k].shape, (size_t)nd * 8);
 		}
 	}
-	uint64_t sum = w->sum;
-	put(w, &sum, 8);
-	wflush(w);
-	int rc = w->err;
+	uint64_t sum = b.err ? 0 : db_fnv(b.p, b.n, DB_FNV_INIT);
+	db_wbuf_put(&b, &sum, 8);
+	if (b.err || (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		goto out;
+	int rc = db_write_all(fd, b.p, b.n);
 	if (rc == 0)
-		rc = fsync(w->fd);
-	if (close(w->fd) != 0)
+		rc = fsync(fd);
+	if (close(fd) != 0)
 		rc = -1;
 	if (rc == 0)
 		rc = rename(tmp, c->file);
 	if (rc != 0)
 		unlink(tmp);
 out:
-	free(w);
+	free(b.p);
 	free(tmp);
 }
 

@@ -49,8 +49,6 @@ int db_profile_detect_walk(const char *root, const struct db_walk *w, const char
                            db_profile **out, char *why, size_t whylen, db_err *err);
 /* The directory the cache lives in (NULL for none). */
 const char *db_icache_dir(const db_icache *c);
-/* mkdir -p with mode 0700; 0 when dir exists afterwards. */
-int db_mkdirs(const char *dir);
 
 /* Snapshots (index_snap.c): a whole index, and a detection result, keyed
  * by everything they depend on (listing, profile rules, side, version).

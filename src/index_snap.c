@@ -12,7 +12,6 @@
  * record). Corrupt or foreign files read as a miss (checksum). */
 #include "index_priv.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -22,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binio.h"
 #include "hash.h"
 #include "walk.h"
 
@@ -30,26 +30,17 @@
 #ifndef DB_VERSION
 #define DB_VERSION "dev"
 #endif
-#define FNV_INIT 1469598103934665603ull
-
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *s = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 1099511628211ull;
-	return h;
-}
 
 /* Strings hash with their NUL; NULL differs from "". */
 static uint64_t fnv_str(const char *s, uint64_t h)
 {
 	static const char null_mark[] = "\x01(null)";
-	return s ? fnv(s, strlen(s) + 1, h) : fnv(null_mark, sizeof null_mark, h);
+	return s ? db_fnv(s, strlen(s) + 1, h) : db_fnv(null_mark, sizeof null_mark, h);
 }
 
 static uint64_t fnv_strs(char *const *v, size_t n, uint64_t h)
 {
-	h = fnv(&n, sizeof n, h);
+	h = db_fnv(&n, sizeof n, h);
 	for (size_t i = 0; i < n; i++)
 		h = fnv_str(v[i], h);
 	return h;
@@ -77,8 +68,8 @@ static uint64_t profile_index_hash(const db_profile *p, uint64_t h)
 
 uint64_t db_isnap_key(const db_walk *w, bool is_file, const db_profile *p, const char *side)
 {
-	uint64_t h = fnv_str(SNAP_MAGIC DB_VERSION, FNV_INIT);
-	h = fnv(&is_file, sizeof is_file, h);
+	uint64_t h = fnv_str(SNAP_MAGIC DB_VERSION, DB_FNV_INIT);
+	h = db_fnv(&is_file, sizeof is_file, h);
 	h = fnv_str(side, h);
 	h = profile_index_hash(p, h);
 	return h ^ db_walk_hash(w, false);
@@ -86,8 +77,8 @@ uint64_t db_isnap_key(const db_walk *w, bool is_file, const db_profile *p, const
 
 uint64_t db_detect_key(const db_walk *w, const db_profile *const *profiles, size_t n)
 {
-	uint64_t h = fnv_str(DETECT_MAGIC DB_VERSION, FNV_INIT);
-	h = fnv(&n, sizeof n, h);
+	uint64_t h = fnv_str(DETECT_MAGIC DB_VERSION, DB_FNV_INIT);
+	h = db_fnv(&n, sizeof n, h);
 	/* detection reads the name and what match_path reads */
 	for (size_t i = 0; i < n; i++) {
 		const db_profile *p = profiles[i];
@@ -106,7 +97,7 @@ static char *snap_path(const char *dir, const char *root, const char *suffix)
 {
 	char real[PATH_MAX];
 	const char *r = realpath(root, real) ? real : root;
-	uint64_t h = fnv(r, strlen(r) + 1, FNV_INIT);
+	uint64_t h = db_fnv(r, strlen(r) + 1, DB_FNV_INIT);
 	size_t n = strlen(dir) + strlen(suffix) + 24;
 	char *s = malloc(n);
 	if (s)
@@ -118,30 +109,14 @@ static char *snap_path(const char *dir, const char *root, const char *suffix)
  * *len excludes the trailer. NULL otherwise. */
 static char *read_record(const char *path, const char *magic, uint64_t key, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	size_t size;
+	char *buf = db_slurp(path, 24, (size_t)1 << 31, &size);
+	if (!buf)
 		return NULL;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 24 ||
-	    st.st_size > ((off_t)1 << 31) || !(buf = malloc((size_t)st.st_size))) {
-		close(fd);
-		return NULL;
-	}
-	size_t size = (size_t)st.st_size, got = 0;
-	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
 	uint64_t sum, k;
-	if (got == size) {
-		memcpy(&sum, buf + size - 8, 8);
-		memcpy(&k, buf + 8, 8);
-	}
-	if (got != size || memcmp(buf, magic, 8) || k != key ||
+	memcpy(&sum, buf + size - 8, 8);
+	memcpy(&k, buf + 8, 8);
+	if (memcmp(buf, magic, 8) || k != key ||
 	    sum != db_hash64(buf, size - 8, DB_HASH_SEED)) {
 		free(buf);
 		return NULL;
@@ -150,47 +125,13 @@ static char *read_record(const char *path, const char *magic, uint64_t key, size
 	return buf;
 }
 
-/* Growable output buffer; err set on OOM. */
-typedef struct obuf {
-	char *p;
-	size_t n, cap;
-	bool err;
-} obuf;
-
-static void put(obuf *b, const void *p, size_t n)
-{
-	if (b->err)
-		return;
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 65536;
-		while (cap < b->n + n)
-			cap *= 2;
-		char *q = realloc(b->p, cap);
-		if (!q) {
-			b->err = true;
-			return;
-		}
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-
-static void put_str(obuf *b, const char *s)
-{
-	uint32_t l = (uint32_t)strlen(s);
-	put(b, &l, 4);
-	put(b, s, l);
-}
-
 /* Temp file + rename, without fsync: a record torn by a crash fails its
  * checksum and reads as a miss, which costs one slow open, not a wrong
  * answer; the sync would cost every first open of a tree. */
-static void write_record(const char *dir, const char *path, obuf *b)
+static void write_record(const char *dir, const char *path, db_wbuf *b)
 {
 	uint64_t sum = db_hash64(b->p, b->n, DB_HASH_SEED);
-	put(b, &sum, 8);
+	db_wbuf_put(b, &sum, 8);
 	if (b->err || db_mkdirs(dir) != 0)
 		return;
 	size_t n = strlen(path) + 32;
@@ -200,81 +141,12 @@ static void write_record(const char *dir, const char *path, obuf *b)
 	static atomic_uint seq;         /* two scans of one root write at once */
 	snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	bool ok = fd >= 0;
-	for (size_t off = 0; ok && off < b->n;) {
-		ssize_t w = write(fd, b->p + off, b->n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		ok = w > 0;
-		off += ok ? (size_t)w : 0;
-	}
+	bool ok = fd >= 0 && db_write_all(fd, b->p, b->n) == 0;
 	if (fd >= 0 && close(fd) != 0)
 		ok = false;
 	if (!ok || rename(tmp, path) != 0)
 		unlink(tmp);
 	free(tmp);
-}
-
-/* Bounds-checked reader over a record. */
-typedef struct rd {
-	const char *p;
-	size_t left;
-	bool bad;
-} rd;
-
-static void take(rd *r, void *dst, size_t n)
-{
-	if (r->bad || r->left < n) {
-		r->bad = true;
-		memset(dst, 0, n);
-		return;
-	}
-	memcpy(dst, r->p, n);
-	r->p += n;
-	r->left -= n;
-}
-
-/* Into a fixed buffer (fields); bad when it does not fit. */
-static void take_fixed(rd *r, char *dst, size_t cap)
-{
-	uint32_t l;
-	take(r, &l, 4);
-	if (r->bad || l >= cap || r->left < l) {
-		r->bad = true;
-		dst[0] = 0;
-		return;
-	}
-	memcpy(dst, r->p, l);
-	dst[l] = 0;
-	r->p += l;
-	r->left -= l;
-	if (strlen(dst) != l)
-		r->bad = true;
-}
-
-static char *take_str(rd *r)
-{
-	uint32_t l;
-	take(r, &l, 4);
-	if (r->bad || r->left < l) {
-		r->bad = true;
-		return NULL;
-	}
-	char *s = malloc((size_t)l + 1);
-	if (!s) {
-		r->bad = true;
-		return NULL;
-	}
-	memcpy(s, r->p, l);
-	s[l] = 0;
-	r->p += l;
-	r->left -= l;
-	if (strlen(s) != l) {
-		free(s);
-		r->bad = true;
-		return NULL;
-	}
-	return s;
 }
 
 /* ---- index snapshots ------------------------------------------------------ */
@@ -295,29 +167,29 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 	char *path = snap_path(dir, root, side_tag(side));
 	if (!path)
 		return;
-	obuf b = {0};
-	put(&b, SNAP_MAGIC, 8);
-	put(&b, &key, 8);
+	db_wbuf b = {0};
+	db_wbuf_put(&b, SNAP_MAGIC, 8);
+	db_wbuf_put(&b, &key, 8);
 	uint64_t v[4] = {ix->n_files, ix->n_refused, ix->n_items, ix->n_unparsed};
-	put(&b, v, sizeof v);
+	db_wbuf_put(&b, v, sizeof v);
 	for (size_t i = 0; i < ix->n_unparsed; i++)
-		put_str(&b, ix->unparsed[i]);
+		db_wbuf_str(&b, ix->unparsed[i]);
 	for (size_t i = 0; i < ix->n_items; i++) {
 		const db_item *it = &ix->items[i];
-		put_str(&b, it->path);
-		put_str(&b, it->key);
-		put_str(&b, it->f.side);
-		put_str(&b, it->f.phase);
-		put_str(&b, it->f.pass);
-		put_str(&b, it->f.stage);
+		db_wbuf_str(&b, it->path);
+		db_wbuf_str(&b, it->key);
+		db_wbuf_str(&b, it->f.side);
+		db_wbuf_str(&b, it->f.phase);
+		db_wbuf_str(&b, it->f.pass);
+		db_wbuf_str(&b, it->f.stage);
 		int32_t iv[5] = {it->f.rank, it->f.layer, (int32_t)it->dtype, it->ndim,
 		                 it->occurrence};
 		int64_t lv[4] = {it->f.order, it->seq, (int64_t)it->size, it->mtime_ns};
 		uint8_t sf = it->f.stage_is_file;
-		put(&b, iv, sizeof iv);
-		put(&b, lv, sizeof lv);
-		put(&b, &sf, 1);
-		put(&b, it->shape, (size_t)it->ndim * sizeof *it->shape);
+		db_wbuf_put(&b, iv, sizeof iv);
+		db_wbuf_put(&b, lv, sizeof lv);
+		db_wbuf_put(&b, &sf, 1);
+		db_wbuf_put(&b, it->shape, (size_t)it->ndim * sizeof *it->shape);
 	}
 	write_record(dir, path, &b);
 	free(b.p);
@@ -349,9 +221,9 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	free(path);
 	if (!buf)
 		return NULL;
-	rd r = {buf + 16, len - 16, false};
+	db_rd r = {buf + 16, len - 16, false};
 	uint64_t v[4];
-	take(&r, v, sizeof v);
+	db_rd_take(&r, v, sizeof v);
 	db_index *ix = calloc(1, sizeof *ix);
 	/* every item takes at least 77 bytes: bounds the allocation */
 	if (!ix || r.bad || v[2] > r.left / 77 || v[3] > r.left / 4)
@@ -366,24 +238,24 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	if (v[3] && !(ix->unparsed = calloc((size_t)v[3], sizeof *ix->unparsed)))
 		goto bad;
 	for (uint64_t i = 0; i < v[3] && !r.bad; i++)
-		if ((ix->unparsed[i] = take_str(&r)))
+		if ((ix->unparsed[i] = db_rd_str(&r)))
 			ix->n_unparsed++;
 	if (v[2] && !(ix->items = calloc((size_t)v[2], sizeof *ix->items)))
 		goto bad;
 	for (uint64_t i = 0; i < v[2] && !r.bad; i++) {
 		db_item *it = &ix->items[ix->n_items++];
-		it->path = take_str(&r);
-		it->key = take_str(&r);
-		take_fixed(&r, it->f.side, sizeof it->f.side);
-		take_fixed(&r, it->f.phase, sizeof it->f.phase);
-		take_fixed(&r, it->f.pass, sizeof it->f.pass);
-		take_fixed(&r, it->f.stage, sizeof it->f.stage);
+		it->path = db_rd_str(&r);
+		it->key = db_rd_str(&r);
+		db_rd_fixed(&r, it->f.side, sizeof it->f.side);
+		db_rd_fixed(&r, it->f.phase, sizeof it->f.phase);
+		db_rd_fixed(&r, it->f.pass, sizeof it->f.pass);
+		db_rd_fixed(&r, it->f.stage, sizeof it->f.stage);
 		int32_t iv[5];
 		int64_t lv[4];
 		uint8_t sf;
-		take(&r, iv, sizeof iv);
-		take(&r, lv, sizeof lv);
-		take(&r, &sf, 1);
+		db_rd_take(&r, iv, sizeof iv);
+		db_rd_take(&r, lv, sizeof lv);
+		db_rd_take(&r, &sf, 1);
 		it->f.rank = iv[0];
 		it->f.layer = iv[1];
 		it->f.order = lv[0];
@@ -397,7 +269,7 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 		it->size = (off_t)lv[2];
 		it->mtime_ns = lv[3];
 		for (int d = 0; d < it->ndim && !r.bad; d++)
-			take(&r, &it->shape[d], 8);
+			db_rd_take(&r, &it->shape[d], 8);
 	}
 	if (r.bad || r.left)
 		goto bad;
@@ -422,9 +294,9 @@ bool db_detect_load(const char *dir, const char *root, uint64_t key, char *name,
 	free(path);
 	if (!buf)
 		return false;
-	rd r = {buf + 16, len - 16, false};
-	take_fixed(&r, name, namelen);
-	take_fixed(&r, why, whylen);
+	db_rd r = {buf + 16, len - 16, false};
+	db_rd_fixed(&r, name, namelen);
+	db_rd_fixed(&r, why, whylen);
 	bool ok = !r.bad && !r.left && *name;
 	free(buf);
 	return ok;
@@ -438,11 +310,11 @@ void db_detect_store(const char *dir, const char *root, uint64_t key, const char
 	char *path = snap_path(dir, root, "detect");
 	if (!path)
 		return;
-	obuf b = {0};
-	put(&b, DETECT_MAGIC, 8);
-	put(&b, &key, 8);
-	put_str(&b, name);
-	put_str(&b, why);
+	db_wbuf b = {0};
+	db_wbuf_put(&b, DETECT_MAGIC, 8);
+	db_wbuf_put(&b, &key, 8);
+	db_wbuf_str(&b, name);
+	db_wbuf_str(&b, why);
 	write_record(dir, path, &b);
 	free(b.p);
 	free(path);
