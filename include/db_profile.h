@@ -57,7 +57,8 @@ typedef struct db_profile {
 	char *key_pat; void *key_re;    /* named groups over the inner key; NULL = any */
 	char *value_key;                /* dict payloads: key holding the tensor */
 	char **ignore_keys; size_t n_ignore_keys;
-	char *side_ref, *side_target;   /* values of (?<side>) meaning ref / target */
+	char *side_ref, *side_target;   /* values of (?<side>) meaning ref / target;
+	                                 * "" = the group is empty or did not take part */
 	char **phase_order; size_t n_phase_order;
 	char **stage_order; size_t n_stage_order;   /* globs, execution order */
 	char **model_after; size_t n_model_after;   /* globs: model-level stages drawn after the layers */
@@ -95,6 +96,8 @@ const char *db_profile_builtin_yaml(const char *name);
  * Fields the path does not give are reset (rank -1, layer -1, order -1,
  * ""). Decimal passes lose leading zeros. Thread-safe. */
 bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *f);
+/* The path or key pattern has a (?<side>) group: both runs may share a folder. */
+bool db_profile_has_side_group(const db_profile *p);
 /* Refine f from an inner key (may be ""): key groups override path groups,
  * except stage, which is joined "path_stage.key_stage" when both exist.
  * false when the profile has a key pattern and the key does not match.

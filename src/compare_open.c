@@ -24,19 +24,6 @@ static bool same_dir(const char *a, const char *b)
 	return !strcmp(ra, rb);
 }
 
-static bool re_has_group(const void *re, const char *name)
-{
-	if (!re)
-		return false;
-	int n = pcre2_substring_number_from_name(re, (PCRE2_SPTR)name);
-	return n >= 0 || n == PCRE2_ERROR_NOUNIQUESUBSTRING;     /* (?J) duplicates */
-}
-
-static bool has_side_group(const db_profile *p)
-{
-	return re_has_group(p->path_re, "side") || re_has_group(p->key_re, "side");
-}
-
 static bool has_side(const db_index *ix, const char *side)
 {
 	for (size_t i = 0; i < ix->n_items; i++)
@@ -150,14 +137,20 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	*ref = t->ref.ix;
 	*tgt = t->tgt.ix;
 	if (one && (!has_side(*ref, "ref") || !has_side(*tgt, "target"))) {
-		db_err_set(err, c->ref_root, NULL, -1,
-		           "one folder given, but profile %s finds no %s side in it; "
-		           "give REF and TARGET folders", c->profile->name,
-		           !has_side(*ref, "ref") ? "reference" : "target");
+		bool no_ref = !has_side(*ref, "ref");
 		db_index_free(*ref);
 		db_index_free(*tgt);
 		*ref = *tgt = NULL;
-		return -1;
+		if (pr->twice) {
+			/* REF and TARGET named the same folder and it holds one run
+			 * only (ATOM's reference files alone): compare it with itself */
+			pr->one_folder = false;
+			return scan_trees(c, t, ref, tgt, err);
+		}
+		return db_err_set(err, c->ref_root, NULL, -1,
+		                  "one folder given, but profile %s finds no %s side in it; "
+		                  "give REF and TARGET folders", c->profile->name,
+		                  no_ref ? "reference" : "target");
 	}
 	return 0;
 }
@@ -289,8 +282,10 @@ int db_compare_open(const char *ref, const char *tgt,
 		return -1;
 	}
 	/* one folder: TARGET left out, or the same folder with a side group
-	 * (the same folder without one compares a tree with itself) */
-	pr->one_folder = !tgt || (same && has_side_group(c->profile));
+	 * (the same folder without one, or holding one side only, compares a
+	 * tree with itself) */
+	pr->twice = tgt && same;
+	pr->one_folder = !tgt || (same && db_profile_has_side_group(c->profile));
 	rc = scan_trees(c, &t, &c->ref, &c->tgt, err);
 	free_trees(&t);
 	if (rc != 0 || db_build_pairs(c, err) != 0) {

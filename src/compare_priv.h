@@ -84,6 +84,7 @@ typedef struct db_cmp_priv {
 	void *filter_re;        /* pcre2_code */
 	int threads;
 	bool one_folder;        /* both sides in one folder, split by the side group */
+	bool twice;             /* REF and TARGET name the same folder */
 	size_t max_shards;      /* most shards a merged pair needs on one side */
 	_Atomic int *owner;     /* per pair: 0 free, 1 pool, 2 caller */
 	db_pool *pool;

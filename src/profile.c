@@ -266,10 +266,26 @@ static int match(const void *re, const char *s, pcre2_match_data **md)
 	return rc >= 0 ? 0 : -1;
 }
 
-/* Apply the groups of md to f; only groups that took part are written.
- * false when a numeric group is not a number or a side value is unknown. */
-static bool apply_groups(const db_profile *p, pcre2_match_data *md, db_fields *f,
-                         char *stage, size_t stage_cap)
+static bool re_has_group(const void *re, const char *name)
+{
+	if (!re)
+		return false;
+	int n = pcre2_substring_number_from_name(re, (PCRE2_SPTR)name);
+	return n >= 0 || n == PCRE2_ERROR_NOUNIQUESUBSTRING;     /* (?J) duplicates */
+}
+
+bool db_profile_has_side_group(const db_profile *p)
+{
+	return p && (re_has_group(p->path_re, "side") || re_has_group(p->key_re, "side"));
+}
+
+/* Apply the groups of md (a match of re) to f; only groups that took part
+ * are written, except that a side group of re left empty means the side
+ * whose value is "" (ATOM's hooks write layerNN_*.pt beside the reference's
+ * ref_layerNN_*.pt: only one side has a prefix). false when a numeric group
+ * is not a number or a side value is unknown. */
+static bool apply_groups(const db_profile *p, const void *re, pcre2_match_data *md,
+                         db_fields *f, char *stage, size_t stage_cap)
 {
 	char buf[256];
 	if (group(md, "side", buf, sizeof buf) && *buf) {
@@ -279,6 +295,8 @@ static bool apply_groups(const db_profile *p, pcre2_match_data *md, db_fields *f
 			strcpy(f->side, "target");
 		else
 			return false;
+	} else if (!*f->side && (!*p->side_ref || !*p->side_target) && re_has_group(re, "side")) {
+		strcpy(f->side, *p->side_ref ? "target" : "ref");
 	}
 	if (group(md, "phase", buf, sizeof buf) && *buf)
 		copy_trunc(f->phase, sizeof f->phase, buf);
@@ -326,7 +344,7 @@ bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *
 	if (match(p->path_re, relpath, &md))
 		goto out;
 	char stage[sizeof f->stage];
-	if (!apply_groups(p, md, f, stage, sizeof stage)) {
+	if (!apply_groups(p, p->path_re, md, f, stage, sizeof stage)) {
 		reset_fields(f);
 		goto out;
 	}
@@ -399,7 +417,8 @@ bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f)
 		/* a plain tensor (or the value_key entry): nothing to match */
 	} else if (p->key_re) {
 		pcre2_match_data *md = NULL;
-		bool ok = !match(p->key_re, k, &md) && apply_groups(p, md, &g, kstage, sizeof kstage);
+		bool ok = !match(p->key_re, k, &md) &&
+		          apply_groups(p, p->key_re, md, &g, kstage, sizeof kstage);
 		pcre2_match_data_free(md);
 		if (!ok)
 			return false;

@@ -422,9 +422,10 @@ static void test_match_atom(void **state)
 	db_profile *p = load("atom");
 	db_fields f;
 	static const match_case cases[] = {
-		{"layer03_Block_rank1_call007.pt", "hidden", "", "", "7", 1, 3, "hidden_out", -1},
-		{"d/layer00_MoE_rank0.pt", "hidden", "", "", "", 0, 0, "MoE", -1},
-		{"layer10_DeepseekV4Attention_rank2_call000.pt", "hidden", "", "", "0", 2, 10, "DeepseekV4Attention", -1},
+		/* no prefix: the target (sides.target is ''), ref_: the reference */
+		{"layer03_Block_rank1_call007.pt", "hidden", "target", "", "7", 1, 3, "hidden_out", -1},
+		{"d/layer00_MoE_rank0.pt", "hidden", "target", "", "", 0, 0, "MoE", -1},
+		{"layer10_DeepseekV4Attention_rank2_call000.pt", "hidden", "target", "", "0", 2, 10, "DeepseekV4Attention", -1},
 	};
 	CHECK_MATCHES(p, cases);
 	assert_true(db_profile_match_path(p, "layer00_MoE_rank0.pt", &f));
@@ -432,7 +433,7 @@ static void test_match_atom(void **state)
 	assert_false(db_profile_match_key(p, "input", &f));
 	assert_false(db_profile_match_key(p, "input_fields.0", &f));
 	static const match_case prefixed[] = {
-		{"ref_layer02_Block__attn.q_rope_rank0.pt", "hidden", "", "", "", 0, 2, "attn.q_rope", -1},
+		{"ref_layer02_Block__attn.q_rope_rank0.pt", "hidden", "ref", "", "", 0, 2, "attn.q_rope", -1},
 	};
 	CHECK_MATCHES(p, prefixed);
 	assert_int_equal(p->pass_select, DB_PASS_PREFILL);

@@ -46,6 +46,7 @@ static const layout LAYOUTS[] = {
 	{"fwd_hook", "sglang-hook", "ref", "target"},
 	{"atom_hooks", "atom", "ref", "target"},
 	{"atom_refpatch", "atom", NULL, NULL},
+	{"atom_onedir", "atom", NULL, NULL},
 	{"atom_fwd", "atom-fwd", NULL, NULL},
 	{"generic_st", "generic", "ref", "target"},
 	{"generic_npy", "generic", "ref", "target"},

@@ -14,9 +14,9 @@ static void fuzz_walk_file(const db_file *f)
 		const db_entry *e = &f->entries[i];
 		if (e->err || !db_dtype_comparable(e->t.dtype))
 			continue;
-		/* Known bug, pinned by tests/test_caps.c: pt.c accepts stride-0
-		 * views of any element count (2^62 over 3 floats). Walking them
-		 * would only report timeouts, so such tensors are not walked here. */
+		/* pt.c lets expanded (stride-0) views reach 2^32 elements: seconds
+		 * of metrics, minutes under ASan. Walking them would only report
+		 * timeouts; the bytes they read were bounds-checked by the reader. */
 		if (db_tensor_numel(&e->t) > (1 << 24))
 			continue;
 		db_stats s;
