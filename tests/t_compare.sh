@@ -16,6 +16,15 @@ has "$out" "first divergent phase: fwd_only" "miles phases"
 
 expect 1 "one folder, both sides" "$DB_BIN" compare "$L/atom_fwd"
 has "$out" "profile atom-fwd" "one folder"
+# ATOM's hooks (no prefix: target) beside the reference's ref_ files
+expect 1 "one folder, hooks and ref_ files" "$DB_BIN" compare "$L/atom_onedir"
+has "$out" "first divergence: L2 hidden_out rank 0" "atom one folder"
+has "$out" "4 pairs: 2 ok" "atom one folder"
+# one side only: an error when given once, the tree against itself when twice
+expect 2 "one folder, one side" "$DB_BIN" compare "$L/atom_refpatch"
+has "$err" "profile atom finds no target side in it" "one side"
+expect 0 "one-sided folder twice" "$DB_BIN" compare "$L/atom_refpatch" "$L/atom_refpatch"
+has "$out" "20 pairs: 20 ok" "one-sided folder twice"
 
 # JSON: the contract's fields on every pair, one pair per line
 expect 1 "json" "$DB_BIN" compare --format json "$L/sglang_v1/ref" "$L/sglang_v1/target"
