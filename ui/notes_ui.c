@@ -17,6 +17,7 @@
 #include "draw.h"
 #include "db_notes.h"
 #include "db_session.h"
+#include "signals.h"
 
 char *tui_notes_dir(const struct tui *t)
 {
@@ -114,8 +115,10 @@ bool tui_edit_file(struct tui *t, const char *path)
 		_exit(127);
 	}
 	int st;
+	tui_signals_hold(true);
 	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	tui_signals_hold(false);
 	reset_prog_mode();
 	clearok(curscr, TRUE);
 	t->dirty = true;

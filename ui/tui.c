@@ -21,6 +21,7 @@
 #include "draw.h"
 #include "keys.h"
 #include "script.h"
+#include "signals.h"
 
 #define MIN_COLS 60
 #define MIN_LINES 15
@@ -294,7 +295,7 @@ static void loop(struct tui *t)
 				        cpu_ms() - key_cpu0);
 			key_pending = false;
 		}
-		if (t->quit)
+		if (t->quit || tui_signal_pending())
 			break;
 		int key;
 		if (script_active()) {
@@ -441,6 +442,23 @@ static void restore_view_state(struct tui *t)
 	t->msg[0] = '\0';
 }
 
+/* What endwin would send, for the crash handler (which cannot call it). */
+static const char *reset_sequence(bool mouse)
+{
+	static char buf[256];
+	static const char *const caps[] = {"sgr0", "cnorm", "rmkx", "rmcup"};
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+		if (i == 3 && mouse)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "\033[?1000l");
+		const char *c = tigetstr(caps[i]);
+		if (c && c != (char *)-1 && strlen(c) < sizeof buf - n - 1)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s", c);
+	}
+	return buf;
+}
+
 static int start_curses(struct tui *t, bool utf8)
 {
 	if (t->script) {
@@ -473,6 +491,10 @@ static int start_curses(struct tui *t, bool utf8)
 	draw_init(color, utf8);
 	if (t->mouse && !t->script)
 		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED, NULL);
+	if (t->script)
+		tui_signals_terminal(-1, NULL);
+	else
+		tui_signals_terminal(fileno(stdout), reset_sequence(t->mouse));
 	return 0;
 }
 
@@ -558,6 +580,9 @@ int tui_main(int argc, char **argv)
 	}
 	if (timing)
 		fprintf(timing, "open_ms %.3f\n", ms_since(&t_start));
+	/* from here on Ctrl-C ends the workbench the normal way; before, a
+	 * long open is simply killed */
+	tui_signals_install();
 
 	tui_bind_defaults();
 	char kerr[512] = "", kpath[1024];
@@ -619,5 +644,8 @@ out_cmp:
 	db_session_free(t->session);
 	if (timing)
 		fclose(timing);
+	int sig = tui_signal_pending();
+	if (sig)
+		tui_signals_exit(sig);
 	return rc;
 }
