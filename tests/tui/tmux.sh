@@ -5,13 +5,25 @@ if ! command -v tmux >/dev/null; then
 	echo "tmux not installed: skipped"
 	exit 0
 fi
-SOCK=$T/tmux.sock
-tmux_cleanup() { tmux -S "$SOCK" kill-server 2>/dev/null || true; }
+SOCK=
+N_SOCK=0
+tmux_stop() { [ -z "$SOCK" ] || tmux -S "$SOCK" kill-server 2>/dev/null || true; }
+tmux_cleanup() {
+	local s
+	for s in "$T"/tmux.*.sock; do
+		if [ -S "$s" ]; then
+			tmux -S "$s" kill-server 2>/dev/null || true
+		fi
+	done
+}
 trap tmux_cleanup EXIT
 
-# tmux_start CMD: a fresh 100x30 session "tui" running CMD (in bash).
+# tmux_start CMD: a 100x30 session "tui" running CMD, on a server of its
+# own (a new socket: a server still shutting down cannot be reused).
 tmux_start() {
-	tmux_cleanup
+	tmux_stop
+	N_SOCK=$((N_SOCK + 1))
+	SOCK=$T/tmux.$N_SOCK.sock
 	rm -f "$T/pane.txt"
 	tmux -S "$SOCK" -f /dev/null new-session -d -s tui -x 100 -y 30 "$1"
 }
