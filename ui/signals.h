@@ -10,12 +10,12 @@
 #define DB_TUI_SIGNALS_H
 #include <stdbool.h>
 
-/* From the main thread, before newterm (ncurses then keeps our SIGINT and
- * SIGTERM handlers) and before any thread starts. */
+/* From the thread that reads the keys, before newterm (ncurses then keeps
+ * our SIGINT and SIGTERM handlers instead of installing its own). */
 void tui_signals_install(void);
-/* After newterm: tty_fd (-1 = none, script mode) is the terminal to put
- * back in the mode it had before curses; reset is what ends curses on it
- * (the terminfo strings, copied). */
+/* After newterm: tty_fd (-1 = none: script mode, or curses has ended) is
+ * the terminal to put back in the mode it had before curses; reset is what
+ * ends curses on it (the terminfo strings, copied). */
 void tui_signals_terminal(int tty_fd, const char *reset);
 /* The quit signal received, or 0. */
 int tui_signal_pending(void);

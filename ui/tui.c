@@ -624,6 +624,7 @@ int tui_main(int argc, char **argv)
 		free(v->priv);
 	}
 	endwin();
+	tui_signals_terminal(-1, NULL);     /* given back already */
 	delscreen(screen);
 	rc = t->exit_code;
 out_cmp:
