@@ -157,7 +157,7 @@ printf '%s\n' "$err" | grep -q "unknown command" && fail "no/such/tree taken for
 
 # --- ls --profiles --------------------------------------------------------
 run 0 ls --profiles
-for p in sglang-v1 sglang-v2 sglang-hook atom atom-fwd generic; do
+for p in sglang-v1 sglang-v2 sglang-hook atom atom-fwd atom-weights generic; do
 	printf '%s\n' "$out" | grep -qE "^$p +built-in$" || fail "ls --profiles lacks '$p built-in': $out"
 done
 U=$HOME/.config/dumpbisect/profiles

@@ -20,6 +20,12 @@ has "$out" "profile atom-fwd" "one folder"
 expect 1 "one folder, hooks and ref_ files" "$DB_BIN" compare "$L/atom_onedir"
 has "$out" "first divergence: L2 hidden_out rank 0" "atom one folder"
 has "$out" "4 pairs: 2 ok" "atom one folder"
+# weights first (seed 002, phase 1): one scrambled shard, a dtype that differs
+expect 1 "atom weights" "$DB_BIN" compare "$L/atom_weights"
+has "$out" "profile atom-weights" "atom weights"
+has "$out" "first divergence: L2 attn.wo rank 1: cos -1.00000000" "atom weights"
+has "$out" "80 pairs: 79 ok" "atom weights"
+has "$out" "ok (dtype float32 vs bfloat16)" "atom weights"
 # one side only: an error when given once, the tree against itself when twice
 expect 2 "one folder, one side" "$DB_BIN" compare "$L/atom_refpatch"
 has "$err" "profile atom finds no target side in it" "one side"

@@ -86,17 +86,17 @@ only "replay --format ''" table json
 only "replay --format=j" json
 only "bisect --band ''" ok drift algo bug
 # profile names, from the binary
-expect "--profile ''" sglang-v1 sglang-v2 sglang-hook atom atom-fwd generic
+expect "--profile ''" sglang-v1 sglang-v2 sglang-hook atom atom-fwd atom-weights generic
 expect "compare --profile ''" sglang-v1
 only "compare demo/ref demo/target --profile sglang-v" sglang-v1 sglang-v2
-only "-p atom" atom atom-fwd
+only "-p atom" atom atom-fwd atom-weights
 only "schema --profile=gen" generic
 # a user profile joins them, once even when it shadows a built-in one
 mkdir -p "$DB_TMP/home/.config/dumpbisect/profiles"
 cp "$DB_SRC/profiles/generic.yaml" "$DB_TMP/home/.config/dumpbisect/profiles/mine.yaml"
 cp "$DB_SRC/profiles/generic.yaml" "$DB_TMP/home/.config/dumpbisect/profiles/atom.yaml"
 only "ls --profile mi" mine
-only "-p ato" atom atom-fwd
+only "-p ato" atom atom-fwd atom-weights
 rm -r "$DB_TMP/home/.config"
 # files and trees
 expect "demo/r" demo/ref

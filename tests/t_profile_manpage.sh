@@ -44,6 +44,7 @@ tree_for() {
 	sglang-hook) echo "$L/fwd_hook/ref" ;;
 	atom) echo "$L/atom_hooks/ref" ;;
 	atom-fwd) echo "$L/atom_fwd" ;;
+	atom-weights) echo "$L/atom_weights" ;;
 	generic) echo "$L/generic_npz/ref" ;;
 	esac
 }

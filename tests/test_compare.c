@@ -136,6 +136,7 @@ static void t_atom_hooks(void **s) { (void)s; check_layout("atom_hooks", "ref", 
 static void t_atom_fwd(void **s) { (void)s; check_layout("atom_fwd", NULL, NULL); }
 /* hooks and ref_ files in one folder: the prefix-less hooks are the target */
 static void t_atom_onedir(void **s) { (void)s; check_layout("atom_onedir", NULL, NULL); }
+static void t_atom_weights(void **s) { (void)s; check_layout("atom_weights", NULL, NULL); }
 static void t_miles(void **s) { (void)s; check_layout("miles", "baseline", "target"); }
 static void t_generic_st(void **s) { (void)s; check_layout("generic_st", "ref", "target"); }
 static void t_generic_npy(void **s) { (void)s; check_layout("generic_npy", "ref", "target"); }
@@ -679,6 +680,7 @@ int main(void)
 		cmocka_unit_test(t_fwd_hook),
 		cmocka_unit_test(t_atom_hooks),
 		cmocka_unit_test(t_atom_onedir),
+		cmocka_unit_test(t_atom_weights),
 		cmocka_unit_test(t_atom_fwd),
 		cmocka_unit_test(t_miles),
 		cmocka_unit_test(t_generic_st),

@@ -99,7 +99,7 @@ static void check_matches(const db_profile *p, const match_case *c, size_t n)
 /* ---- built-ins ---- */
 
 static const char *const BUILTINS[] = {
-	"atom", "atom-fwd", "generic", "sglang-hook", "sglang-v1", "sglang-v2", NULL
+	"atom", "atom-fwd", "atom-weights", "generic", "sglang-hook", "sglang-v1", "sglang-v2", NULL
 };
 
 static void test_builtins_parse(void **state)
@@ -440,6 +440,26 @@ static void test_match_atom(void **state)
 	db_profile_free(p);
 }
 
+static void test_match_atom_weights(void **state)
+{
+	db_profile *p = load("atom-weights");
+	static const match_case cases[] = {
+		/* ATOM_WEIGHT_DUMP_DIR: one run per folder, no side */
+		{"w/weight_rank3_layer12.pt", "layers.12.attn.wq_b.weight", "", "", "", 3, 12, "attn.wq_b", -1},
+		{"weight_rank0_layer0.pt", "layers.0.attn.wq_b.bias", "", "", "", 0, 0, "attn.wq_b.bias", -1},
+		{"weight_rank0_layer0.pt", "buffer:layers.0.attn.rotary.inv_freq", "", "", "", 0, 0, "attn.rotary.inv_freq", -1},
+		/* the seed's weights/ folder: both runs, told apart by the prefix */
+		{"weights/atom_rank1_layer2.pt", "model.layers.2.ffn.experts.w13_weight", "target", "", "", 1, 2, "ffn.experts.w13_weight", -1},
+		{"weights/ref_rank1_layer2.pt", "layers.2.attn_norm.weight", "ref", "", "", 1, 2, "attn_norm", -1},
+	};
+	CHECK_MATCHES(p, cases);
+	db_fields f;
+	assert_true(db_profile_match_path(p, "weight_rank0_layer0.pt", &f));
+	assert_false(db_profile_match_key(p, "_tp_rank", &f));
+	assert_false(db_profile_match_path(p, "atom_rank0_fwd.pt", &f));
+	db_profile_free(p);
+}
+
 static void test_match_atom_fwd(void **state)
 {
 	db_profile *p = load("atom-fwd");
@@ -589,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_match_sglang_hook),
 		cmocka_unit_test(test_match_atom),
 		cmocka_unit_test(test_match_atom_fwd),
+		cmocka_unit_test(test_match_atom_weights),
 		cmocka_unit_test(test_match_generic),
 		cmocka_unit_test(test_select_pass),
 		cmocka_unit_test(test_user_profiles),

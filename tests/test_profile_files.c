@@ -48,6 +48,7 @@ static const layout LAYOUTS[] = {
 	{"atom_refpatch", "atom", NULL, NULL},
 	{"atom_onedir", "atom", NULL, NULL},
 	{"atom_fwd", "atom-fwd", NULL, NULL},
+	{"atom_weights", "atom-weights", NULL, NULL},
 	{"generic_st", "generic", "ref", "target"},
 	{"generic_npy", "generic", "ref", "target"},
 	{"generic_npz", "generic", "ref", "target"},
