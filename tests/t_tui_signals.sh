@@ -4,6 +4,7 @@
 # exit status and `stty -a`: canonical mode and echo must be back, and the
 # alternate screen left (the heatmap gone from the pane).
 #  - Ctrl-C while idle: the normal exit (view state saved), status 130
+#  - Ctrl-\ (SIGQUIT): 131, as it asks for a core dump
 #  - SIGHUP from outside: status 129
 #  - SIGTERM and SIGSEGV inside a worker thread (tests/worker_signal.c,
 #    an LD_PRELOAD shim): 143; and a report on stderr, then death by
@@ -24,6 +25,7 @@ run() {
 	shift
 	cat >"$T/$name.sh" <<EOS
 trap : INT
+ulimit -c 0
 cd '$DB_FIXTURES'
 rm -rf '$T/home'
 bash -c 'echo \$\$ >"$T/$name.pid"; exec env HOME="$T/home" LANG=C.UTF-8 TZ=UTC $* "$DB_BIN" --session "$T/$name.session" demo/ref demo/target' 2>'$T/$name.err'
@@ -64,24 +66,31 @@ if wait_for "int: the heatmap" heatmap_drawn; then
 	check "int: the view state was saved" grep -q 'metric: "rel"' "$T/int.session"
 fi
 
-# 2. SIGHUP from outside (the terminal closed).
+# 2. Ctrl-\ (SIGQUIT): the terminal first, then the core dump it asks for.
+run quit
+if wait_for "quit: the heatmap" heatmap_drawn; then
+	tmux -S "$SOCK" send-keys -t tui 'C-\'
+	gave_back quit 131
+fi
+
+# 3. SIGHUP from outside (the terminal closed).
 run hup
 if wait_for "hup: the heatmap" heatmap_drawn; then
 	kill -HUP "$(cat "$T/hup.pid")"
 	gave_back hup 129
 fi
 
-# 3. SIGTERM in a worker thread: forwarded to the loop, the normal exit.
+# 4. SIGTERM in a worker thread: forwarded to the loop, the normal exit.
 run term DB_WORKER_SIGNAL=15 LD_PRELOAD="$T/worker_signal.so" ASAN_OPTIONS=verify_asan_link_order=0
 gave_back term 143
 
-# 4. SIGSEGV in a worker thread: the terminal first, then the crash.
+# 5. SIGSEGV in a worker thread: the terminal first, then the crash.
 run segv DB_WORKER_SIGNAL=11 LD_PRELOAD="$T/worker_signal.so" ASAN_OPTIONS=verify_asan_link_order=0
 gave_back segv 139 1
 check "segv: reported as an internal error in a worker thread" \
 	grep -q '^dumpbisect: internal error: SIGSEGV (segmentation fault) in a worker thread\.$' "$T/segv.err"
 
-# 5. Ctrl-C inside the editor opened for a new note ends the editor only.
+# 6. Ctrl-C inside the editor opened for a new note ends the editor only.
 cat >"$T/editor" <<EOS
 #!/bin/sh
 touch '$T/editor.started'

@@ -23,7 +23,7 @@ static char reset_seq[256];
 static size_t reset_len;
 
 static const int quit_sigs[] = {SIGINT, SIGTERM, SIGHUP};
-static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGQUIT};
 #define N_CRASH (sizeof crash_sigs / sizeof crash_sigs[0])
 static struct sigaction crash_old[N_CRASH];
 
@@ -59,6 +59,7 @@ static const char *sig_name(int sig)
 	case SIGFPE: return "SIGFPE (arithmetic fault)";
 	case SIGILL: return "SIGILL (illegal instruction)";
 	case SIGABRT: return "SIGABRT (abort)";
+	case SIGQUIT: return "SIGQUIT";
 	case SIGINT: return "SIGINT";
 	case SIGTERM: return "SIGTERM";
 	case SIGHUP: return "SIGHUP";
@@ -92,10 +93,8 @@ static void on_quit(int sig)
 	errno = e;
 }
 
-static void on_crash(int sig, siginfo_t *si, void *uc)
+static void report_crash(int sig)
 {
-	(void)uc;
-	restore_terminal();
 	put("\ndumpbisect: internal error: ");
 	put(sig_name(sig));
 	put(pthread_equal(pthread_self(), main_thread) ? " in the main thread.\n"
@@ -103,12 +102,26 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 	put("The terminal is restored; the session and the notes hold every step taken\n"
 	    "so far (each is written when it is taken). Please report this bug, with\n"
 	    "the file that was being read if you can share it.\n");
+}
+
+static void on_crash(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (sig == SIGQUIT && held)
+		return;                     /* Ctrl-\ inside the editor: the editor's */
+	restore_terminal();
+	if (sig == SIGQUIT)
+		put("dumpbisect: SIGQUIT: quitting with a core dump\n");
+	else
+		report_crash(sig);
 	for (size_t i = 0; i < N_CRASH; i++)
 		if (crash_sigs[i] == sig)
 			sigaction(sig, &crash_old[i], NULL);
 	/* A fault raised by the CPU happens again on return, now reaching the
-	 * previous handler with its real context; a sent one is sent again. */
-	if (si->si_code <= 0 || sig == SIGABRT)
+	 * previous handler with its real context; any other is sent again. */
+	bool fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) &&
+	             si->si_code > 0;
+	if (!fault)
 		raise(sig);
 }
 

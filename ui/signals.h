@@ -5,7 +5,8 @@
  * restores the terminal and exits at once. A crash (SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL, SIGABRT) in any thread restores the terminal, reports the signal
  * and the thread, then goes on to the previous handler (the default, or
- * ASan's), so core dumps and sanitizer reports still happen. */
+ * ASan's), so core dumps and sanitizer reports still happen; SIGQUIT
+ * (Ctrl-\) likewise, without the report. */
 #ifndef DB_TUI_SIGNALS_H
 #define DB_TUI_SIGNALS_H
 #include <stdbool.h>
@@ -19,7 +20,7 @@ void tui_signals_install(void);
 void tui_signals_terminal(int tty_fd, const char *reset);
 /* The quit signal received, or 0. */
 int tui_signal_pending(void);
-/* While an external editor runs: Ctrl-C belongs to it, not to us. */
+/* While an external editor runs: Ctrl-C and Ctrl-\ belong to it, not to us. */
 void tui_signals_hold(bool hold);
 /* After the cleanup: die of sig (the default action). */
 void tui_signals_exit(int sig);
