@@ -1,9 +1,10 @@
 /* Signals in the workbench: see signals.h. The handlers call only
- * async-signal-safe functions (write, tcsetattr, sigaction, raise,
+ * async-signal-safe functions (write, dup2, tcsetattr, sigaction, raise,
  * pthread_kill, _exit). */
 #include "signals.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,7 +19,9 @@ static volatile sig_atomic_t held;          /* an editor owns the terminal */
 
 static struct termios shell_tio;            /* the terminal before curses */
 static bool have_tio;
-static int tty = -1;
+static int tty = -1;                        /* where curses draws */
+static int tty_own = -1;                    /* our own handle on the same terminal */
+static int null_fd = -1;                    /* /dev/null, to silence the drawing */
 static char reset_seq[256];
 static size_t reset_len;
 
@@ -39,16 +42,21 @@ static void put(const char *s)
 	}
 }
 
+/* Other threads may still be drawing: first point the drawing fd at
+ * /dev/null, so no frame lands after the reset, then reset through our own
+ * handle. */
 static void restore_terminal(void)
 {
-	if (tty < 0)
+	if (tty < 0 || tty_own < 0)
 		return;
+	if (null_fd >= 0)
+		dup2(null_fd, tty);
 	if (reset_len) {
-		ssize_t w = write(tty, reset_seq, reset_len);
+		ssize_t w = write(tty_own, reset_seq, reset_len);
 		(void)w;
 	}
 	if (have_tio)
-		tcsetattr(tty, TCSANOW, &shell_tio);
+		tcsetattr(tty_own, TCSANOW, &shell_tio);
 }
 
 static const char *sig_name(int sig)
@@ -151,8 +159,17 @@ void tui_signals_install(void)
 
 void tui_signals_terminal(int tty_fd, const char *reset)
 {
-	tty = tty_fd;
+	tty = -1;                       /* the handlers see it last */
+	if (tty_own >= 0)
+		close(tty_own);
+	if (null_fd >= 0)
+		close(null_fd);
+	tty_own = null_fd = -1;
 	reset_len = 0;
+	if (tty_fd < 0)
+		return;
+	tty_own = fcntl(tty_fd, F_DUPFD_CLOEXEC, 3);
+	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (reset) {
 		reset_len = strlen(reset);
 		if (reset_len >= sizeof reset_seq)
@@ -160,6 +177,7 @@ void tui_signals_terminal(int tty_fd, const char *reset)
 		else
 			memcpy(reset_seq, reset, reset_len);
 	}
+	tty = tty_fd;
 }
 
 int tui_signal_pending(void)
