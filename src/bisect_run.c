@@ -282,7 +282,8 @@ int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
 	if (!stage_exists(r, o->phase)) {
 		db_err_set(err, NULL, NULL, -1,
 		           "probe stage '%s' is not dumped for any layer%s%s in either tree; "
-		           "choose one with --stage", r->stage, o->phase ? " of phase " : "",
+		           "choose another (bisect --stage; in the workbench, :probe STAGE)",
+		           r->stage, o->phase ? " of phase " : "",
 		           o->phase ? o->phase : "");
 		db_bisect_run_free(r);
 		return -1;
