@@ -17,18 +17,10 @@
 #include "db_profile.h"
 #include "db_reader.h"
 #include "json_parse.h"
+#include "lib/profile_util.h"
 #include "lib/test_util.h"
 
 /* ---- helpers ---- */
-
-static db_profile *load(const char *name)
-{
-	db_profile *p = NULL;
-	db_err err = {{0}};
-	if (db_profile_load(name, &p, &err))
-		fail_msg("load %s: %s", name, err.msg);
-	return p;
-}
 
 static db_profile *parse_ok(const char *yaml)
 {
@@ -97,10 +89,6 @@ static void check_matches(const db_profile *p, const match_case *c, size_t n)
 #define CHECK_MATCHES(p, cases) check_matches(p, cases, sizeof cases / sizeof cases[0])
 
 /* ---- built-ins ---- */
-
-static const char *const BUILTINS[] = {
-	"atom", "atom-fwd", "atom-weights", "generic", "sglang-hook", "sglang-v1", "sglang-v2", NULL
-};
 
 static void test_builtins_parse(void **state)
 {

@@ -17,20 +17,8 @@
 #include "db_profile.h"
 #include "db_reader.h"
 #include "json_parse.h"
+#include "lib/profile_util.h"
 #include "lib/test_util.h"
-
-static db_profile *load(const char *name)
-{
-	db_profile *p = NULL;
-	db_err err = {{0}};
-	if (db_profile_load(name, &p, &err))
-		fail_msg("load %s: %s", name, err.msg);
-	return p;
-}
-
-static const char *const BUILTINS[] = {
-	"atom", "atom-fwd", "generic", "sglang-hook", "sglang-v1", "sglang-v2", NULL
-};
 
 /* ---- the real fixture trees (tests/fixtures/layouts, gen_layouts.py) ---- */
 
