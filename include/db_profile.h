@@ -69,7 +69,11 @@ typedef struct db_profile {
 	char *pass_value;               /* DB_PASS_VALUE */
 	int pass_slots;                 /* DB_PASS_PREFILL: n_slots (default 1) */
 	db_thresholds thresholds;
-	char *probe;                    /* bisect probe stage, e.g. "hidden_out" */
+	/* bisect probe candidates in order (none by default): the first one
+	 * dumped in every layer wins; "@last" = each layer's last stage in
+	 * execution order; "@first-divergence" = the first diverging stage
+	 * (weights, which do not accumulate). See db_bisect_choose_probe. */
+	char **probes; size_t n_probes;
 	db_layer_class *classes; size_t n_classes;
 	char *dump_command;             /* with {layer}; NULL = none */
 	char *input_ids_pat; void *input_ids_re; /* stages holding token ids */

@@ -515,7 +515,7 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return each_pair(c, vn, "thresholds", thr_pair, NULL);
 	}
 	if (!strcmp(k, "probe"))
-		return get_str(c, vn, "probe", &p->probe);
+		return get_str_list(c, vn, "probe", &p->probes, &p->n_probes);
 	if (!strcmp(k, "layer_classes"))
 		return get_classes(c, vn);
 	if (!strcmp(k, "dump_command"))
@@ -551,7 +551,7 @@ static int set_defaults(db_profile *p)
 	p->substage_sep = '.';
 	p->pass_select = DB_PASS_FIRST;
 	p->pass_slots = 1;
-	if (!(p->description = strdup("")) || !(p->probe = strdup("hidden_out")) ||
+	if (!(p->description = strdup("")) ||
 	    !(p->side_ref = strdup("ref")) || !(p->side_target = strdup("target")))
 		return -1;
 	if (set_default_list(&p->phase_order, &p->n_phase_order, phases) ||
@@ -690,7 +690,7 @@ void db_profile_free(db_profile *p)
 	}
 	free(p->shards);
 	free(p->pass_value);
-	free(p->probe);
+	free_list(p->probes, p->n_probes);
 	for (size_t i = 0; i < p->n_classes; i++)
 		free(p->classes[i].name);
 	free(p->classes);

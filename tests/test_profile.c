@@ -127,7 +127,7 @@ static void test_defaults(void **state)
 	db_thresholds t;
 	db_thresholds_default(&t);
 	assert_memory_equal(&p->thresholds, &t, sizeof t);
-	assert_string_equal(p->probe, "hidden_out");
+	assert_int_equal(p->n_probes, 0);   /* no default stage name */
 	assert_int_equal(p->substage_sep, '.');
 	assert_int_equal(p->pass_select, DB_PASS_FIRST);
 	assert_int_equal(p->pass_slots, 1);
@@ -190,7 +190,8 @@ static void test_full_profile(void **state)
 	assert_true(p->thresholds.ok_cos == 0.999);
 	assert_true(p->thresholds.scramble_cos == 0.05);
 	assert_true(p->thresholds.algo_rel == 0.4);
-	assert_string_equal(p->probe, "out");
+	assert_int_equal(p->n_probes, 1);
+	assert_string_equal(p->probes[0], "out");
 
 	db_fields f;
 	static const match_case cases[] = {
@@ -308,7 +309,7 @@ static void test_errors(void **state)
 static void test_null_keeps_default(void **state)
 {
 	db_profile *p = parse_ok("name: x\npath: a\nprobe: ~\ndescription:\nvalue_key: null\n");
-	assert_string_equal(p->probe, "hidden_out");
+	assert_int_equal(p->n_probes, 0);   /* no default stage name */
 	assert_null(p->value_key);
 	db_profile_free(p);
 	p = parse_ok("name: x\npath: a\npass: last\nsubstage_separator: ''\nmodel_after: []\n");
@@ -353,7 +354,8 @@ static void test_match_sglang_v1(void **state)
 	assert_string_equal(db_profile_parent(p, "attn.q_rope", NULL, 0, buf, sizeof buf), "attn_out");
 	assert_string_equal(db_profile_parent(p, "moe.topk", NULL, 0, buf, sizeof buf), "ffn_out");
 	assert_string_equal(db_profile_parent(p, "ffn.up", NULL, 0, buf, sizeof buf), "ffn_out");
-	assert_string_equal(p->probe, "hidden_out");
+	assert_int_equal(p->n_probes, 2);      /* the seed protocol, then SGLang's */
+	assert_string_equal(p->probes[1], "mlp_output");
 	assert_true(db_profile_is_model_after(p, "final_logits"));
 	db_profile_free(p);
 }
