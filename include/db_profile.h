@@ -138,6 +138,10 @@ const char *db_profile_parent(const db_profile *p, const char *stage,
                               char *buf, size_t len);
 bool db_profile_is_model_after(const db_profile *p, const char *stage);
 bool db_profile_is_input_ids(const db_profile *p, const char *stage);
+/* The band of a measured tensor of stage: db_band_of with the profile's
+ * thresholds, except that input_ids stages that differ in any element are
+ * DB_BAND_INPUTS (cos 0.9999 between token ids means other tokens). */
+db_band db_band_for(const db_profile *p, const char *stage, const db_metrics *m);
 const db_shard_rule *db_profile_shard(const db_profile *p, const char *stage);
 const char *db_profile_layer_class(const db_profile *p, int layer); /* NULL none */
 /* dump_command with {layer} replaced; caller frees; NULL when none. */
