@@ -302,7 +302,8 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
  * A tree records its execution order when an item carries a dump order, or
  * when one file holds several modules of one layer (a dict written as the
  * hooks fired: SGLang's forward hook). Tuple members "m.0", "m.1" count as
- * one module m, so a tuple output alone does not qualify. Only a tree that
+ * one module m, so a tuple output alone does not qualify; nor does a
+ * .safetensors file, whose writers sort tensors by dtype and name. Only a tree that
  * records no order (one file per module, whose names sort alphabetically)
  * sorts a layer's items by the profile's stage_order before file order.
  * The choice is per tree, never per pair of items: mixing entry order
@@ -342,7 +343,8 @@ bool db_index_records_order(const db_item *items, size_t n)
 	bool found = false;
 	for (size_t i = 0; i < n && !found; i++) {
 		const db_item *it = &items[i];
-		if (it->err)
+		size_t pl = strlen(it->path);
+		if (it->err || (pl >= 12 && !strcmp(it->path + pl - 12, ".safetensors")))
 			continue;
 		char k[1024];
 		size_t kn = key_put(k, sizeof k, 0, it->path);
