@@ -299,7 +299,7 @@ static int shard_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_n
 		else if (s && !strcmp(s, "fused"))
 			r->how = DB_UNSHARD_FUSED;
 		else
-			return fail(c, vn, "shard.how: expected concat, sum or fused");
+			return fail(c, vn, "shard.how: expected concat or sum, or fused");
 		return 0;
 	}
 	if (!strcmp(k, "parts")) {
