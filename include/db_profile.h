@@ -26,12 +26,18 @@ typedef struct db_fields {
 	bool stage_is_file;
 } db_fields;
 
-typedef enum { DB_UNSHARD_CONCAT, DB_UNSHARD_SUM } db_unshard;
+/* FUSED: each rank holds its own slices of several tensors fused along dim
+ * ([q_r; k_r; v_r]), so the ranks' concat is not the one-rank tensor. */
+typedef enum { DB_UNSHARD_CONCAT, DB_UNSHARD_SUM, DB_UNSHARD_FUSED } db_unshard;
 
 typedef struct db_shard_rule {
 	char *pattern; void *re;        /* stage regex */
 	int dim;                        /* concat dimension; negative counts from the end */
 	db_unshard how;
+	/* FUSED: relative sizes of the fused parts along dim (q:k:v = 2:1:1);
+	 * n_parts 0 = unknown, then mixed layouts are not comparable */
+	int parts[8];
+	int n_parts;
 } db_shard_rule;
 
 typedef struct db_substage_rule {

@@ -61,7 +61,7 @@ static void print_table(const db_compare *c, FILE *out)
 	        c->ref_root, c->tgt_root);
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "status");
-	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_ERROR + 1] = {0};
+	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		char shape[128], layer[16], rank[16], cos[32], rel[32];
@@ -102,7 +102,7 @@ static void print_table(const db_compare *c, FILE *out)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
-		if (p->status == DB_ST_ERROR && p->error)
+		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", p->error);
 		fputc('\n', out);
 		st[p->status]++;
@@ -114,6 +114,8 @@ static void print_table(const db_compare *c, FILE *out)
 	        counts[DB_BAND_OK], counts[DB_BAND_DRIFT], counts[DB_BAND_ALGO], counts[DB_BAND_BUG],
 	        counts[DB_BAND_SCRAMBLE], st[DB_ST_REF_ONLY], st[DB_ST_TARGET_ONLY],
 	        st[DB_ST_SHAPE_MISMATCH], st[DB_ST_ERROR]);
+	if (st[DB_ST_NOT_COMPARABLE])
+		fprintf(out, ", %zu not_comparable", st[DB_ST_NOT_COMPARABLE]);
 	if (counts[DB_BAND_INPUTS])
 		fprintf(out, "; %zu inputs_differ", counts[DB_BAND_INPUTS]);
 	fputc('\n', out);

@@ -296,11 +296,31 @@ static int shard_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_n
 			r->how = DB_UNSHARD_CONCAT;
 		else if (s && !strcmp(s, "sum"))
 			r->how = DB_UNSHARD_SUM;
+		else if (s && !strcmp(s, "fused"))
+			r->how = DB_UNSHARD_FUSED;
 		else
-			return fail(c, vn, "shard.how: expected concat or sum");
+			return fail(c, vn, "shard.how: expected concat or sum, or fused");
 		return 0;
 	}
-	return fail(c, kn, "shard: unknown key '%s' (known: stage, dim, how)", k);
+	if (!strcmp(k, "parts")) {
+		/* fused: the parts' relative sizes along dim, e.g. q:k:v = [2, 1, 1] */
+		if (vn->type != YAML_SEQUENCE_NODE)
+			return fail(c, vn, "shard.parts: expected a list of positive integers");
+		r->n_parts = 0;
+		for (yaml_node_item_t *it = vn->data.sequence.items.start;
+		     it < vn->data.sequence.items.top; it++) {
+			if (r->n_parts == (int)(sizeof r->parts / sizeof *r->parts))
+				return fail(c, vn, "shard.parts: at most %zu parts",
+				            sizeof r->parts / sizeof *r->parts);
+			if (get_int(c, node(c, *it), "shard.parts", 1, 1 << 20, &r->parts[r->n_parts]))
+				return -1;
+			r->n_parts++;
+		}
+		if (r->n_parts < 2)
+			return fail(c, vn, "shard.parts: a fused output has at least 2 parts");
+		return 0;
+	}
+	return fail(c, kn, "shard: unknown key '%s' (known: stage, dim, how, parts)", k);
 }
 
 static int get_shards(ctx *c, const yaml_node_t *n)
@@ -320,6 +340,8 @@ static int get_shards(ctx *c, const yaml_node_t *n)
 			return -1;
 		if (!r->pattern)
 			return fail(c, e, "shard: missing required key 'stage'");
+		if (r->n_parts && r->how != DB_UNSHARD_FUSED)
+			return fail(c, e, "shard: 'parts' is for how: fused only");
 	}
 	return 0;
 }
