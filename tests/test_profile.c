@@ -418,10 +418,18 @@ static void test_match_atom(void **state)
 	CHECK_MATCHES(p, cases);
 	assert_true(db_profile_match_path(p, "layer00_MoE_rank0.pt", &f));
 	assert_false(db_profile_match_key(p, "shape", &f));
-	assert_false(db_profile_match_key(p, "input", &f));
 	assert_false(db_profile_match_key(p, "input_fields.0", &f));
+	assert_false(db_profile_match_key(p, "output_fields.input_ids", &f));
 	static const match_case prefixed[] = {
 		{"ref_layer02_Block__attn.q_rope_rank0.pt", "hidden", "ref", "", "", 0, 2, "attn.q_rope", -1},
+		/* real ATOM, one folder (realdump atom_onedir): the hook's block
+		 * input pairs with the patched reference's hidden_in */
+		{"layer01_Block_rank0.pt", "input", "target", "", "", 0, 1, "hidden_in", -1},
+		{"layer01_Block_rank0.pt", "hidden", "target", "", "", 0, 1, "hidden_out", -1},
+		{"ref_layer01_Block__hidden_in_rank0.pt", "hidden", "ref", "", "", 0, 1, "hidden_in", -1},
+		{"ref_layer01_Block__hidden_out_rank0.pt", "hidden", "ref", "", "", 0, 1, "hidden_out", -1},
+		/* other hooks' inputs stay their own stages, under the module */
+		{"layer01_Attention_rank0_call001.pt", "input", "target", "", "1", 0, 1, "Attention.input", -1},
 	};
 	CHECK_MATCHES(p, prefixed);
 	assert_int_equal(p->pass_select, DB_PASS_PREFILL);
