@@ -283,6 +283,40 @@ static int rename_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_
 	return 0;
 }
 
+/* The first $n / ${n} / $name / ${name[:...]} of to that re does not have,
+ * in a static buffer; NULL when all exist. */
+static const char *bad_group_ref(const void *re, const char *to)
+{
+	static __thread char name[64];
+	uint32_t ncap = 0;
+	pcre2_pattern_info(re, PCRE2_INFO_CAPTURECOUNT, &ncap);
+	for (const char *s = to; *s; s++) {
+		if (*s == '\\' && s[1]) {
+			s++;
+			continue;
+		}
+		if (*s != '$' || !s[1])
+			continue;
+		if (s[1] == '$') {
+			s++;
+			continue;
+		}
+		const char *b = s + 1 + (s[1] == '{');
+		size_t n = strspn(b, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		if (!n || n >= sizeof name)
+			continue;
+		memcpy(name, b, n);
+		name[n] = 0;
+		s = b + n - 1;
+		bool digits = strspn(name, "0123456789") == n;
+		int num = digits ? 0 : pcre2_substring_number_from_name(re, (PCRE2_SPTR)name);
+		if (digits ? strtoul(name, NULL, 10) > ncap
+		           : num < 0 && num != PCRE2_ERROR_NOUNIQUESUBSTRING)  /* (?J) duplicates exist */
+			return name;
+	}
+	return NULL;
+}
+
 /* rewrite: {phase|pass|stage: [[REGEX, REPLACEMENT], ...]} */
 static int rewrite_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg)
 {
@@ -322,19 +356,10 @@ static int rewrite_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml
 			return -1;
 		}
 		/* a bad replacement ($9 of a 1-group regex) fails here, not per file */
-		char out[8];
-		PCRE2_SIZE olen = sizeof out;
-		int rc = pcre2_substitute(r->re, (PCRE2_SPTR)"", 0, 0,
-		                          PCRE2_SUBSTITUTE_EXTENDED | PCRE2_SUBSTITUTE_UNSET_EMPTY |
-		                          PCRE2_SUBSTITUTE_OVERFLOW_LENGTH,
-		                          NULL, NULL, (PCRE2_SPTR)r->to, PCRE2_ZERO_TERMINATED,
-		                          (PCRE2_UCHAR *)out, &olen);
-		if (rc < 0 && rc != PCRE2_ERROR_NOMEMORY && rc != PCRE2_ERROR_NOMATCH) {
-			PCRE2_UCHAR msg[256];
-			pcre2_get_error_message(rc, msg, sizeof msg);
-			return fail(c, tn, "rewrite.%s: bad replacement '%s': %s", k, r->to,
-			            (const char *)msg);
-		}
+		const char *bad = bad_group_ref(r->re, r->to);
+		if (bad)
+			return fail(c, tn, "rewrite.%s: bad replacement '%s': no group '%s' in the regex",
+			            k, r->to, bad);
 	}
 	return 0;
 }
