@@ -45,6 +45,15 @@ typedef struct db_substage_rule {
 	char *pattern; void *re;        /* regex of its sub-stages */
 } db_substage_rule;
 
+/* rewrite: one sed-like substitution on a field's value (pcre2_substitute,
+ * first match only, $n / ${name} in the replacement) */
+typedef enum { DB_RW_PHASE, DB_RW_PASS, DB_RW_STAGE } db_rewrite_field;
+typedef struct db_rewrite_rule {
+	db_rewrite_field field;
+	char *pattern; void *re;
+	char *to;
+} db_rewrite_rule;
+
 typedef struct db_layer_class {
 	char *name;
 	int lo, hi;                     /* inclusive; hi == -1: open-ended */
@@ -84,6 +93,7 @@ typedef struct db_profile {
 	char *dump_command;             /* with {layer}; NULL = none */
 	char *input_ids_pat; void *input_ids_re; /* stages holding token ids */
 	char **rename_from, **rename_to; size_t n_rename; /* exact stage renames, applied last */
+	db_rewrite_rule *rewrites; size_t n_rewrites;     /* in order, each on the previous result */
 } db_profile;
 
 /* Parse YAML text. origin names it in errors ("file:line:col: ..."). */
@@ -104,7 +114,9 @@ const char *db_profile_builtin_yaml(const char *name);
 /* Fill f from a relative path ('/'-separated); false when `files` or
  * `path` does not match, or a side/rank/layer/order capture is not valid.
  * Fields the path does not give are reset (rank -1, layer -1, order -1,
- * ""). Decimal passes lose leading zeros. Thread-safe. */
+ * ""). Decimal passes lose leading zeros. A (?<phase_sub>) group that took
+ * part is appended to the phase as ".<value>"; then the phase and pass
+ * rewrite rules apply. Thread-safe. */
 bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *f);
 /* The path or key pattern has a (?<side>) group: both runs may share a folder. */
 bool db_profile_has_side_group(const db_profile *p);
@@ -115,7 +127,7 @@ bool db_profile_has_side_group(const db_profile *p);
  * and keeps the path's fields. Without a key pattern the whole inner key
  * is the key stage.
  * Call it once for EVERY entry, plain tensors too (key ""): it finalises
- * the stage (file_stage, rename). key is the raw flattened key: value_key
+ * the stage (file_stage, stage rewrite rules, rename). key is the raw flattened key: value_key
  * and ignore_keys are applied here (an ignored key returns false). */
 bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f);
 /* The key with value_key applied ("value" -> "", "value.0" -> "0"; a
