@@ -332,6 +332,37 @@ static size_t module_len(const char *stage)
 	}
 }
 
+/* Some layer (of one side, phase, pass, rank) has items in more than one
+ * file: one file per module or per call (ATOM's hooks write a dict
+ * {hidden, input} per module). Entry order then orders a module's own
+ * tensors only, not the layer's modules. */
+static bool layers_span_files(const db_item *items, size_t n)
+{
+	db_strmap m;
+	db_strmap_init(&m);
+	bool spans = false;
+	for (size_t i = 0; i < n && !spans; i++) {
+		const db_item *it = &items[i];
+		if (it->f.layer < 0 || it->err)
+			continue;
+		char k[1024];
+		size_t kn = key_put(k, sizeof k, 0, it->f.side);
+		kn = key_put(k, sizeof k, kn, "\x1e");
+		db_fields f = it->f;
+		f.stage[0] = 0;
+		db_fields_key(&f, k + kn, sizeof k - kn);
+		bool added;
+		size_t *v = db_strmap_put(&m, k, i, &added);
+		if (!v) {
+			spans = true;   /* OOM: treat as no recorded order */
+			break;
+		}
+		spans = !added && strcmp(items[*v].path, it->path);
+	}
+	db_strmap_free(&m);
+	return spans;
+}
+
 bool db_index_records_order(const db_item *items, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -365,6 +396,8 @@ bool db_index_records_order(const db_item *items, size_t n)
 		found = la != lb || memcmp(a, b, la);
 	}
 	db_strmap_free(&m);
+	if (found)
+		found = !layers_span_files(items, n);
 	return found;
 }
 
