@@ -486,7 +486,7 @@ static void test_match_sglang_v1(void **state)
 	assert_string_equal(db_profile_parent(p, "attn.q_rope", NULL, 0, buf, sizeof buf), "attn_out");
 	assert_string_equal(db_profile_parent(p, "moe.topk", NULL, 0, buf, sizeof buf), "ffn_out");
 	assert_string_equal(db_profile_parent(p, "ffn.up", NULL, 0, buf, sizeof buf), "ffn_out");
-	assert_int_equal(p->n_probes, 2);      /* the seed protocol, then SGLang's */
+	assert_int_equal(p->n_probes, 4);      /* the seed protocol, then SGLang's */
 	assert_string_equal(p->probes[1], "mlp_output");
 	assert_true(db_profile_is_model_after(p, "final_logits"));
 	db_profile_free(p);
