@@ -213,6 +213,9 @@ typedef enum db_bisect_kind {
 	DB_KIND_SUDDEN,         /* "sudden-drop" */
 	DB_KIND_DRIFT,          /* "accumulated-drift" */
 	DB_KIND_INPUT_IDS,      /* "input-ids": token ids differ (reported first) */
+	DB_KIND_BACKWARD,       /* "first-gradient": the phase runs backward
+	                           (gradients): no layer search, the first
+	                           diverging tensor in execution order */
 	DB_KIND_INCONCLUSIVE    /* "inconclusive": only skipped layers left,
 	                           contradictory bounds, or the bad bound good
 	                           while an earlier layer is bad */
@@ -280,6 +283,9 @@ typedef struct db_bisect_run {
 	char *final_stage;      /* owned: the model-level stage probed for
 	                           DB_LAYER_FINAL (final logits), NULL = none */
 	db_probe_how probe_how; /* how stage was chosen */
+	bool backward;          /* the phase runs its layers backward: errors flow
+	                           to lower layers, so the search is not a
+	                           bisect (DB_KIND_BACKWARD) */
 	char probe_why[384];    /* one line: which probe and why */
 	db_bisect sm;           /* owned */
 } db_bisect_run;

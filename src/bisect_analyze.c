@@ -19,6 +19,7 @@ const char *db_bisect_kind_name(db_bisect_kind k)
 	case DB_KIND_SUDDEN: return "sudden-drop";
 	case DB_KIND_DRIFT: return "accumulated-drift";
 	case DB_KIND_INPUT_IDS: return "input-ids";
+	case DB_KIND_BACKWARD: return "first-gradient";
 	case DB_KIND_INCONCLUSIVE: return "inconclusive";
 	default: return "none";
 	}
@@ -287,6 +288,49 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 	return 0;
 }
 
+/* A backward phase (gradients, in the order backward wrote them): an error
+ * flows to the layers below, so the culprit is the first tensor of a layer
+ * that diverges in execution order; the walk of that layer and its ranks
+ * follow as for a forward bug. */
+static int analyze_backward(db_bisect_run *r, db_bisect_result *res, db_err *err)
+{
+	char l1[32];
+	db_compare *c = r->c;
+	const db_pair *first = NULL;
+	for (size_t i = 0; i < c->n_pairs && !first; i++) {
+		db_pair *p = &c->pairs[i];
+		if (p->f.layer < 0 || !db_bisect_pair_in(r, p))
+			continue;
+		db_compare_pair(c, p);
+		if (db_pair_diverges(p) && p->status != DB_ST_NOT_COMPARABLE)
+			first = p;
+	}
+	if (!first) {
+		res->kind = DB_KIND_NONE;
+		snprintf(res->summary, sizeof res->summary,
+		         "nothing bad: no gradient of a layer diverges in phase %s",
+		         r->phase ? r->phase : "-");
+		return 0;
+	}
+	res->kind = DB_KIND_BACKWARD;
+	res->has_first_bad = true;
+	res->first_bad_layer = first->f.layer;
+	res->layer_class = c_layer_class(r, first->f.layer);
+	snprintf(res->probe_why, sizeof res->probe_why,
+	         "none: phase %s runs its layers backward (the first layer dumped is the "
+	         "highest), so errors flow down and the first diverging tensor in execution "
+	         "order is the culprit", r->phase ? r->phase : "-");
+	if (walk_layer(r, first->f.layer, 1.0, res) < 0)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	if (!res->first_bad_stage && !(res->first_bad_stage = strdup(first->f.stage)))
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	snprintf(res->summary, sizeof res->summary,
+	         "first diverging gradient: %s %s (backward order; the forward phases are good)",
+	         db_layer_label(first->f.layer, l1, sizeof l1),
+	         res->first_bad_substage ? res->first_bad_substage : res->first_bad_stage);
+	return 0;
+}
+
 int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 {
 	char l1[32];
@@ -302,6 +346,8 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 		if (!(res->input_ids_stage = strdup(ids)))
 			return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}
+	if (r->backward)
+		return analyze_backward(r, res, err);
 	series s;
 	if (build_series(r, &s) < 0) {
 		series_free(&s);

@@ -233,8 +233,38 @@ static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, d
 	return 0;
 }
 
+/* The selection runs its layers backward: the layer dumped first is higher
+ * than the one dumped last (gradients, written as backward ran). */
+static bool runs_backward(const db_bisect_run *r)
+{
+	const db_pair *first = NULL, *last = NULL;
+	for (size_t i = 0; i < r->c->n_pairs; i++) {
+		const db_pair *p = &r->c->pairs[i];
+		if (p->f.layer < 0 || !db_bisect_pair_in(r, p))
+			continue;
+		if (!first || p->seq < first->seq)
+			first = p;
+		if (!last || p->seq > last->seq)
+			last = p;
+	}
+	return first && last && first->f.layer > last->f.layer;
+}
+
+/* The layer whose probe was dumped last in execution order, -1 none. */
+static int exec_last_layer(const db_bisect_run *r)
+{
+	const db_pair *last = NULL;
+	for (size_t i = 0; i < r->c->n_pairs; i++) {
+		const db_pair *p = &r->c->pairs[i];
+		if (p->f.layer >= 0 && db_bisect_pair_in(r, p) && probe_pair(r, p) &&
+		    (!last || p->seq > last->seq))
+			last = p;
+	}
+	return last ? last->f.layer : -1;
+}
+
 /* Default phase: the first (causal order) whose probe at its last dumped
- * layer is bad; else the first that has a probe at all. Each phase gets
+ * layer (in execution order: the lowest for a backward phase) is bad; else the first that has a probe at all. Each phase gets
  * its own probe: the engine and the trainer name their modules apart.
  * Phases are separate runs fed the same tokens (an engine's drift does not
  * reach the trainer's forward), so a phase that is bad beyond drift wins
@@ -263,13 +293,8 @@ static int choose_phase(db_bisect_run *r, db_err *err)
 			first_with = (long)ph;
 		r->phase = c->phases[ph];
 		r->pass = (char *)pass;
-		int last = -1;
-		for (size_t i = 0; i < c->n_pairs; i++)
-			if (db_bisect_pair_in(r, &c->pairs[i]) && probe_pair(r, &c->pairs[i]) &&
-			    c->pairs[i].f.layer > last)
-				last = c->pairs[i].f.layer;
 		db_probe pr;
-		db_bisect_probe(r, last, &pr);
+		db_bisect_probe(r, exec_last_layer(r), &pr);
 		r->phase = r->pass = NULL;
 		if (pr.auto_verdict == DB_V_BAD && pr.band > DB_BAND_DRIFT) {
 			first_drift = -1;
@@ -339,6 +364,17 @@ int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
 	}
 	int *layers = NULL;
 	size_t n = 0;
+	r->backward = runs_backward(r);
+	if (r->backward) {
+		/* nothing to search: the analysis names the first diverging
+		 * gradient (db_bisect_analyze) */
+		if (db_bisect_init(&r->sm, NULL, 0, o->good_layer, err) < 0) {
+			db_bisect_run_free(r);
+			return -1;
+		}
+		*out = r;
+		return 0;
+	}
 	if (collect_layers(r, &layers, &n, err) < 0 ||
 	    db_bisect_init(&r->sm, layers, n, o->good_layer, err) < 0) {
 		free(layers);
