@@ -303,7 +303,8 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
  * when one file holds several modules of one layer (a dict written as the
  * hooks fired: SGLang's forward hook). Tuple members "m.0", "m.1" count as
  * one module m, so a tuple output alone does not qualify; nor does a
- * .safetensors file, whose writers sort tensors by dtype and name. Only a tree that
+ * .safetensors file, whose writers sort tensors by dtype and name, nor a
+ * layout whose profile says dict_order: none (weights: registration order). Only a tree that
  * records no order (one file per module, whose names sort alphabetically)
  * sorts a layer's items by the profile's stage_order before file order.
  * The choice is per tree, never per pair of items: mixing entry order
@@ -332,11 +333,13 @@ static size_t module_len(const char *stage)
 	}
 }
 
-bool db_index_records_order(const db_item *items, size_t n)
+bool db_index_records_order(const db_item *items, size_t n, const db_profile *p)
 {
 	for (size_t i = 0; i < n; i++)
 		if (items[i].f.order >= 0)
 			return true;
+	if (p->dict_order_none)
+		return false;
 	/* (file, phase, pass, rank, layer) -> the first item's index */
 	db_strmap m;
 	db_strmap_init(&m);
@@ -470,7 +473,7 @@ static int order_items(build *b, const db_profile *p)
 		return -1;
 	}
 	/* stage_pos is the same for all when the tree records its order */
-	ix->records_order = db_index_records_order(ix->items, n);
+	ix->records_order = db_index_records_order(ix->items, n, p);
 	for (size_t i = 0; i < n; i++) {
 		const db_fields *f = &ix->items[i].f;
 		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer

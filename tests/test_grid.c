@@ -217,6 +217,8 @@ static void t_records_order(void **s)
 		{LAYOUT("atom_hooks/ref"), LAYOUT("atom_hooks/target"), false},
 		{LAYOUT("generic_st/ref"), LAYOUT("generic_st/target"), false},
 		{LAYOUT("generic_npy/ref"), LAYOUT("generic_npy/target"), false},
+		/* weights: a dict per layer, but dict_order: none (registration order) */
+		{LAYOUT("atom_weights"), LAYOUT("atom_weights"), false},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
 		db_compare *c = open_run(t[i].ref, t[i].tgt);
@@ -226,6 +228,25 @@ static void t_records_order(void **s)
 		assert_int_equal(c->tgt->records_order, t[i].records);
 		db_compare_free(c);
 	}
+	/* so the weights keep the profile's stage_order: the rotary buffer, last
+	 * in the dict, sits with the attention */
+	static const char *const w[] = {"attn_norm", "attn.wq", "attn.wk", "attn.wv",
+	                                "attn.wo", "attn.rotary.inv_freq", "ffn_norm",
+	                                "ffn.w1", "ffn.w3", "ffn.w2"};
+	db_compare *c = open_run(LAYOUT("atom_weights"), LAYOUT("atom_weights"));
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	assert_int_equal(g.n_cols, sizeof w / sizeof *w);
+	for (size_t i = 0; i < g.n_cols; i++)
+		assert_string_equal(g.cols[i], w[i]);
+	db_grid_free(&g);
+	db_compare_free(c);
+	/* dict_order takes execution or none */
+	static const char bad[] = "name: x\npath: 'a'\ndict_order: sometimes\n";
+	db_profile *p = NULL;
+	db_err e = {{0}};
+	assert_int_not_equal(db_profile_parse(bad, sizeof bad - 1, "t", &p, &e), 0);
+	assert_non_null(strstr(e.msg, "dict_order"));
 }
 
 /* A real SGLang forward-hook tree of a hybrid model (realdump_order/gen.sh):
