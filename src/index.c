@@ -301,8 +301,11 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
  *
  * A tree records its execution order when an item carries a dump order, or
  * when one file holds several modules of one layer (a dict written as the
- * hooks fired: SGLang's forward hook). Tuple members "m.0", "m.1" count as
- * one module m, so a tuple output alone does not qualify; nor does a
+ * hooks fired: SGLang's forward hook) and no layer's items spread over
+ * several files (ATOM writes a dict {hidden, input} per module and call:
+ * entry order there orders one module's tensors, not the layer's modules).
+ * Tuple members "m.0", "m.1" count as one module m, so a tuple output
+ * alone does not qualify; nor does a
  * .safetensors file, whose writers sort tensors by dtype and name, nor a
  * layout whose profile says dict_order: none (weights: registration
  * order). A call number (ATOM's _callNNN) is the pass: it orders passes,
@@ -333,6 +336,37 @@ static size_t module_len(const char *stage)
 			return n;
 		n = k - 1;
 	}
+}
+
+/* Some layer (of one side, phase, pass, rank) has items in more than one
+ * file: one file per module or per call (ATOM's hooks write a dict
+ * {hidden, input} per module). Entry order then orders a module's own
+ * tensors only, not the layer's modules. */
+static bool layers_span_files(const db_item *items, size_t n)
+{
+	db_strmap m;
+	db_strmap_init(&m);
+	bool spans = false;
+	for (size_t i = 0; i < n && !spans; i++) {
+		const db_item *it = &items[i];
+		if (it->f.layer < 0 || it->err)
+			continue;
+		char k[1024];
+		size_t kn = key_put(k, sizeof k, 0, it->f.side);
+		kn = key_put(k, sizeof k, kn, "\x1e");
+		db_fields f = it->f;
+		f.stage[0] = 0;
+		db_fields_key(&f, k + kn, sizeof k - kn);
+		bool added;
+		size_t *v = db_strmap_put(&m, k, i, &added);
+		if (!v) {
+			spans = true;   /* OOM: treat as no recorded order */
+			break;
+		}
+		spans = !added && strcmp(items[*v].path, it->path);
+	}
+	db_strmap_free(&m);
+	return spans;
 }
 
 bool db_index_records_order(const db_item *items, size_t n, const db_profile *p)
@@ -380,6 +414,8 @@ bool db_index_records_order(const db_item *items, size_t n, const db_profile *p)
 	}
 	free(k);
 	db_strmap_free(&m);
+	if (found)
+		found = !layers_span_files(items, n);
 	return found;
 }
 

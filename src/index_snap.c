@@ -66,6 +66,11 @@ static uint64_t profile_index_hash(const db_profile *p, uint64_t h)
 	h = fnv_strs(p->model_after, p->n_model_after, h);
 	h = fnv_strs(p->rename_from, p->n_rename, h);
 	h = fnv_strs(p->rename_to, p->n_rename, h);
+	for (size_t i = 0; i < p->n_rewrites; i++) {
+		h = db_fnv(&p->rewrites[i].field, sizeof p->rewrites[i].field, h);
+		h = fnv_str(p->rewrites[i].pattern, h);
+		h = fnv_str(p->rewrites[i].to, h);
+	}
 	return h;
 }
 

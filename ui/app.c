@@ -135,8 +135,8 @@ bool tui_select_rank_of(struct tui *t, size_t pair)
  * then the lower cos (NaN lowest), then the lower rank. */
 static bool pair_worse(const db_pair *a, const db_pair *b)
 {
-	int sa = a->status != DB_ST_OK ? DB_BAND_SCRAMBLE + 1 : (int)a->band;
-	int sb = b->status != DB_ST_OK ? DB_BAND_SCRAMBLE + 1 : (int)b->band;
+	int sa = a->status != DB_ST_OK ? DB_BAND_INPUTS + 1 : (int)a->band;
+	int sb = b->status != DB_ST_OK ? DB_BAND_INPUTS + 1 : (int)b->band;
 	if (sa != sb)
 		return sa > sb;
 	if (a->status == DB_ST_OK) {
