@@ -49,6 +49,13 @@ got=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["first_
 	"$DB_TMP/bisect.json")
 [ "$got" = "3 post_attention_layernorm.0" ] || fail "bisect culprit: got '$got'"
 
+# without --stage the probe is each layer's last stage in execution order
+expect 1 "bisect, found probe" "$DB_BIN" bisect --no-cache --auto --format json "$R/ref" "$R/target"
+printf '%s' "$out" >"$DB_TMP/bisect2.json"
+got=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["first_bad_layer"], d["first_bad_stage"])' \
+	"$DB_TMP/bisect2.json")
+[ "$got" = "3 post_attention_layernorm.0" ] || fail "bisect culprit, found probe: got '$got'"
+
 expect 1 "bisect table" "$DB_BIN" bisect --no-cache --auto --stage mlp.experts "$R/ref" "$R/target"
 walk=$(sed -n '/^intra-layer walk:/,/^$/{/^intra/d;p}' <<<"$out" | awk 'NF > 1 {print ($1 == ">" ? $2 : $1)}' | tr '\n' ' ')
 case "$walk" in
