@@ -285,6 +285,39 @@ static void t_hook_hybrid_cols(void **s)
 	db_compare_free(c);
 }
 
+/* dir/name: an .npz holding a 2-float tensor per key, in this order. */
+static void write_npz(const char *dir, const char *name, const char *const *keys, size_t nk)
+{
+	zm_member *m = calloc(nk, sizeof *m);
+	char (*names)[64] = calloc(nk, sizeof *names);
+	char **data = calloc(nk, sizeof *data);
+	assert_true(m && names && data);
+	const float v[2] = {1, 2};
+	const long shape[1] = {2};
+	for (size_t i = 0; i < nk; i++) {
+		char path[1024];
+		assert_int_equal(cu_npy(dir, "member.npy", "<f4", 1, shape, v, 0), 0);
+		snprintf(path, sizeof path, "%s/member.npy", dir);
+		size_t n;
+		data[i] = cu_slurp(path, &n);
+		assert_non_null(data[i]);
+		unlink(path);
+		snprintf(names[i], sizeof names[i], "%s.npy", keys[i]);
+		m[i] = (zm_member){names[i], data[i], n, false};
+	}
+	size_t zn;
+	uint8_t *z = zm_build(m, nk, &zn);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(cu_write(path, z, zn), 0);
+	free(z);
+	for (size_t i = 0; i < nk; i++)
+		free(data[i]);
+	free(data);
+	free(names);
+	free(m);
+}
+
 /* Layers whose recorded orders disagree: one .npz (dict order) holding
  * layer 0 as a, b and layer 1 as c, b, a. Edges a->b, c->b, b->a: c has no
  * predecessor and goes first, then the cycle a<->b is broken at the column
@@ -296,32 +329,7 @@ static void t_cols_cycle(void **s)
 	assert_non_null(dir);
 	static const char *const keys[] = {"layers.0.a", "layers.0.b", "layers.1.c",
 	                                   "layers.1.b", "layers.1.a"};
-	enum { NK = sizeof keys / sizeof *keys };
-	zm_member m[NK];
-	char names[NK][32];
-	char *data[NK];
-	const float v[2] = {1, 2};
-	const long shape[1] = {2};
-	for (size_t i = 0; i < NK; i++) {
-		char rel[64], path[1024];
-		snprintf(rel, sizeof rel, "m%zu.npy", i);
-		assert_int_equal(cu_npy(dir, rel, "<f4", 1, shape, v, 0), 0);
-		snprintf(path, sizeof path, "%s/%s", dir, rel);
-		size_t n;
-		data[i] = cu_slurp(path, &n);
-		assert_non_null(data[i]);
-		unlink(path);
-		snprintf(names[i], sizeof names[i], "%s.npy", keys[i]);
-		m[i] = (zm_member){names[i], data[i], n, false};
-	}
-	size_t zn;
-	uint8_t *z = zm_build(m, NK, &zn);
-	char path[1024];
-	snprintf(path, sizeof path, "%s/run.npz", dir);
-	assert_int_equal(cu_write(path, z, zn), 0);
-	free(z);
-	for (size_t i = 0; i < NK; i++)
-		free(data[i]);
+	write_npz(dir, "run.npz", keys, sizeof keys / sizeof *keys);
 	db_compare *c = cu_run(dir, dir, "generic", NULL, 0);
 	assert_true(c->ref->records_order);
 	db_grid g;
@@ -330,6 +338,45 @@ static void t_cols_cycle(void **s)
 	assert_string_equal(g.cols[0], "c");
 	assert_string_equal(g.cols[1], "a");
 	assert_string_equal(g.cols[2], "b");
+	db_grid_free(&g);
+	db_compare_free(c);
+	cu_rm_rf(dir);
+	free(dir);
+}
+
+/* A rank view that lacks stages orders its columns as the full view: rank 1
+ * dumped only m in layer 0 and only b in layer 1, which alone says nothing
+ * (first seq would give m, b); rank 0 ran b before m in layer 1. */
+static void t_cols_rank_view(void **s)
+{
+	(void)s;
+	char *dir = cu_tmpdir();
+	assert_non_null(dir);
+	static const char *const r0[] = {"layers.0.a", "layers.0.m", "layers.1.b", "layers.1.m"};
+	static const char *const r1[] = {"layers.0.m", "layers.1.b"};
+	char tree[1024], prof[1024];
+	snprintf(tree, sizeof tree, "%s/tree", dir);
+	cu_mkdirs(tree);
+	write_npz(tree, "r0.npz", r0, sizeof r0 / sizeof *r0);
+	write_npz(tree, "r1.npz", r1, sizeof r1 / sizeof *r1);
+	snprintf(prof, sizeof prof, "%s/ranks.yaml", dir);
+	static const char y[] = "name: ranks\n"
+	                        "path: '^r(?<rank>\\d+)\\.npz$'\n"
+	                        "key: '^layers\\.(?<layer>\\d+)\\.(?<stage>.+)$'\n";
+	assert_int_equal(cu_write(prof, y, sizeof y - 1), 0);
+	db_compare *c = cu_run(tree, tree, prof, NULL, 0);
+	assert_true(c->ref->records_order);
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	assert_int_equal(g.n_cols, 3);
+	assert_string_equal(g.cols[0], "a");
+	assert_string_equal(g.cols[1], "b");
+	assert_string_equal(g.cols[2], "m");
+	db_grid_free(&g);
+	assert_int_equal(db_grid_build(c, NULL, NULL, 1, &g), 0);
+	assert_int_equal(g.n_cols, 2);
+	assert_string_equal(g.cols[0], "b");
+	assert_string_equal(g.cols[1], "m");
 	db_grid_free(&g);
 	db_compare_free(c);
 	cu_rm_rf(dir);
@@ -347,6 +394,7 @@ int main(void)
 		cmocka_unit_test(t_records_order),
 		cmocka_unit_test(t_hook_hybrid_cols),
 		cmocka_unit_test(t_cols_cycle),
+		cmocka_unit_test(t_cols_rank_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
