@@ -178,7 +178,7 @@ static int order_cols(const colrec *cols, size_t ncols, lcol *lc, size_t nlc,
 				prev = SIZE_MAX;
 			}
 			if (seen[col] == run)
-				continue;       /* a column counts where it first appears */
+				continue;       /* a node counts where it first appears */
 			seen[col] = run;
 			if (prev != SIZE_MAX)
 				e[ne++] = (col_edge){prev, col};
