@@ -20,7 +20,8 @@ typedef struct db_grid_row {
 typedef struct db_grid {
 	char *phase, *pass;     /* the selection it was built for */
 	int rank;               /* -1 merged/rank-less, DB_RANK_ANY, else one rank */
-	char **cols;            /* top-level stage names */
+	char **cols;            /* top-level stage names, in execution order merged
+	                         * over the layers (grid.c, order_sel_cols) */
 	size_t n_cols;
 	db_grid_row *rows;
 	size_t n_rows;

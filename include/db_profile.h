@@ -76,6 +76,7 @@ typedef struct db_profile {
 	                                 * "" = the group is empty or did not take part */
 	char **phase_order; size_t n_phase_order;
 	char **stage_order; size_t n_stage_order;   /* globs, execution order */
+	bool dict_order_none;           /* dict key order is not execution order (weights) */
 	char **model_after; size_t n_model_after;   /* globs: model-level stages drawn after the layers */
 	db_substage_rule *substages; size_t n_substages;
 	char substage_sep;              /* "a.b" is a sub-stage of "a"; 0 = off */

@@ -149,13 +149,13 @@ static int cmp_lcol(const void *va, const void *vb)
 	return (a->at > b->at) - (a->at < b->at);
 }
 
-/* Execution order of columns merged over layers that differ (hybrid
- * models: attention kinds, dense and MoE mlps), where the first seq alone
- * would put a late layer's own stages after an early layer's last ones:
- * inside each layer a column goes before the next column to appear; Kahn's
- * sort of those edges, ties by col_before, a cycle (layers that disagree)
- * broken at its waiting column of lowest first seq. lc (sorted here) holds
- * the selection's layer pairs; the order goes into out. */
+/* Execution order of stages (or columns) merged over layers that differ
+ * (hybrid models: attention kinds, dense and MoE mlps), where the first seq
+ * alone would put a late layer's own stages after an early layer's last
+ * ones: inside each layer a node goes before the next node to appear;
+ * Kahn's sort of those edges, ties by col_before, a cycle (layers that
+ * disagree) broken at its waiting node of lowest first seq. lc (sorted
+ * here) maps layer pairs to nodes; the order goes into out. */
 static int order_cols(const colrec *cols, size_t ncols, lcol *lc, size_t nlc,
                       bool records, size_t *out)
 {
@@ -178,7 +178,7 @@ static int order_cols(const colrec *cols, size_t ncols, lcol *lc, size_t nlc,
 				prev = SIZE_MAX;
 			}
 			if (seen[col] == run)
-				continue;       /* a column counts where it first appears */
+				continue;       /* a node counts where it first appears */
 			seen[col] = run;
 			if (prev != SIZE_MAX)
 				e[ne++] = (col_edge){prev, col};
@@ -265,6 +265,76 @@ static int add_row(db_grid *g, size_t cap_rows, int layer, const char *label,
 	return 0;
 }
 
+typedef struct colkey { size_t key, col; } colkey;
+
+static int cmp_colkey(const void *va, const void *vb)
+{
+	const colkey *a = va, *b = vb;
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+/* Order of the selection's ncols columns (tops: per pair, its column or
+ * DB_NO_PAIR) into out. The stages of the whole (phase, pass), every rank
+ * and merged pair, are ordered first (order_cols over stages); a column
+ * goes where its first stage ran. So a view that lacks stages (one rank, or
+ * merged pairs only: attention in some layers, mlp in others) keeps the
+ * order of the full view instead of falling back to first seq. */
+static int order_sel_cols(const db_compare *c, const char *phase, const char *pass,
+                          int rank, const size_t *tops, size_t ncols, size_t *out)
+{
+	size_t np = c->n_pairs;
+	colrec *nodes = calloc(np + 1, sizeof *nodes);
+	lcol *lc = malloc((np + 1) * sizeof *lc);
+	size_t *nord = malloc((np + 1) * sizeof *nord);
+	size_t *nrank = malloc((np + 1) * sizeof *nrank);
+	colkey *ck = malloc((ncols + 1) * sizeof *ck);
+	db_strmap sm;
+	db_strmap_init(&sm);
+	size_t nn = 0, nlc = 0;
+	int rc = nodes && lc && nord && nrank && ck ? 0 : -1;
+	for (size_t i = 0; rc == 0 && i < np; i++) {
+		const db_pair *p = &c->pairs[i];
+		if (p->f.layer < 0 || !in_sel(p, phase, pass, DB_RANK_ANY))
+			continue;
+		bool added;
+		size_t *v = db_strmap_put(&sm, p->f.stage, nn, &added);
+		if (!v) {
+			rc = -1;
+			break;
+		}
+		if (added) {
+			int pos = db_profile_stage_pos(c->profile, p->f.stage);
+			nodes[nn++] = (colrec){NULL, pos < 0 ? INT_MAX : pos, p->seq};
+		}
+		lc[nlc++] = (lcol){p->f.layer, i, *v};
+	}
+	if (rc == 0)
+		rc = order_cols(nodes, nn, lc, nlc, cmp_records_order(c), nord);
+	if (rc == 0) {
+		for (size_t k = 0; k < nn; k++)
+			nrank[nord[k]] = k;
+		for (size_t j = 0; j < ncols; j++)
+			ck[j] = (colkey){SIZE_MAX, j};
+		for (size_t i = 0; i < np; i++) {
+			if (tops[i] == DB_NO_PAIR || !in_sel(&c->pairs[i], phase, pass, rank))
+				continue;
+			size_t *v = db_strmap_get(&sm, c->pairs[i].f.stage);
+			if (v && nrank[*v] < ck[tops[i]].key)
+				ck[tops[i]].key = nrank[*v];
+		}
+		qsort(ck, ncols, sizeof *ck, cmp_colkey);
+		for (size_t j = 0; j < ncols; j++)
+			out[j] = ck[j].col;
+	}
+	db_strmap_free(&sm);
+	free(nodes);
+	free(lc);
+	free(nord);
+	free(nrank);
+	free(ck);
+	return rc;
+}
+
 int db_grid_build(const db_compare *c, const char *phase, const char *pass,
                   int rank, db_grid *g)
 {
@@ -282,12 +352,11 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 	colrec *cols = calloc(np + 1, sizeof *cols);
 	int *layers = malloc((np + 1) * sizeof *layers);
 	size_t *tops = malloc((np + 1) * sizeof *tops);   /* per pair: column index */
-	lcol *lc = malloc((np + 1) * sizeof *lc);
 	db_strmap cm;
 	db_strmap_init(&cm);
 	size_t ncols = 0, nlayers = 0, nmodel = 0;
 	int rc = 0;
-	if (!g->phase || !g->pass || !known || !cols || !layers || !tops || !lc)
+	if (!g->phase || !g->pass || !known || !cols || !layers || !tops)
 		rc = -1;
 	/* columns: top-level stages of layer pairs */
 	for (size_t i = 0; rc == 0 && i < np; i++) {
@@ -316,7 +385,6 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 			ncols++;
 		}
 		tops[i] = *v;
-		lc[nlayers - 1] = (lcol){p->f.layer, i, *v};
 	}
 	/* order columns; remap pair -> column */
 	size_t *remap = rc == 0 ? malloc((ncols + 1) * sizeof *remap) : NULL;
@@ -324,7 +392,7 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 		rc = -1;
 	if (rc == 0) {
 		size_t *ord = malloc((ncols + 1) * sizeof *ord);
-		if (!ord || order_cols(cols, ncols, lc, nlayers, cmp_records_order(c), ord) != 0 ||
+		if (!ord || order_sel_cols(c, phase, pass, rank, tops, ncols, ord) != 0 ||
 		    !(g->cols = calloc(ncols + 1, sizeof *g->cols))) {
 			rc = -1;
 		} else {
@@ -400,7 +468,6 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 	free(remap);
 	free(layers);
 	free(tops);
-	free(lc);
 	free(known);
 	db_strmap_free(&cm);
 	if (rc != 0) {

@@ -301,11 +301,17 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
  *
  * A tree records its execution order when an item carries a dump order, or
  * when one file holds several modules of one layer (a dict written as the
- * hooks fired: SGLang's forward hook). Tuple members "m.0", "m.1" count as
- * one module m, so a tuple output alone does not qualify; nor does a
- * .safetensors file, whose writers sort tensors by dtype and name. Only a tree that
- * records no order (one file per module, whose names sort alphabetically)
- * sorts a layer's items by the profile's stage_order before file order.
+ * hooks fired: SGLang's forward hook) and no layer's items spread over
+ * several files (ATOM writes a dict {hidden, input} per module and call:
+ * entry order there orders one module's tensors, not the layer's modules).
+ * Tuple members "m.0", "m.1" count as one module m, so a tuple output
+ * alone does not qualify; nor does a
+ * .safetensors file, whose writers sort tensors by dtype and name, nor a
+ * layout whose profile says dict_order: none (weights: registration
+ * order). A call number (ATOM's _callNNN) is the pass: it orders passes,
+ * not the stages inside one. Only a tree that records no order (one file
+ * per module, whose names sort alphabetically) sorts a layer's items by the
+ * profile's stage_order before file order.
  * The choice is per tree, never per pair of items: mixing entry order
  * inside files with stage_order across files would not be transitive. */
 typedef struct rec {
@@ -363,38 +369,50 @@ static bool layers_span_files(const db_item *items, size_t n)
 	return spans;
 }
 
-bool db_index_records_order(const db_item *items, size_t n)
+bool db_index_records_order(const db_item *items, size_t n, const db_profile *p)
 {
 	for (size_t i = 0; i < n; i++)
 		if (items[i].f.order >= 0)
 			return true;
-	/* (file, phase, pass, rank, layer) -> the first item's index */
+	if (p->dict_order_none)
+		return false;
+	/* (side, phase, pass, rank, layer, file) -> the first item's index */
 	db_strmap m;
 	db_strmap_init(&m);
+	char *k = NULL;
+	size_t cap = 0;
 	bool found = false;
 	for (size_t i = 0; i < n && !found; i++) {
 		const db_item *it = &items[i];
 		size_t pl = strlen(it->path);
 		if (it->err || (pl >= 12 && !strcmp(it->path + pl - 12, ".safetensors")))
 			continue;
-		char k[1024];
-		size_t kn = key_put(k, sizeof k, 0, it->path);
-		kn = key_put(k, sizeof k, kn, "\x1f");
-		kn = key_put(k, sizeof k, kn, it->f.side);
-		kn = key_put(k, sizeof k, kn, "\x1e");
+		if (pl + 256 > cap) {   /* fields fit in 256: never truncate the path */
+			char *nk = realloc(k, pl + 256);
+			if (!nk)
+				break;  /* OOM: treat as no recorded order */
+			k = nk;
+			cap = pl + 256;
+		}
+		size_t kn = key_put(k, cap, 0, it->f.side);
+		kn = key_put(k, cap, kn, "\x1e");
 		db_fields f = it->f;
 		f.stage[0] = 0;
-		db_fields_key(&f, k + kn, sizeof k - kn);
+		db_fields_key(&f, k + kn, cap - kn);
+		kn += strlen(k + kn);
+		kn = key_put(k, cap, kn, "\x1e");
+		key_put(k, cap, kn, it->path);
 		bool added;
 		size_t *v = db_strmap_put(&m, k, i, &added);
 		if (!v)
-			break;          /* OOM: treat as no recorded order */
+			break;
 		if (added)
 			continue;
 		const char *a = items[*v].f.stage, *b = it->f.stage;
 		size_t la = module_len(a), lb = module_len(b);
 		found = la != lb || memcmp(a, b, la);
 	}
+	free(k);
 	db_strmap_free(&m);
 	if (found)
 		found = !layers_span_files(items, n);
@@ -503,7 +521,7 @@ static int order_items(build *b, const db_profile *p)
 		return -1;
 	}
 	/* stage_pos is the same for all when the tree records its order */
-	ix->records_order = db_index_records_order(ix->items, n);
+	ix->records_order = db_index_records_order(ix->items, n, p);
 	for (size_t i = 0; i < n; i++) {
 		const db_fields *f = &ix->items[i].f;
 		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer

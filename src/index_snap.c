@@ -62,6 +62,7 @@ static uint64_t profile_index_hash(const db_profile *p, uint64_t h)
 	h = fnv_str(p->side_target, h);
 	h = fnv_strs(p->phase_order, p->n_phase_order, h);
 	h = fnv_strs(p->stage_order, p->n_stage_order, h);
+	h = db_fnv(&p->dict_order_none, sizeof p->dict_order_none, h);
 	h = fnv_strs(p->model_after, p->n_model_after, h);
 	h = fnv_strs(p->rename_from, p->n_rename, h);
 	h = fnv_strs(p->rename_to, p->n_rename, h);
@@ -280,7 +281,7 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	}
 	if (r.bad || r.left)
 		goto bad;
-	ix->records_order = db_index_records_order(ix->items, ix->n_items);
+	ix->records_order = db_index_records_order(ix->items, ix->n_items, p);
 	free(buf);
 	return ix;
 bad:

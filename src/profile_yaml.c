@@ -546,8 +546,9 @@ static int get_classes(ctx *c, const yaml_node_t *n)
 
 static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
-	"phase_order, stage_order, model_after, substages, substage_separator, "
-	"shard, pass, thresholds, probe, layer_classes, dump_command, input_ids, routing_ids, rename, rewrite";
+	"phase_order, stage_order, dict_order, model_after, substages, substage_separator, "
+	"shard, pass, thresholds, probe, layer_classes, dump_command, input_ids, routing_ids, "
+	"rename, rewrite";
 
 typedef struct seen {
 	const yaml_node_t *name, *path, *thresholds;
@@ -595,6 +596,13 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return get_str_list(c, vn, "phase_order", &p->phase_order, &p->n_phase_order);
 	if (!strcmp(k, "stage_order"))
 		return get_str_list(c, vn, "stage_order", &p->stage_order, &p->n_stage_order);
+	if (!strcmp(k, "dict_order")) {
+		const char *s = scalar(vn);
+		if (!s || (strcmp(s, "execution") && strcmp(s, "none")))
+			return fail(c, vn, "dict_order: expected execution or none");
+		p->dict_order_none = !strcmp(s, "none");
+		return 0;
+	}
 	if (!strcmp(k, "model_after"))
 		return get_str_list(c, vn, "model_after", &p->model_after, &p->n_model_after);
 	if (!strcmp(k, "substages"))

@@ -55,7 +55,8 @@ complete_words '' >/dev/null || fail "sourcing the completion failed"
 
 # commands
 only "co" compare
-only "re" replay
+# "rep": the fixtures folder (the cwd) has realdump* folders too
+only "rep" replay
 expect "''" compare ls schema bisect replay export
 # options, per command
 only "compare --fo" --format

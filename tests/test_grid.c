@@ -8,6 +8,7 @@
 
 #include "cmp_util.h"
 #include "db_grid.h"
+#include "zip_mini.h"
 
 /* ref vs tgt compared to the end (a failure to open fails the test). */
 static db_compare *open_run(const char *ref, const char *tgt)
@@ -204,6 +205,184 @@ static void t_stage_order(void **s)
 	check_cols(LAYOUT("fwd_hook/ref"), LAYOUT("fwd_hook/target"), hook, 12);
 }
 
+/* Trees that record their execution order (dump_index, dict order in files
+ * holding several modules of a layer) and trees that do not (one file per
+ * module; safetensors, whose writers sort tensors by name). */
+static void t_records_order(void **s)
+{
+	(void)s;
+	static const struct { const char *ref, *tgt; bool records; } t[] = {
+		{LAYOUT("fwd_hook/ref"), LAYOUT("fwd_hook/target"), true},
+		{LAYOUT("generic_npz/ref"), LAYOUT("generic_npz/target"), true},
+		{LAYOUT("sglang_v1/ref"), LAYOUT("sglang_v1/target"), true},
+		{FIXTURES "/realdump_order/ref", FIXTURES "/realdump_order/target", true},
+		{LAYOUT("atom_hooks/ref"), LAYOUT("atom_hooks/target"), false},
+		{LAYOUT("generic_st/ref"), LAYOUT("generic_st/target"), false},
+		{LAYOUT("generic_npy/ref"), LAYOUT("generic_npy/target"), false},
+		/* weights: a dict per layer, but dict_order: none (registration order) */
+		{LAYOUT("atom_weights"), LAYOUT("atom_weights"), false},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		db_compare *c = open_run(t[i].ref, t[i].tgt);
+		if (c->ref->records_order != t[i].records)
+			print_error("%s\n", t[i].ref);
+		assert_int_equal(c->ref->records_order, t[i].records);
+		assert_int_equal(c->tgt->records_order, t[i].records);
+		db_compare_free(c);
+	}
+	/* so the weights keep the profile's stage_order: the rotary buffer, last
+	 * in the dict, sits with the attention */
+	static const char *const w[] = {"attn_norm", "attn.wq", "attn.wk", "attn.wv",
+	                                "attn.wo", "attn.rotary.inv_freq", "ffn_norm",
+	                                "ffn.w1", "ffn.w3", "ffn.w2"};
+	db_compare *c = open_run(LAYOUT("atom_weights"), LAYOUT("atom_weights"));
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	assert_int_equal(g.n_cols, sizeof w / sizeof *w);
+	for (size_t i = 0; i < g.n_cols; i++)
+		assert_string_equal(g.cols[i], w[i]);
+	db_grid_free(&g);
+	db_compare_free(c);
+	/* dict_order takes execution or none */
+	static const char bad[] = "name: x\npath: 'a'\ndict_order: sometimes\n";
+	db_profile *p = NULL;
+	db_err e = {{0}};
+	assert_int_not_equal(db_profile_parse(bad, sizeof bad - 1, "t", &p, &e), 0);
+	assert_non_null(strstr(e.msg, "dict_order"));
+}
+
+/* A real SGLang forward-hook tree of a hybrid model (realdump_order/gen.sh):
+ * layers 1-2 linear attention, layer 3 self attention; layer 1 a dense mlp,
+ * 2-3 MoE. No profile lists these modules; the columns are the layers' hook
+ * orders merged, so layer 3's self_attn sits between the attention and
+ * post_attention_layernorm, not after the mlp that ran in an earlier layer. */
+static void t_hook_hybrid_cols(void **s)
+{
+	(void)s;
+	static const char *const want[] = {
+		"input_layernorm.0", "input_layernorm.1", "linear_attn.in_proj_qkvz",
+		"linear_attn.in_proj_ba", "linear_attn.attn", "linear_attn.norm",
+		"linear_attn.out_proj", "self_attn.qkv_proj", "self_attn.rotary_emb.0",
+		"self_attn.rotary_emb.1", "self_attn.attn", "self_attn.o_proj",
+		"post_attention_layernorm.0", "post_attention_layernorm.1", "mlp.gate_up_proj",
+		"mlp.act_fn", "mlp.down_proj", "mlp.shared_expert.gate_up_proj",
+		"mlp.shared_expert.act_fn", "mlp.shared_expert.down_proj", "mlp.shared_expert_gate",
+		"mlp.gate", "mlp.topk.0", "mlp.topk.1", "mlp.topk.2", "mlp.experts"};
+	check_cols(FIXTURES "/realdump_order/ref", FIXTURES "/realdump_order/target", want,
+	           sizeof want / sizeof *want);
+	/* rank 0 alone gives the same columns (the tree is TP 1) */
+	db_compare *c = open_run(FIXTURES "/realdump_order/ref", FIXTURES "/realdump_order/target");
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, 0, &g), 0);
+	assert_int_equal(g.n_cols, sizeof want / sizeof *want);
+	/* a cell of layer 3's post_attention_layernorm.0 is the bug's */
+	size_t pi = db_grid_find(c, &g, 3, "post_attention_layernorm.0");
+	assert_true(pi != DB_NO_PAIR);
+	assert_true(c->pairs[pi].band > DB_BAND_OK);
+	/* and the first divergence in execution order */
+	assert_int_equal(db_first_divergence(c, NULL, NULL, DB_RANK_ANY), (long)pi);
+	db_grid_free(&g);
+	db_compare_free(c);
+}
+
+/* dir/name: an .npz holding a 2-float tensor per key, in this order. */
+static void write_npz(const char *dir, const char *name, const char *const *keys, size_t nk)
+{
+	zm_member *m = calloc(nk, sizeof *m);
+	char (*names)[64] = calloc(nk, sizeof *names);
+	char **data = calloc(nk, sizeof *data);
+	assert_true(m && names && data);
+	const float v[2] = {1, 2};
+	const long shape[1] = {2};
+	for (size_t i = 0; i < nk; i++) {
+		char path[1024];
+		assert_int_equal(cu_npy(dir, "member.npy", "<f4", 1, shape, v, 0), 0);
+		snprintf(path, sizeof path, "%s/member.npy", dir);
+		size_t n;
+		data[i] = cu_slurp(path, &n);
+		assert_non_null(data[i]);
+		unlink(path);
+		snprintf(names[i], sizeof names[i], "%s.npy", keys[i]);
+		m[i] = (zm_member){names[i], data[i], n, false};
+	}
+	size_t zn;
+	uint8_t *z = zm_build(m, nk, &zn);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(cu_write(path, z, zn), 0);
+	free(z);
+	for (size_t i = 0; i < nk; i++)
+		free(data[i]);
+	free(data);
+	free(names);
+	free(m);
+}
+
+/* Layers whose recorded orders disagree: one .npz (dict order) holding
+ * layer 0 as a, b and layer 1 as c, b, a. Edges a->b, c->b, b->a: c has no
+ * predecessor and goes first, then the cycle a<->b is broken at the column
+ * that ran first (a). The first seq alone would give a, b, c. */
+static void t_cols_cycle(void **s)
+{
+	(void)s;
+	char *dir = cu_tmpdir();
+	assert_non_null(dir);
+	static const char *const keys[] = {"layers.0.a", "layers.0.b", "layers.1.c",
+	                                   "layers.1.b", "layers.1.a"};
+	write_npz(dir, "run.npz", keys, sizeof keys / sizeof *keys);
+	db_compare *c = cu_run(dir, dir, "generic", NULL, 0);
+	assert_true(c->ref->records_order);
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	assert_int_equal(g.n_cols, 3);
+	assert_string_equal(g.cols[0], "c");
+	assert_string_equal(g.cols[1], "a");
+	assert_string_equal(g.cols[2], "b");
+	db_grid_free(&g);
+	db_compare_free(c);
+	cu_rm_rf(dir);
+	free(dir);
+}
+
+/* A rank view that lacks stages orders its columns as the full view: rank 1
+ * dumped only m in layer 0 and only b in layer 1, which alone says nothing
+ * (first seq would give m, b); rank 0 ran b before m in layer 1. */
+static void t_cols_rank_view(void **s)
+{
+	(void)s;
+	char *dir = cu_tmpdir();
+	assert_non_null(dir);
+	static const char *const r0[] = {"layers.0.a", "layers.0.m", "layers.1.b", "layers.1.m"};
+	static const char *const r1[] = {"layers.0.m", "layers.1.b"};
+	char tree[1024], prof[1024];
+	snprintf(tree, sizeof tree, "%s/tree", dir);
+	cu_mkdirs(tree);
+	write_npz(tree, "r0.npz", r0, sizeof r0 / sizeof *r0);
+	write_npz(tree, "r1.npz", r1, sizeof r1 / sizeof *r1);
+	snprintf(prof, sizeof prof, "%s/ranks.yaml", dir);
+	static const char y[] = "name: ranks\n"
+	                        "path: '^r(?<rank>\\d+)\\.npz$'\n"
+	                        "key: '^layers\\.(?<layer>\\d+)\\.(?<stage>.+)$'\n";
+	assert_int_equal(cu_write(prof, y, sizeof y - 1), 0);
+	db_compare *c = cu_run(tree, tree, prof, NULL, 0);
+	assert_true(c->ref->records_order);
+	db_grid g;
+	assert_int_equal(db_grid_build(c, NULL, NULL, DB_RANK_ANY, &g), 0);
+	assert_int_equal(g.n_cols, 3);
+	assert_string_equal(g.cols[0], "a");
+	assert_string_equal(g.cols[1], "b");
+	assert_string_equal(g.cols[2], "m");
+	db_grid_free(&g);
+	assert_int_equal(db_grid_build(c, NULL, NULL, 1, &g), 0);
+	assert_int_equal(g.n_cols, 2);
+	assert_string_equal(g.cols[0], "b");
+	assert_string_equal(g.cols[1], "m");
+	db_grid_free(&g);
+	db_compare_free(c);
+	cu_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +391,10 @@ int main(void)
 		cmocka_unit_test(t_prefill_pass),
 		cmocka_unit_test(t_merged_cells),
 		cmocka_unit_test(t_stage_order),
+		cmocka_unit_test(t_records_order),
+		cmocka_unit_test(t_hook_hybrid_cols),
+		cmocka_unit_test(t_cols_cycle),
+		cmocka_unit_test(t_cols_rank_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
