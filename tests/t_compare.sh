@@ -20,6 +20,12 @@ has "$out" "profile atom-fwd" "one folder"
 expect 1 "one folder, hooks and ref_ files" "$DB_BIN" compare "$L/atom_onedir"
 has "$out" "first divergence: L2 hidden_out rank 0" "atom one folder"
 has "$out" "8 pairs: 5 ok" "atom one folder"
+# the one-shot reference beside per-call hooks: nothing pairs, and the
+# summary says which field keeps them apart
+rm -rf "$DB_TMP/atom_calls" && mkdir -p "$DB_TMP/atom_calls"
+cp "$L"/atom_onedir/ref_*.pt "$L"/atom_hooks/target/*.pt "$DB_TMP/atom_calls/"
+expect 1 "one-shot ref vs calls" "$DB_BIN" compare "$DB_TMP/atom_calls"
+has "$out" "unpaired: 8 ref tensors have a target tensor of the same layer and stage; e.g. L0 hidden_in differs in pass (none) vs 0 (ref vs target)" "one-shot ref vs calls"
 # weights first (seed 002, phase 1): one scrambled shard, a dtype that differs
 expect 1 "atom weights" "$DB_BIN" compare "$L/atom_weights"
 has "$out" "profile atom-weights" "atom weights"
