@@ -33,7 +33,7 @@ M=$DB_FIXTURES/real/miles
 expect 1 "real miles" "$DB_BIN" compare "$M/ref" "$M/target"
 has "$out" "81 pairs: 57 ok, 0 drift, 2 algo, 22 bug, 0 scramble; 0 ref_only, 0 target_only, 0 shape_mismatch, 0 error" "real miles"
 has "$out" "first divergent phase: inference" "real miles"
-has "$out" "first divergence: L2 output.0 rank 0 pass 0 phase inference" "real miles"
+has "$out" "first divergence: L2 output rank 0 pass 0 phase inference" "real miles"
 grep -qE '^X +fwd_bwd.grad 0 +2 +0 +output .* bug$' <<<"$out" || fail "real miles: layer 2's output gradient diverges"
 grep -qE '^[.] +fwd_bwd.param 0 +2 +0 +self_attention.linear_qkv.weight.* ok$' <<<"$out" || fail "real miles: weights equal"
 grep -qE '^X +fwd_only +0 +2 +0 +output .* bug$' <<<"$out" || fail "real miles: fwd_only layer 2 output"

@@ -30,8 +30,8 @@ grep -qE '^phases +inference 20, fwd_only 26, fwd_bwd 26, fwd_bwd.grad 8, fwd_bw
 grep -qE '^passes +inference: 0 5, 1 5, 2 5, 3 5$' <<<"$out" || fail "real miles: inference passes"
 grep -qE '^passes +fwd_bwd.grad: 0 4, 1 4$' <<<"$out" || fail "real miles: grad passes"
 grep -qE '^passes +fwd_bwd.param: 0 1$' <<<"$out" || fail "real miles: param pass"
-has "$out" "self_attention.linear_qkv 6, output 6, final_layernorm 6, self_attention.linear_qkv.weight 1" "real miles: Megatron stages"
-has "$out" "embed_tokens 4, self_attn.qkv_proj 4, output.0 4, norm.0 4" "real miles: SGLang stages"
+has "$out" "embedding.word_embeddings 6, self_attention.linear_qkv 6, final_layernorm 6, self_attention.linear_qkv.weight 1" "real miles: Megatron stages"
+has "$out" "embed_tokens 4, self_attn.qkv_proj 4, output 10, norm 4" "real miles: SGLang stages"
 
 # unparsed files, a FIFO, a symlink loop
 T=$DB_TMP/tree

@@ -269,11 +269,17 @@ static void test_match_sglang_v2_real(void **state)
 		{V2(1, 0, 497, "non_intrusive__model.layers.5.self_attn.o_proj.inputs.0", LID(5)), "value", "", "", "1", 0, 5, "self_attn.o_proj.inputs.0", 497},
 		{V2(1, 0, 485, "non_intrusive__model.layers.5.input_layernorm.output.1", LID(5)), "value", "", "", "1", 0, 5, "input_layernorm.1", 485},
 		/* the decoder layer's own output: no layer_id field */
-		{V2(1, 0, 512, "non_intrusive__model.layers.5.output.0", ""), "value", "", "", "1", 0, 5, "output.0", 512},
+		{V2(1, 0, 512, "non_intrusive__model.layers.5.output.0", ""), "value", "", "", "1", 0, 5, "output", 512},
+		{V2(1, 0, 513, "non_intrusive__model.layers.5.output.1", ""), "value", "", "", "1", 0, 5, "output.1", 513},
+		/* a tuple's first item is the module's stage in every layer (layer 0's
+		 * input_layernorm returns one tensor, the others a tuple) */
+		{V2(0, 0, 30, "non_intrusive__model.layers.0.input_layernorm.output", LID(0)), "value", "", "", "0", 0, 0, "input_layernorm", 30},
+		{V2(1, 0, 484, "non_intrusive__model.layers.5.input_layernorm.output.0", LID(5)), "value", "", "", "1", 0, 5, "input_layernorm", 484},
+		{V2(1, 0, 499, "non_intrusive__model.layers.5.self_attn.rotary_emb.output.1", LID(5)), "value", "", "", "1", 0, 5, "self_attn.rotary_emb.1", 499},
 		/* model level */
 		{V2(1, 0, 297, "non_intrusive__inputs.0", ""), "value", "", "", "1", 0, -1, "inputs.0", 297},
 		{V2(1, 0, 306, "non_intrusive__model.embed_tokens.output", ""), "value", "", "", "1", 0, -1, "embed_tokens", 306},
-		{V2(1, 0, 586, "non_intrusive__model.norm.output.0", ""), "value", "", "", "1", 0, -1, "norm.0", 586},
+		{V2(1, 0, 586, "non_intrusive__model.norm.output.0", ""), "value", "", "", "1", 0, -1, "norm", 586},
 		{V2(1, 0, 588, "non_intrusive__model.output", ""), "value", "", "", "1", 0, -1, "model", 588},
 		{V2(1, 0, 590, "non_intrusive__logits_processor.output.next_token_logits", ""), "value", "", "", "1", 0, -1, "logits_processor.next_token_logits", 590},
 		{V2(1, 0, 591, "non_intrusive__output.next_token_logits", ""), "value", "", "", "1", 0, -1, "next_token_logits", 591},
@@ -287,11 +293,14 @@ static void test_match_sglang_v2_real(void **state)
 	assert_string_equal(db_profile_parent(p, "pre_mlp_residual", NULL, 0, buf, sizeof buf), "pre_mlp_residual");
 	assert_string_equal(db_profile_parent(p, "layer_input", NULL, 0, buf, sizeof buf), "layer_input");
 	/* module stages nest under their parent module when it was dumped */
-	const char *known[] = {"self_attn", "self_attn.o_proj", "input_layernorm.1"};
-	assert_string_equal(db_profile_parent(p, "self_attn.o_proj", known, 3, buf, sizeof buf), "self_attn");
-	assert_string_equal(db_profile_parent(p, "self_attn.o_proj.inputs.0", known, 3, buf, sizeof buf), "self_attn");
-	assert_string_equal(db_profile_parent(p, "input_layernorm.1", known, 3, buf, sizeof buf), "input_layernorm.1");
-	const char *after[] = {"model", "norm.0", "final_layernorm", "output_layer", "decoder",
+	const char *known[] = {"self_attn", "self_attn.o_proj", "input_layernorm", "input_layernorm.1",
+	                       "output", "output.1", "inputs.1"};
+	assert_string_equal(db_profile_parent(p, "self_attn.o_proj", known, 7, buf, sizeof buf), "self_attn");
+	assert_string_equal(db_profile_parent(p, "self_attn.o_proj.inputs.0", known, 7, buf, sizeof buf), "self_attn");
+	assert_string_equal(db_profile_parent(p, "input_layernorm.1", known, 7, buf, sizeof buf), "input_layernorm");
+	assert_string_equal(db_profile_parent(p, "output.1", known, 7, buf, sizeof buf), "output");
+	assert_string_equal(db_profile_parent(p, "inputs.1", known, 7, buf, sizeof buf), "inputs.1");
+	const char *after[] = {"model", "norm", "norm.1", "final_layernorm", "output_layer", "decoder",
 	                       "logits_processor.next_token_logits", "next_token_logits"};
 	for (size_t i = 0; i < sizeof after / sizeof *after; i++)
 		assert_true(db_profile_is_model_after(p, after[i]));
@@ -309,8 +318,8 @@ static void test_match_sglang_v2_miles(void **state)
 {
 	db_profile *p = load("sglang-v2");
 	static const match_case cases[] = {
-		{MILES("m/engines/engine_0", 0, 0, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference", "0", 0, 0, "output.0", 11},
-		{MILES("m/engines/engine_3", 2, 1, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference.engine3", "2", 1, 0, "output.0", 11},
+		{MILES("m/engines/engine_0", 0, 0, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference", "0", 0, 0, "output", 11},
+		{MILES("m/engines/engine_3", 2, 1, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference.engine3", "2", 1, 0, "output", 11},
 		{MILES("m/fwd_only/rollout_0", 1, 1, 304, "non_intrusive__module.module.decoder.layers.3.self_attention.linear_qkv.output", RS LID(3)), "value", "", "fwd_only", "1", 1, 3, "self_attention.linear_qkv", 304},
 		{MILES("m/fwd_only/ref_rollout_0", 1, 1, 304, "non_intrusive__module.module.decoder.layers.3.self_attention.linear_qkv.output", RS LID(3)), "value", "", "fwd_only.ref", "1", 1, 3, "self_attention.linear_qkv", 304},
 		{MILES("m/fwd_only/teacher_rollout_0", 0, 0, 5, "input_ids", RS), "value", "", "fwd_only.teacher", "0", 0, -1, "input_ids", 5},
