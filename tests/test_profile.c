@@ -485,6 +485,11 @@ static void test_match_sglang_v1(void **state)
 		{"tmp/sglang_dump_1712345678.123_3/forward_pass_id=5___name=hidden_states.pt", "", "", "", "5", 3, -1, "hidden_states", -1},
 		{"sglang_dump_1712345678.123_1/forward_pass_id=5___name=x___rank=1___layer_id=2.pt", "", "", "", "5", 1, 2, "x", -1},
 		{"sglang_dump_1700000000.0/forward_pass_id=1___name=y.pt", "", "", "", "1", -1, -1, "y", -1},
+		/* Miles' real folders (engines/engine_<i>, <model>_rollout_<id>) */
+		{"m/engines/engine_0/sglang_dump_1.5/forward_pass_id=1___rank=0___name=attn_pre_o_proj___dump_index=4___layer_id=2.pt", "", "", "inference", "1", 0, 2, "attn_pre_o_proj", 4},
+		{"m/engines/engine_1/forward_pass_id=1___rank=0___name=mlp_output___dump_index=4___layer_id=2.pt", "", "", "inference.engine1", "1", 0, 2, "mlp_output", 4},
+		{"m/fwd_only/ref_rollout_0/forward_pass_id=0___rank=1___name=layer_input___dump_index=2___layer_id=0.pt", "", "", "fwd_only.ref", "0", 1, 0, "layer_input", 2},
+		{"m/fwd_bwd/rollout_0/forward_pass_id=0___rank=1___name=layer_input___dump_index=2___layer_id=0.pt", "", "", "fwd_bwd", "0", 1, 0, "layer_input", 2},
 	};
 	CHECK_MATCHES(p, cases);
 	assert_false(db_profile_match_path(p, "step=0___rank=0___dump_index=1___name=x.pt", &f));
@@ -494,6 +499,11 @@ static void test_match_sglang_v1(void **state)
 	assert_string_equal(db_profile_parent(p, "attn.q_rope", NULL, 0, buf, sizeof buf), "attn_out");
 	assert_string_equal(db_profile_parent(p, "moe.topk", NULL, 0, buf, sizeof buf), "ffn_out");
 	assert_string_equal(db_profile_parent(p, "ffn.up", NULL, 0, buf, sizeof buf), "ffn_out");
+	/* SGLang's real explicit dump points */
+	assert_string_equal(db_profile_parent(p, "attn_pre_o_proj", NULL, 0, buf, sizeof buf), "attn_output");
+	assert_string_equal(db_profile_parent(p, "moe_router_logits", NULL, 0, buf, sizeof buf), "mlp_output");
+	assert_string_equal(db_profile_parent(p, "layer_start__hidden_states", NULL, 0, buf, sizeof buf), "layer_start__hidden_states");
+	assert_true(db_profile_phase_pos(p, "fwd_only.ref") < db_profile_phase_pos(p, "fwd_only"));
 	assert_string_equal(p->probe, "hidden_out");
 	assert_true(db_profile_is_model_after(p, "final_logits"));
 	db_profile_free(p);
