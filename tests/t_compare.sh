@@ -29,7 +29,7 @@ has "$out" "unpaired: 8 ref tensors have a target tensor of the same layer and s
 # a real Miles tree: every tensor pairs (repeated core fields by occurrence),
 # the engine diverges first, the trainer's gradients diverge too, the
 # weights do not
-M=$DB_FIXTURES/real/miles
+M=$DB_FIXTURES/upstream/miles
 expect 1 "real miles" "$DB_BIN" compare "$M/ref" "$M/target"
 has "$out" "81 pairs: 57 ok, 0 drift, 2 algo, 22 bug, 0 scramble; 0 ref_only, 0 target_only, 0 shape_mismatch, 0 error" "real miles"
 has "$out" "first divergent phase: inference" "real miles"

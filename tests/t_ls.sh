@@ -19,10 +19,10 @@ has "$out" '"profile": "sglang-v1"' "tree json"
 has "$out" '"phases": {"inference": ' "tree json: phases in causal order"
 grep -qF '"fwd_only": ' <<<"$out" || fail "tree json: fwd_only"
 
-# a real Miles tree (tests/fixtures/real/miles/GEN.md): causal phases, the
+# a real Miles tree (tests/fixtures/upstream/miles/GEN.md): causal phases, the
 # trainer's gradients and weights in phases of their own, passes per phase;
 # qkv_format ('thd', a string) is no tensor and is left out quietly
-M=$DB_FIXTURES/real/miles
+M=$DB_FIXTURES/upstream/miles
 expect 0 "real miles" "$DB_BIN" ls "$M/ref"
 has "$out" "files   145 parsed, 0 unparsed, 0 skipped, 0 refused" "real miles"
 has "$out" "tensors 81" "real miles"
