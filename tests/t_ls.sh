@@ -32,6 +32,8 @@ grep -qE '^passes +fwd_bwd.grad: 0 4, 1 4$' <<<"$out" || fail "real miles: grad 
 grep -qE '^passes +fwd_bwd.param: 0 1$' <<<"$out" || fail "real miles: param pass"
 has "$out" "embedding.word_embeddings 6, self_attention.linear_qkv 6, final_layernorm 6, self_attention.linear_qkv.weight 1" "real miles: Megatron stages"
 has "$out" "embed_tokens 4, self_attn.qkv_proj 4, output 10, norm 4" "real miles: SGLang stages"
+expect 0 "real miles json" "$DB_BIN" ls --format json "$M/ref"
+has "$out" '"phase_passes": {"inference": {"0": 5, "1": 5, "2": 5, "3": 5}, "fwd_only": {"0": 13, "1": 13}, "fwd_bwd": {"0": 13, "1": 13}, "fwd_bwd.grad": {"0": 4, "1": 4}, "fwd_bwd.param": {"0": 1}}' "real miles json: passes per phase"
 
 # unparsed files, a FIFO, a symlink loop
 T=$DB_TMP/tree
