@@ -90,8 +90,9 @@ static void put_pad(FILE *out, const char *s, int width)
 	for (const unsigned char *q = (const unsigned char *)s; *q; q++)
 		cols += (*q & 0xC0) != 0x80;
 	fputs(s, out);
-	for (; cols < width; cols++)
+	do      /* a name as wide as the column still ends before the next one */
 		fputc(' ', out);
+	while (++cols < width);
 }
 
 static bool any_phase(const db_compare *c)

@@ -37,6 +37,8 @@ has "$out" "first divergence: L2 output rank 0 pass 0 phase inference" "real mil
 grep -qE '^X +fwd_bwd.grad 0 +2 +0 +output .* bug$' <<<"$out" || fail "real miles: layer 2's output gradient diverges"
 grep -qE '^[.] +fwd_bwd.param 0 +2 +0 +self_attention.linear_qkv.weight.* ok$' <<<"$out" || fail "real miles: weights equal"
 grep -qE '^X +fwd_only +0 +2 +0 +output .* bug$' <<<"$out" || fail "real miles: fwd_only layer 2 output"
+# a stage name wider than its column is still followed by a blank
+has "$out" "self_attention.linear_qkv.weight [128, 64]" "real miles: long stage name"
 # weights first (seed 002, phase 1): one scrambled shard, a dtype that differs
 expect 1 "atom weights" "$DB_BIN" compare "$L/atom_weights"
 has "$out" "profile atom-weights" "atom weights"
