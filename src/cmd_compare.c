@@ -12,6 +12,60 @@
 #include "db_export.h"
 #include "db_routing.h"
 
+static const char *or_none(const char *s)
+{
+	return *s ? s : "(none)";
+}
+
+/* Both sides have tensors that did not pair: name the fields that keep the
+ * first such ref tensor from a target tensor of the same layer and stage
+ * (a one-shot reference against per-call files differs in the pass). */
+static void explain_unpaired(const db_compare *c, FILE *out)
+{
+	size_t n = 0;
+	const db_pair *a = NULL, *b = NULL;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *r = &c->pairs[i];
+		if (r->status != DB_ST_REF_ONLY)
+			continue;
+		for (size_t k = 0; k < c->n_pairs; k++) {
+			const db_pair *t = &c->pairs[k];
+			if (t->status == DB_ST_TARGET_ONLY && t->f.layer == r->f.layer &&
+			    !strcmp(t->f.stage, r->f.stage)) {
+				if (!n++) {
+					a = r;
+					b = t;
+				}
+				break;
+			}
+		}
+	}
+	if (!a)
+		return;
+	char why[512] = "";
+	size_t l = 0;
+#define DIFF(fmt, ...) l += (size_t)snprintf(why + l, l < sizeof why ? sizeof why - l : 0, fmt, __VA_ARGS__)
+	if (strcmp(a->f.phase, b->f.phase))
+		DIFF("%sphase %s vs %s", l ? ", " : "", or_none(a->f.phase), or_none(b->f.phase));
+	if (strcmp(a->f.pass, b->f.pass))
+		DIFF("%spass %s vs %s", l ? ", " : "", or_none(a->f.pass), or_none(b->f.pass));
+	if (a->f.rank != b->f.rank)
+		DIFF("%srank %d vs %d", l ? ", " : "", a->f.rank, b->f.rank);
+	if (a->occurrence != b->occurrence)
+		DIFF("%soccurrence %d vs %d", l ? ", " : "", a->occurrence, b->occurrence);
+#undef DIFF
+	if (!*why)
+		return;
+	char lab[512];
+	if (a->f.layer >= 0)
+		snprintf(lab, sizeof lab, "L%d %s", a->f.layer, a->f.stage);
+	else
+		snprintf(lab, sizeof lab, "%s", a->f.stage);
+	fprintf(out, "unpaired: %zu ref tensor%s %s a target tensor of the same layer and stage; "
+	        "e.g. %s differs in %s (ref vs target)\n", n, n == 1 ? "" : "s",
+	        n == 1 ? "has" : "have", lab, why);
+}
+
 static void progress(db_compare *c)
 {
 	if (!isatty(STDERR_FILENO) || db_compare_start(c) != 0) {
@@ -37,8 +91,9 @@ static void put_pad(FILE *out, const char *s, int width)
 	for (const unsigned char *q = (const unsigned char *)s; *q; q++)
 		cols += (*q & 0xC0) != 0x80;
 	fputs(s, out);
-	for (; cols < width; cols++)
+	do      /* a name as wide as the column still ends before the next one */
 		fputc(' ', out);
+	while (++cols < width);
 }
 
 static bool any_phase(const db_compare *c)
@@ -145,6 +200,8 @@ static void print_table(const db_compare *c, FILE *out)
 		fputs(" (the runs did not see the same tokens: fix the inputs first)\n", out);
 		break;
 	}
+	if (st[DB_ST_REF_ONLY] && st[DB_ST_TARGET_ONLY])
+		explain_unpaired(c, out);
 	long fd = db_first_divergence(c, NULL, NULL, -2);
 	if (fd < 0) {
 		fputs("no divergence: every pair is in the ok band\n", out);

@@ -155,7 +155,9 @@ static void print_counter(const char *title, counter *c, bool keep_order, bool j
 		qsort(ord, c->n, sizeof *ord, cmp_nat_idx);
 	}
 	if (json) {
-		printf("%s\"%s\": {", first ? "" : ", ", title);
+		fputs(first ? "" : ", ", stdout);
+		db_json_str(stdout, title);
+		fputs(": {", stdout);
 		for (size_t k = 0; k < c->n; k++) {
 			fputs(k ? ", " : "", stdout);
 			db_json_str(stdout, c->names[ord[k]]);
@@ -172,22 +174,31 @@ static void print_counter(const char *title, counter *c, bool keep_order, bool j
 	free(ord);
 }
 
-/* One passes line per phase: the phases' steps are distinct passes (Miles'
- * engine step 0 is not its training's micro-batch 0). */
-static void print_phase_passes(const db_index *ix, const counter *phases)
+/* The passes of each phase: the phases' steps are distinct passes (Miles'
+ * engine step 0 is not its training's micro-batch 0). Text: one passes line
+ * per phase; JSON: "phase_passes": {phase: {pass: count}}. */
+static void print_phase_passes(const db_index *ix, const counter *phases, bool json)
 {
+	if (json)
+		fputs(", \"phase_passes\": {", stdout);
 	for (size_t k = 0; k < phases->n; k++) {
 		counter c = {0};
 		db_strmap_init(&c.idx);
 		for (size_t i = 0; i < ix->n_items; i++)
 			if (!strcmp(ix->items[i].f.phase, phases->names[k]))
 				count(&c, ix->items[i].f.pass);
-		char title[64];
-		snprintf(title, sizeof title, "passes   %s:", *phases->names[k] ? phases->names[k] : "(none)");
-		if (c.n > 1 || (c.n == 1 && *c.names[0]))
+		if (json) {
+			print_counter(phases->names[k], &c, false, true, k == 0);
+		} else if (c.n > 1 || (c.n == 1 && *c.names[0])) {
+			char title[64];
+			snprintf(title, sizeof title, "passes   %s:",
+			         *phases->names[k] ? phases->names[k] : "(none)");
 			print_counter(title, &c, false, false, false);
+		}
 		counter_free(&c);
 	}
+	if (json)
+		fputc('}', stdout);
 }
 
 static void json_list(const char *title, char **v, size_t n)
@@ -253,6 +264,7 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		print_counter("sides", &sides, false, true, true);
 		print_counter("phases", &phases, true, true, false);
 		print_counter("passes", &passes, false, true, false);
+		print_phase_passes(ix, &phases, true);
 		print_counter("ranks", &ranks, false, true, false);
 		print_counter("layers", &layers, false, true, false);
 		print_counter("stages", &stages, true, true, false);
@@ -283,7 +295,7 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		if (phases.n > 1 || (phases.n == 1 && *phases.names[0]))
 			print_counter("phases", &phases, true, false, false);
 		if (phases.n > 1)
-			print_phase_passes(ix, &phases);
+			print_phase_passes(ix, &phases, false);
 		else if (passes.n > 1 || (passes.n == 1 && *passes.names[0]))
 			print_counter("passes", &passes, false, false, false);
 		print_counter("ranks", &ranks, false, false, false);

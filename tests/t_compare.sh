@@ -20,6 +20,25 @@ has "$out" "profile atom-fwd" "one folder"
 expect 1 "one folder, hooks and ref_ files" "$DB_BIN" compare "$L/atom_onedir"
 has "$out" "first divergence: L2 hidden_out rank 0" "atom one folder"
 has "$out" "8 pairs: 5 ok" "atom one folder"
+# the one-shot reference beside per-call hooks: nothing pairs, and the
+# summary says which field keeps them apart
+rm -rf "$DB_TMP/atom_calls" && mkdir -p "$DB_TMP/atom_calls"
+cp "$L"/atom_onedir/ref_*.pt "$L"/atom_hooks/target/*.pt "$DB_TMP/atom_calls/"
+expect 1 "one-shot ref vs calls" "$DB_BIN" compare "$DB_TMP/atom_calls"
+has "$out" "unpaired: 8 ref tensors have a target tensor of the same layer and stage; e.g. L0 hidden_in differs in pass (none) vs 0 (ref vs target)" "one-shot ref vs calls"
+# a real Miles tree: every tensor pairs (repeated core fields by occurrence),
+# the engine diverges first, the trainer's gradients diverge too, the
+# weights do not
+M=$DB_FIXTURES/upstream/miles
+expect 1 "real miles" "$DB_BIN" compare "$M/ref" "$M/target"
+has "$out" "81 pairs: 57 ok, 0 drift, 2 algo, 22 bug, 0 scramble; 0 ref_only, 0 target_only, 0 shape_mismatch, 0 error" "real miles"
+has "$out" "first divergent phase: inference" "real miles"
+has "$out" "first divergence: L2 output rank 0 pass 0 phase inference" "real miles"
+grep -qE '^X +fwd_bwd.grad 0 +2 +0 +output .* bug$' <<<"$out" || fail "real miles: layer 2's output gradient diverges"
+grep -qE '^[.] +fwd_bwd.param 0 +2 +0 +self_attention.linear_qkv.weight.* ok$' <<<"$out" || fail "real miles: weights equal"
+grep -qE '^X +fwd_only +0 +2 +0 +output .* bug$' <<<"$out" || fail "real miles: fwd_only layer 2 output"
+# a stage name wider than its column is still followed by a blank
+has "$out" "self_attention.linear_qkv.weight [128, 64]" "real miles: long stage name"
 # weights first (seed 002, phase 1): one scrambled shard, a dtype that differs
 expect 1 "atom weights" "$DB_BIN" compare "$L/atom_weights"
 has "$out" "profile atom-weights" "atom weights"

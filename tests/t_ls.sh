@@ -19,6 +19,22 @@ has "$out" '"profile": "sglang-v1"' "tree json"
 has "$out" '"phases": {"inference": ' "tree json: phases in causal order"
 grep -qF '"fwd_only": ' <<<"$out" || fail "tree json: fwd_only"
 
+# a real Miles tree (tests/fixtures/upstream/miles/GEN.md): causal phases, the
+# trainer's gradients and weights in phases of their own, passes per phase;
+# qkv_format ('thd', a string) is no tensor and is left out quietly
+M=$DB_FIXTURES/upstream/miles
+expect 0 "real miles" "$DB_BIN" ls "$M/ref"
+has "$out" "files   145 parsed, 0 unparsed, 0 skipped, 0 refused" "real miles"
+has "$out" "tensors 81" "real miles"
+grep -qE '^phases +inference 20, fwd_only 26, fwd_bwd 26, fwd_bwd.grad 8, fwd_bwd.param 1$' <<<"$out" || fail "real miles: phases line"
+grep -qE '^passes +inference: 0 5, 1 5, 2 5, 3 5$' <<<"$out" || fail "real miles: inference passes"
+grep -qE '^passes +fwd_bwd.grad: 0 4, 1 4$' <<<"$out" || fail "real miles: grad passes"
+grep -qE '^passes +fwd_bwd.param: 0 1$' <<<"$out" || fail "real miles: param pass"
+has "$out" "embedding.word_embeddings 6, self_attention.linear_qkv 6, final_layernorm 6, self_attention.linear_qkv.weight 1" "real miles: Megatron stages"
+has "$out" "embed_tokens 4, self_attn.qkv_proj 4, output 10, norm 4" "real miles: SGLang stages"
+expect 0 "real miles json" "$DB_BIN" ls --format json "$M/ref"
+has "$out" '"phase_passes": {"inference": {"0": 5, "1": 5, "2": 5, "3": 5}, "fwd_only": {"0": 13, "1": 13}, "fwd_bwd": {"0": 13, "1": 13}, "fwd_bwd.grad": {"0": 4, "1": 4}, "fwd_bwd.param": {"0": 1}}' "real miles json: passes per phase"
+
 # unparsed files, a FIFO, a symlink loop
 T=$DB_TMP/tree
 rm -rf "$T"

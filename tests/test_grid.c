@@ -188,7 +188,7 @@ static void t_stage_order(void **s)
 {
 	(void)s;
 	/* one file per module and call: no recorded order, stage_order decides;
-	 * the Block hook's input is the layer's hidden_in */
+	 * the Block hook's input is the layer's hidden_in (upstream ATOM saves it) */
 	static const char *const atom[] = {"hidden_in", "Attention", "MoE", "hidden_out"};
 	check_cols(LAYOUT("atom_hooks/ref"), LAYOUT("atom_hooks/target"), atom, 4);
 	static const char *const refpatch[] = {"hidden_in", "attn_out", "ffn_out", "hidden_out"};

@@ -270,11 +270,17 @@ static void test_match_sglang_v2_real(void **state)
 		{V2(1, 0, 497, "non_intrusive__model.layers.5.self_attn.o_proj.inputs.0", LID(5)), "value", "", "", "1", 0, 5, "self_attn.o_proj.inputs.0", 497},
 		{V2(1, 0, 485, "non_intrusive__model.layers.5.input_layernorm.output.1", LID(5)), "value", "", "", "1", 0, 5, "input_layernorm.1", 485},
 		/* the decoder layer's own output: no layer_id field */
-		{V2(1, 0, 512, "non_intrusive__model.layers.5.output.0", ""), "value", "", "", "1", 0, 5, "output.0", 512},
+		{V2(1, 0, 512, "non_intrusive__model.layers.5.output.0", ""), "value", "", "", "1", 0, 5, "output", 512},
+		{V2(1, 0, 513, "non_intrusive__model.layers.5.output.1", ""), "value", "", "", "1", 0, 5, "output.1", 513},
+		/* a tuple's first item is the module's stage in every layer (layer 0's
+		 * input_layernorm returns one tensor, the others a tuple) */
+		{V2(0, 0, 30, "non_intrusive__model.layers.0.input_layernorm.output", LID(0)), "value", "", "", "0", 0, 0, "input_layernorm", 30},
+		{V2(1, 0, 484, "non_intrusive__model.layers.5.input_layernorm.output.0", LID(5)), "value", "", "", "1", 0, 5, "input_layernorm", 484},
+		{V2(1, 0, 499, "non_intrusive__model.layers.5.self_attn.rotary_emb.output.1", LID(5)), "value", "", "", "1", 0, 5, "self_attn.rotary_emb.1", 499},
 		/* model level */
 		{V2(1, 0, 297, "non_intrusive__inputs.0", ""), "value", "", "", "1", 0, -1, "inputs.0", 297},
 		{V2(1, 0, 306, "non_intrusive__model.embed_tokens.output", ""), "value", "", "", "1", 0, -1, "embed_tokens", 306},
-		{V2(1, 0, 586, "non_intrusive__model.norm.output.0", ""), "value", "", "", "1", 0, -1, "norm.0", 586},
+		{V2(1, 0, 586, "non_intrusive__model.norm.output.0", ""), "value", "", "", "1", 0, -1, "norm", 586},
 		{V2(1, 0, 588, "non_intrusive__model.output", ""), "value", "", "", "1", 0, -1, "model", 588},
 		{V2(1, 0, 590, "non_intrusive__logits_processor.output.next_token_logits", ""), "value", "", "", "1", 0, -1, "logits_processor.next_token_logits", 590},
 		{V2(1, 0, 591, "non_intrusive__output.next_token_logits", ""), "value", "", "", "1", 0, -1, "next_token_logits", 591},
@@ -288,11 +294,14 @@ static void test_match_sglang_v2_real(void **state)
 	assert_string_equal(db_profile_parent(p, "pre_mlp_residual", NULL, 0, buf, sizeof buf), "pre_mlp_residual");
 	assert_string_equal(db_profile_parent(p, "layer_input", NULL, 0, buf, sizeof buf), "layer_input");
 	/* module stages nest under their parent module when it was dumped */
-	const char *known[] = {"self_attn", "self_attn.o_proj", "input_layernorm.1"};
-	assert_string_equal(db_profile_parent(p, "self_attn.o_proj", known, 3, buf, sizeof buf), "self_attn");
-	assert_string_equal(db_profile_parent(p, "self_attn.o_proj.inputs.0", known, 3, buf, sizeof buf), "self_attn");
-	assert_string_equal(db_profile_parent(p, "input_layernorm.1", known, 3, buf, sizeof buf), "input_layernorm.1");
-	const char *after[] = {"model", "norm.0", "final_layernorm", "output_layer", "decoder",
+	const char *known[] = {"self_attn", "self_attn.o_proj", "input_layernorm", "input_layernorm.1",
+	                       "output", "output.1", "inputs.1"};
+	assert_string_equal(db_profile_parent(p, "self_attn.o_proj", known, 7, buf, sizeof buf), "self_attn");
+	assert_string_equal(db_profile_parent(p, "self_attn.o_proj.inputs.0", known, 7, buf, sizeof buf), "self_attn");
+	assert_string_equal(db_profile_parent(p, "input_layernorm.1", known, 7, buf, sizeof buf), "input_layernorm");
+	assert_string_equal(db_profile_parent(p, "output.1", known, 7, buf, sizeof buf), "output");
+	assert_string_equal(db_profile_parent(p, "inputs.1", known, 7, buf, sizeof buf), "inputs.1");
+	const char *after[] = {"model", "norm", "norm.1", "final_layernorm", "output_layer", "decoder",
 	                       "logits_processor.next_token_logits", "next_token_logits"};
 	for (size_t i = 0; i < sizeof after / sizeof *after; i++)
 		assert_true(db_profile_is_model_after(p, after[i]));
@@ -310,8 +319,8 @@ static void test_match_sglang_v2_miles(void **state)
 {
 	db_profile *p = load("sglang-v2");
 	static const match_case cases[] = {
-		{MILES("m/engines/engine_0", 0, 0, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference", "0", 0, 0, "output.0", 11},
-		{MILES("m/engines/engine_3", 2, 1, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference.engine3", "2", 1, 0, "output.0", 11},
+		{MILES("m/engines/engine_0", 0, 0, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference", "0", 0, 0, "output", 11},
+		{MILES("m/engines/engine_3", 2, 1, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference.engine3", "2", 1, 0, "output", 11},
 		{MILES("m/fwd_only/rollout_0", 1, 1, 304, "non_intrusive__module.module.decoder.layers.3.self_attention.linear_qkv.output", RS LID(3)), "value", "", "fwd_only", "1", 1, 3, "self_attention.linear_qkv", 304},
 		{MILES("m/fwd_only/ref_rollout_0", 1, 1, 304, "non_intrusive__module.module.decoder.layers.3.self_attention.linear_qkv.output", RS LID(3)), "value", "", "fwd_only.ref", "1", 1, 3, "self_attention.linear_qkv", 304},
 		{MILES("m/fwd_only/teacher_rollout_0", 0, 0, 5, "input_ids", RS), "value", "", "fwd_only.teacher", "0", 0, -1, "input_ids", 5},
@@ -477,6 +486,11 @@ static void test_match_sglang_v1(void **state)
 		{"tmp/sglang_dump_1712345678.123_3/forward_pass_id=5___name=hidden_states.pt", "", "", "", "5", 3, -1, "hidden_states", -1},
 		{"sglang_dump_1712345678.123_1/forward_pass_id=5___name=x___rank=1___layer_id=2.pt", "", "", "", "5", 1, 2, "x", -1},
 		{"sglang_dump_1700000000.0/forward_pass_id=1___name=y.pt", "", "", "", "1", -1, -1, "y", -1},
+		/* Miles' real folders (engines/engine_<i>, <model>_rollout_<id>) */
+		{"m/engines/engine_0/sglang_dump_1.5/forward_pass_id=1___rank=0___name=attn_pre_o_proj___dump_index=4___layer_id=2.pt", "", "", "inference", "1", 0, 2, "attn_pre_o_proj", 4},
+		{"m/engines/engine_1/forward_pass_id=1___rank=0___name=mlp_output___dump_index=4___layer_id=2.pt", "", "", "inference.engine1", "1", 0, 2, "mlp_output", 4},
+		{"m/fwd_only/ref_rollout_0/forward_pass_id=0___rank=1___name=layer_input___dump_index=2___layer_id=0.pt", "", "", "fwd_only.ref", "0", 1, 0, "layer_input", 2},
+		{"m/fwd_bwd/rollout_0/forward_pass_id=0___rank=1___name=layer_input___dump_index=2___layer_id=0.pt", "", "", "fwd_bwd", "0", 1, 0, "layer_input", 2},
 	};
 	CHECK_MATCHES(p, cases);
 	assert_false(db_profile_match_path(p, "step=0___rank=0___dump_index=1___name=x.pt", &f));
@@ -488,6 +502,11 @@ static void test_match_sglang_v1(void **state)
 	assert_string_equal(db_profile_parent(p, "ffn.up", NULL, 0, buf, sizeof buf), "ffn_out");
 	assert_int_equal(p->n_probes, 4);      /* the seed protocol, then SGLang's */
 	assert_string_equal(p->probes[1], "mlp_output");
+	/* SGLang's real explicit dump points */
+	assert_string_equal(db_profile_parent(p, "attn_pre_o_proj", NULL, 0, buf, sizeof buf), "attn_output");
+	assert_string_equal(db_profile_parent(p, "moe_router_logits", NULL, 0, buf, sizeof buf), "mlp_output");
+	assert_string_equal(db_profile_parent(p, "layer_start__hidden_states", NULL, 0, buf, sizeof buf), "layer_start__hidden_states");
+	assert_true(db_profile_phase_pos(p, "fwd_only.ref") < db_profile_phase_pos(p, "fwd_only"));
 	assert_true(db_profile_is_model_after(p, "final_logits"));
 	db_profile_free(p);
 }
