@@ -81,7 +81,9 @@ typedef enum db_bisect_phase {
 	DB_BP_SEARCH,           /* narrowing (good, bad); next = midpoint */
 	DB_BP_FOUND,            /* first_bad is the first bad layer */
 	DB_BP_ONLY_SKIPPED,     /* only skipped layers left between the bounds:
-	                           the first bad is one of them or the bad bound */
+	                           the first bad is one of them or the bad bound;
+	                           msg "one of L9..L12 (L9–L11 not dumped)" or
+	                           "(L10 skipped)" for a judged-skip */
 	DB_BP_NO_BAD,           /* the bad bound came out good (or all skipped):
 	                           nothing to bisect, said plainly in msg */
 	DB_BP_CONTRADICTORY,    /* a good verdict at/after a bad one; msg says which */
@@ -145,10 +147,12 @@ typedef struct db_bisect_opts {
 	db_predicate pred;
 	long good_layer;        /* DB_GOOD_BEFORE (default) or a layer */
 	int n_layers;           /* > 0: candidates are 0..n_layers-1 */
-	bool fill_gaps;         /* n_layers 0: true = 0..the highest layer any
-	                           stage shows, layers not dumped yet included
-	                           (TUI; implied by run_cmd); false = the layers
-	                           whose probe is dumped in either tree */
+	bool fill_gaps;         /* n_layers 0: true (default) = 0..the highest
+	                           layer any stage shows, layers not dumped
+	                           included (skipped, so a bug among them is
+	                           "one of L9..L12 (L9–L11 not dumped)", never a
+	                           found L12); false = the layers whose probe is
+	                           dumped in either tree */
 	const char *run_cmd;    /* --run; NULL = none */
 	bool final_sentinel;    /* add DB_LAYER_FINAL when the profile has
 	                           model-level "after" stages (default true) */

@@ -21,6 +21,9 @@ void db_bisect_opts_default(db_bisect_opts *o)
 	db_predicate_default(&o->pred);
 	o->good_layer = DB_GOOD_BEFORE;
 	o->final_sentinel = true;
+	/* A layer missing between two dumped ones must not vanish from the
+	 * search: the CLI and the workbench both see it (and say so). */
+	o->fill_gaps = true;
 }
 
 bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p)

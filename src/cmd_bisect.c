@@ -56,7 +56,8 @@ int db_cmd_bisect(int argc, char **argv)
 		{"cos", 0, "X", &cosv, NULL, "bad when cos < X"},
 		{"rel", 0, "Y", &relv, NULL, "bad when rel > Y (--cos and --rel exclude --band)"},
 		{"good", 0, "L", &good, NULL, "layer known good (default: the input)"},
-		{"layers", 0, "N", &layers, NULL, "candidates are layers 0..N-1 (default: as dumped)"},
+		{"layers", 0, "N", &layers, NULL, "candidates are layers 0..N-1 (default: 0..the\n"
+		                                              "highest layer dumped)"},
 		{"run", 0, "CMD", &o.run_cmd, NULL,
 		 "produce missing dumps: sh -c CMD, with {layer} and\n"
 		 "$DUMPBISECT_LAYER set; exit 125 skips the layer,\n"
