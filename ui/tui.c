@@ -610,6 +610,8 @@ int tui_main(int argc, char **argv)
 	if (kbad)
 		tui_msg(t, true, "%s%s", kerr,
 		        kbad > 1 ? " (and more; defaults kept)" : " (defaults kept)");
+	else
+		tui_bisect_replay(t);   /* a resumed session on changed dumps */
 	db_compare_start(t->cmp);
 	loop(t);
 	db_compare_stop(t->cmp);
@@ -640,6 +642,7 @@ out_cmp:
 		tui_filter_set(t, NULL);
 	free(t->col_match);
 	free(t->phase_div);
+	tui_bisect_replay_drop(t);
 	db_bisect_run_free(t->bisect);
 	db_compare_free(t->cmp);
 	db_session_free(t->session);
