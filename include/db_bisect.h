@@ -119,6 +119,9 @@ typedef struct db_bisect {
 int db_bisect_init(db_bisect *b, const int *layers, size_t n, long good_layer,
                    db_err *err);
 void db_bisect_free(db_bisect *b);
+/* New candidates (a rescan found more layers): the ones not yet there are
+ * added; steps and the start bound are kept. -1 with err on OOM. */
+int db_bisect_add_layers(db_bisect *b, const int *layers, size_t n, db_err *err);
 
 /* Append a step (copied) and recompute. Any candidate layer may be given,
  * not only the proposal (an explicit good/bad bound). -1 with err when the
@@ -269,7 +272,8 @@ void db_bisect_auto_step(db_bisect_run *r, int layer, db_bisect_step *s);
  * metrics and auto verdict from the probe now, by_user when v differs from
  * the auto verdict; recorded in r->sm. -1 with err as db_bisect_record. */
 int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err);
-/* Rescan the trees (new dumps) and keep the run's state. */
+/* Rescan the trees (new dumps) and keep the run's state; layers that
+ * appeared become candidates (unless n_layers fixed them). */
 int db_bisect_rescan(db_bisect_run *r, db_err *err);
 /* --run: sh -c CMD with {layer} substituted and DUMPBISECT_LAYER set, then
  * rescan. Returns 0 (ran, rescanned), 125 (the command said skip), or -1

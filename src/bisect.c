@@ -384,6 +384,32 @@ int db_bisect_init(db_bisect *b, const int *layers, size_t n, long good_layer,
 	return 0;
 }
 
+int db_bisect_add_layers(db_bisect *b, const int *layers, size_t n, db_err *err)
+{
+	size_t k = b->n_layers;
+	int *v = malloc((k + n + 1) * sizeof *v);
+	if (!v)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	memcpy(v, b->layers, k * sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		if (db_bisect_index(b, layers[i]) < 0)
+			v[k++] = layers[i];
+	if (k == b->n_layers) {
+		free(v);
+		return 0;
+	}
+	long good = b->start_good >= 0 ? b->layers[b->start_good] : DB_GOOD_BEFORE;
+	qsort(v, k, sizeof *v, cmp_int);
+	free(b->layers);
+	b->layers = v;
+	b->n_layers = k;
+	/* the start bound stays on its layer; the steps name layers, not
+	 * indices, so they keep their meaning */
+	b->start_good = good == DB_GOOD_BEFORE ? DB_GOOD_BEFORE : db_bisect_index(b, (int)good);
+	recompute(b);
+	return 0;
+}
+
 void db_bisect_free(db_bisect *b)
 {
 	free(b->layers);

@@ -123,6 +123,18 @@ int db_cmd_bisect(int argc, char **argv)
 	if (db_cmp_args_apply(&cmd, &ca, &co) != 0)
 		return 2;
 	if (!autov) {
+		/* The workbench's bisect takes none of these: refuse them rather
+		 * than open it and drop them silently. */
+		const char *given = o.run_cmd ? "--run" : layers ? "--layers" : o.stage ? "--stage"
+		                  : o.phase ? "--phase" : o.pass ? "--pass" : band ? "--band"
+		                  : cosv ? "--cos" : relv ? "--rel" : good ? "--good"
+		                  : strcmp(format, "table") ? "--format" : NULL;
+		if (given)
+			return db_cmd_usage_error(&cmd, "%s works with --auto only (the headless "
+			                          "bisect); the workbench's bisect (without --auto) "
+			                          "takes no bisect options: there, b bisects, "
+			                          ":probe STAGE chooses the probe, <C-r> rescans "
+			                          "after you dump a layer", given);
 		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 			return db_cmd_usage_error(&cmd, "not a terminal: use --auto for a headless "
 			                          "bisect, or the workbench (dumpbisect [--session "

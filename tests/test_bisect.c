@@ -489,6 +489,57 @@ static void test_run_on_fixture(void **state)
 	db_compare_free(c);
 }
 
+/* A rescan that brings new layers (dumped since the bisect began) makes
+ * them candidates; the steps stay. The workbench's <C-r> and --run both
+ * rescan through db_bisect_rescan. */
+static void test_rescan_adds_layers(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/db_rescan_XXXXXX", cmd[512];
+	assert_non_null(mkdtemp(dir));
+	/* the demo with layers 9..11 not dumped yet */
+	snprintf(cmd, sizeof cmd, "cp -r '%s/demo/ref' '%s/demo/target' '%s/' && "
+	         "find '%s' -name '*layer_id=9.pt' -delete -o -name '*layer_id=1[01].pt' -delete",
+	         FIXTURES, FIXTURES, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	char ref[64], tgt[64];
+	snprintf(ref, sizeof ref, "%s/ref", dir);
+	snprintf(tgt, sizeof tgt, "%s/target", dir);
+	db_compare *c = NULL;
+	db_compare_opts co = {0};
+	co.cache_dir = "";
+	db_err err;
+	if (db_compare_open(ref, tgt, &co, &c, &err) < 0)
+		fail_msg("%s", err.msg);
+	db_bisect_opts o;
+	db_bisect_opts_default(&o);
+	db_bisect_run *r = NULL;
+	if (db_bisect_run_open(c, &o, &r, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r->sm.n_layers, 10);           /* L0..L8 + final */
+	assert_int_equal(db_bisect_user_step(r, DB_LAYER_FINAL, DB_V_BAD, &err), 0);
+	assert_int_equal(db_bisect_user_step(r, 6, DB_V_GOOD, &err), 0);
+	/* the missing layers get dumped */
+	snprintf(cmd, sizeof cmd, "cp -r '%s/demo/ref' '%s/demo/target' '%s/'", FIXTURES,
+	         FIXTURES, dir);
+	assert_int_equal(system(cmd), 0);
+	if (db_bisect_rescan(r, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r->sm.n_layers, 13);           /* L0..L11 + final */
+	assert_int_equal(r->sm.layers[11], 11);
+	assert_int_equal(r->sm.n_steps, 2);
+	assert_int_equal(r->sm.layers[r->sm.good], 6);
+	assert_int_equal(r->sm.layers[r->sm.bad], DB_LAYER_FINAL);
+	assert_int_equal(r->sm.n_remaining, 5);         /* L7..L11 */
+	assert_int_equal(db_bisect_run_auto(r, NULL, NULL, &err), 0);
+	assert_int_equal(r->sm.phase, DB_BP_FOUND);
+	assert_int_equal(r->sm.layers[r->sm.first_bad], 7);
+	db_bisect_run_free(r);
+	db_compare_free(c);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -503,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_record_errors_and_init),
 		cmocka_unit_test(test_predicate),
 		cmocka_unit_test(test_run_on_fixture),
+		cmocka_unit_test(test_rescan_adds_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -504,6 +504,24 @@ int tui_main(int argc, char **argv)
 	struct tui tui;
 	struct tui *t = &tui;
 	memset(t, 0, sizeof *t);
+	/* Options of `bisect --auto` given to the workbench: say where they
+	 * belong instead of a bare "unknown option". */
+	static const char *const headless[][2] = {
+		{"--run", " CMD"}, {"--layers", " N"}, {"--auto", ""}, {"--stage", " S"},
+		{"--band", " B"}, {"--good", " L"}, {"--cos", " X"}, {"--rel", " Y"},
+	};
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		for (size_t k = 0; k < sizeof headless / sizeof *headless; k++) {
+			const char *o = headless[k][0];
+			size_t n = strlen(o);
+			if (!strncmp(argv[i], o, n) && (!argv[i][n] || argv[i][n] == '='))
+				return db_cmd_usage_error(&cli, "%s is an option of the headless bisect "
+				                          "(dumpbisect bisect REF TARGET --auto%s%s%s); "
+				                          "the workbench takes none: b bisects, <C-r> "
+				                          "rescans after you dump a layer", o,
+				                          strcmp(o, "--auto") ? " " : "",
+				                          strcmp(o, "--auto") ? o : "", headless[k][1]);
+		}
 	const char *pos[2] = {NULL, NULL};
 	int npos, rc = db_cmd_parse(&cli, argc, argv, pos, &npos);
 	if (rc >= 0)
