@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "commands.h"
@@ -355,7 +356,8 @@ static const db_cmd cli = {
 	        "       dumpbisect [options] --session FILE\n"
 	        "       dumpbisect COMMAND [ARGS]",
 	.desc = "The workbench: heatmap, sub-stages, ranks, tensors, bisect and notes.",
-	.exit = "0 after quitting, 2 usage error or trees that cannot be opened, 3 a "
+	.exit = "0 after quitting, 2 usage error, trees that cannot be opened or no "
+	        "terminal (headless: the compare and bisect commands), 3 a "
 	        "scripted run (DUMPBISECT_SCRIPT) that hung past its watchdog.",
 	.opts = cli_opts,
 	.n_opts = sizeof cli_opts / sizeof *cli_opts,
@@ -533,6 +535,14 @@ int tui_main(int argc, char **argv)
 	db_compare_opts co = {0};
 	if (db_cmp_args_apply(&cli, &cli_cmp, &co) != 0)
 		return 2;
+	/* No terminal (a pipe, a batch job): refuse before the trees are
+	 * opened, never draw into a file or wait for keys that cannot come.
+	 * Scripted runs (tests) need none. */
+	const char *script_env = getenv("DUMPBISECT_SCRIPT");
+	if (!(script_env && *script_env) && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		return db_cmd_usage_error(&cli, "not a terminal: the workbench needs one; without, "
+		                          "use dumpbisect compare REF TARGET or dumpbisect bisect "
+		                          "REF TARGET --auto");
 	t->profile_opt = cli_cmp.profile;
 	t->filter_opt = cli_cmp.filter;
 	t->session_path = cli_session;
