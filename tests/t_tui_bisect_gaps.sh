@@ -41,6 +41,7 @@ check "the state names the layers not dumped" \
 	grep_screen gap_done '^\[only-skipped\] one of L7\.\.L11 \(L7–L10 not dumped\)$'
 check "never a first bad layer L11" bash -c "! grep -q 'first bad layer' '$T/gap_done.screen'"
 check "kind inconclusive" grep_screen gap_done '^kind inconclusive'
+check "no culprit to show: Enter is not offered" grep_screen gap_done '^u undo  x reset  w note$'
 
 # refused(WANT ARGS...): exit 2 at once, stderr names WANT, nothing opened.
 refused() {

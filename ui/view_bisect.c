@@ -333,8 +333,9 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			if (res->input_ids_mismatch)
 				draw_textf(w, y++, 0, W, C_ERROR, A_BOLD, "input ids differ (%s)",
 				           res->input_ids_stage ? res->input_ids_stage : "?");
-			draw_text(w, y++, 0, W, C_DIM, 0,
-			          "<Enter> shows it on the heatmap  u undo  x reset  w note");
+			draw_text(w, y++, 0, W, C_DIM, 0, res->has_first_bad
+			          ? "<Enter> shows it on the heatmap  u undo  x reset  w note"
+			          : "u undo  x reset  w note");
 		}
 	}
 	y++;
