@@ -38,6 +38,7 @@ struct tui {
 	struct db_replay *replay;       /* owned: the resumed session's steps
 	                                   re-judged on these trees (replay
 	                                   --tui); NULL once the bisect changes */
+	bool replay_checked;            /* tui_bisect_replay ran (it runs once) */
 
 	/* selection; phase/pass index into the arrays, rank_sel 0 = all ranks
 	 * (DB_RANK_ANY: merged where sharded, else rank-less, else the worst

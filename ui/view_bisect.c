@@ -96,8 +96,9 @@ static int ensure_run(struct tui *t)
 void tui_bisect_replay(struct tui *t)
 {
 	db_session *s = t->session;
-	if (t->replay || !s || !s->n_steps)
+	if (t->replay_checked || !s || !s->n_steps)
 		return;
+	t->replay_checked = true;
 	db_replay *rp = calloc(1, sizeof *rp);
 	db_err err = {{0}};
 	if (!rp || db_replay_session(s, t->cmp, rp, &err) < 0) {
