@@ -143,8 +143,38 @@ const char *db_layer_label(int layer, char *buf, size_t len);
 
 /* ---------------------------------------------------------- the runner */
 
+/* How the layer probe was chosen (db_bisect_choose_probe). */
+typedef enum db_probe_how {
+	DB_PROBE_GIVEN,         /* --stage, :probe, a resumed session */
+	DB_PROBE_CANDIDATE,     /* the profile's first candidate dumped in every layer */
+	DB_PROBE_LAST_STAGE,    /* each layer's own last stage in execution order */
+	DB_PROBE_FIRST_DIV      /* the first diverging stage (weights) */
+} db_probe_how;
+
+/* Reserved probe names, usable in a profile's probe list and --stage. */
+#define DB_PROBE_LAST "@last"
+#define DB_PROBE_FIRST_DIVERGENCE "@first-divergence"
+
+const char *db_probe_how_name(db_probe_how h);  /* "given", "profile", ... */
+
+/* Choose the probe over c's pairs in phase/pass (NULL = any): given (NULL
+ * = none) wins; else the profile's first candidate that both trees dump in
+ * every layer that has any tensor on both sides; else DB_PROBE_LAST. A
+ * candidate "@first-divergence" computes pairs in order until one
+ * diverges. *stage is malloc'd (a stage, or DB_PROBE_LAST); why gets one
+ * line saying which and why. -1 with err when a given stage is dumped
+ * nowhere or no layer is dumped on both sides. */
+int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
+                           const char *given, char **stage, db_probe_how *how,
+                           char *why, size_t whylen, db_err *err);
+/* The stage probed at layer: stage itself, or for DB_PROBE_LAST the last
+ * stage (by seq) that layer has on both sides in phase/pass. Borrowed from
+ * stage or c's pairs; NULL when the layer has none. */
+const char *db_probe_stage_at(const db_compare *c, const char *phase, const char *pass,
+                              const char *stage, int layer);
+
 typedef struct db_bisect_opts {
-	const char *stage;      /* probe; NULL = profile probe, else "hidden_out" */
+	const char *stage;      /* probe; NULL = chosen (db_bisect_choose_probe) */
 	const char *phase;      /* NULL = first phase that diverges, else first */
 	const char *pass;       /* NULL = the profile's pass selection */
 	db_predicate pred;
@@ -228,8 +258,13 @@ typedef struct db_bisect_result {
 	                           no walk), NULL when nothing bad */
 	char *first_bad_substage;/* first sub-stage leaving ok / dropping; NULL */
 	const char *layer_class;/* borrowed from the profile; NULL none */
-	int *bad_ranks;         /* ranks bad at the culprit when only some are */
+	int *bad_ranks;         /* every rank bad at the culprit, ascending */
 	size_t n_bad_ranks;
+	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
+	db_probe_how probe_how;
+	char probe[256];        /* the probe (DB_PROBE_LAST: the first bad layer's
+	                           last stage, else the chosen stage) */
+	char probe_why[384];    /* which probe and why (db_bisect_run.probe_why) */
 	bool has_crossing;
 	int crossing_layer;
 	db_substage_row *walk;  /* the intra-layer walk (owned array) */
@@ -250,6 +285,8 @@ typedef struct db_bisect_run {
 	char *stage, *phase, *pass, *run_cmd;   /* owned; phase/pass NULL = any */
 	char *final_stage;      /* owned: the model-level stage probed for
 	                           DB_LAYER_FINAL (final logits), NULL = none */
+	db_probe_how probe_how; /* how stage was chosen */
+	char probe_why[384];    /* one line: which probe and why */
 	db_bisect sm;           /* owned */
 } db_bisect_run;
 

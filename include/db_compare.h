@@ -13,7 +13,11 @@
 
 typedef enum db_status {
 	DB_ST_OK = 0, DB_ST_REF_ONLY, DB_ST_TARGET_ONLY, DB_ST_SHAPE_MISMATCH,
-	DB_ST_ERROR
+	DB_ST_ERROR,
+	/* The two sides are laid out differently (TP a vs b) and the layout
+	 * cannot be undone (a fused per-rank output without its parts, shapes
+	 * that differ with nothing saying how): shown, never a divergence. */
+	DB_ST_NOT_COMPARABLE
 } db_status;
 
 typedef struct db_pair {
@@ -37,6 +41,9 @@ typedef struct db_pair {
 	db_metrics m;
 	db_band band;
 	_Atomic int state;
+	/* Merged pairs: how the shards are unsharded (from the profile's shard
+	 * rule or the dump's meta dims; pattern/re NULL, nothing owned). */
+	db_shard_rule unshard;
 } db_pair;
 
 enum { DB_PAIR_PENDING = 0, DB_PAIR_RUNNING, DB_PAIR_DONE };

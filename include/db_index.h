@@ -3,6 +3,7 @@
  * read here; db_compare maps files again when it computes. */
 #ifndef DB_INDEX_H
 #define DB_INDEX_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,6 +38,10 @@ typedef struct db_index {
 	int root_is_file;       /* root names one file; items' path is its basename */
 	size_t n_files_seen;    /* regular files under root, matching profile->files or not */
 	size_t n_refused;       /* files the reader refused as a whole */
+	/* The dumps record execution order (dump_index, or dict order in
+	 * files holding several modules of a layer): seq follows it and the
+	 * profile's stage_order is not used. See index.c, struct rec. */
+	bool records_order;
 } db_index;
 
 /* Scan root with profile p. side: "ref" or "target" keeps only items whose

@@ -75,10 +75,13 @@ int db_metrics_check(const db_tensor *x, const db_tensor *y, db_err *err);
 int db_metrics_reference(const db_tensor *x, const db_tensor *y,
                          db_metrics *m, db_err *err);
 
-/* Severity bands, worst last. */
+/* Severity bands, worst last. INPUTS: token ids (the profile's input_ids
+ * stages) differ at all — not a drift of the model but another input, so
+ * it outranks every band (db_band_for). */
 typedef enum db_band {
 	DB_BAND_NONE = 0,       /* not computed / not comparable */
-	DB_BAND_OK, DB_BAND_DRIFT, DB_BAND_ALGO, DB_BAND_BUG, DB_BAND_SCRAMBLE
+	DB_BAND_OK, DB_BAND_DRIFT, DB_BAND_ALGO, DB_BAND_BUG, DB_BAND_SCRAMBLE,
+	DB_BAND_INPUTS
 } db_band;
 
 typedef struct db_thresholds {

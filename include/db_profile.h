@@ -26,18 +26,33 @@ typedef struct db_fields {
 	bool stage_is_file;
 } db_fields;
 
-typedef enum { DB_UNSHARD_CONCAT, DB_UNSHARD_SUM } db_unshard;
+/* FUSED: each rank holds its own slices of several tensors fused along dim
+ * ([q_r; k_r; v_r]), so the ranks' concat is not the one-rank tensor. */
+typedef enum { DB_UNSHARD_CONCAT, DB_UNSHARD_SUM, DB_UNSHARD_FUSED } db_unshard;
 
 typedef struct db_shard_rule {
 	char *pattern; void *re;        /* stage regex */
 	int dim;                        /* concat dimension; negative counts from the end */
 	db_unshard how;
+	/* FUSED: relative sizes of the fused parts along dim (q:k:v = 2:1:1);
+	 * n_parts 0 = unknown, then mixed layouts are not comparable */
+	int parts[8];
+	int n_parts;
 } db_shard_rule;
 
 typedef struct db_substage_rule {
 	char *parent;                   /* top-level stage */
 	char *pattern; void *re;        /* regex of its sub-stages */
 } db_substage_rule;
+
+/* rewrite: one sed-like substitution on a field's value (pcre2_substitute,
+ * first match only, $n / ${name} in the replacement) */
+typedef enum { DB_RW_PHASE, DB_RW_PASS, DB_RW_STAGE } db_rewrite_field;
+typedef struct db_rewrite_rule {
+	db_rewrite_field field;
+	char *pattern; void *re;
+	char *to;
+} db_rewrite_rule;
 
 typedef struct db_layer_class {
 	char *name;
@@ -69,11 +84,16 @@ typedef struct db_profile {
 	char *pass_value;               /* DB_PASS_VALUE */
 	int pass_slots;                 /* DB_PASS_PREFILL: n_slots (default 1) */
 	db_thresholds thresholds;
-	char *probe;                    /* bisect probe stage, e.g. "hidden_out" */
+	/* bisect probe candidates in order (none by default): the first one
+	 * dumped in every layer wins; "@last" = each layer's last stage in
+	 * execution order; "@first-divergence" = the first diverging stage
+	 * (weights, which do not accumulate). See db_bisect_choose_probe. */
+	char **probes; size_t n_probes;
 	db_layer_class *classes; size_t n_classes;
 	char *dump_command;             /* with {layer}; NULL = none */
 	char *input_ids_pat; void *input_ids_re; /* stages holding token ids */
 	char **rename_from, **rename_to; size_t n_rename; /* exact stage renames, applied last */
+	db_rewrite_rule *rewrites; size_t n_rewrites;     /* in order, each on the previous result */
 } db_profile;
 
 /* Parse YAML text. origin names it in errors ("file:line:col: ..."). */
@@ -94,7 +114,9 @@ const char *db_profile_builtin_yaml(const char *name);
 /* Fill f from a relative path ('/'-separated); false when `files` or
  * `path` does not match, or a side/rank/layer/order capture is not valid.
  * Fields the path does not give are reset (rank -1, layer -1, order -1,
- * ""). Decimal passes lose leading zeros. Thread-safe. */
+ * ""). Decimal passes lose leading zeros. A (?<phase_sub>) group that took
+ * part is appended to the phase as ".<value>"; then the phase and pass
+ * rewrite rules apply. Thread-safe. */
 bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *f);
 /* The path or key pattern has a (?<side>) group: both runs may share a folder. */
 bool db_profile_has_side_group(const db_profile *p);
@@ -105,7 +127,7 @@ bool db_profile_has_side_group(const db_profile *p);
  * and keeps the path's fields. Without a key pattern the whole inner key
  * is the key stage.
  * Call it once for EVERY entry, plain tensors too (key ""): it finalises
- * the stage (file_stage, rename). key is the raw flattened key: value_key
+ * the stage (file_stage, stage rewrite rules, rename). key is the raw flattened key: value_key
  * and ignore_keys are applied here (an ignored key returns false). */
 bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f);
 /* The key with value_key applied ("value" -> "", "value.0" -> "0"; a
@@ -134,6 +156,10 @@ const char *db_profile_parent(const db_profile *p, const char *stage,
                               char *buf, size_t len);
 bool db_profile_is_model_after(const db_profile *p, const char *stage);
 bool db_profile_is_input_ids(const db_profile *p, const char *stage);
+/* The band of a measured tensor of stage: db_band_of with the profile's
+ * thresholds, except that input_ids stages that differ in any element are
+ * DB_BAND_INPUTS (cos 0.9999 between token ids means other tokens). */
+db_band db_band_for(const db_profile *p, const char *stage, const db_metrics *m);
 const db_shard_rule *db_profile_shard(const db_profile *p, const char *stage);
 const char *db_profile_layer_class(const db_profile *p, int layer); /* NULL none */
 /* dump_command with {layer} replaced; caller frees; NULL when none. */

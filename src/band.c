@@ -5,6 +5,8 @@
 
 #include <math.h>
 
+#include "db_profile.h"
+
 void db_thresholds_default(db_thresholds *t)
 {
 	t->ok_cos = 0.9999;
@@ -54,6 +56,15 @@ db_band db_band_of(const db_metrics *m, const db_thresholds *t)
 	return b;
 }
 
+db_band db_band_for(const db_profile *p, const char *stage, const db_metrics *m)
+{
+	db_band b = db_band_of(m, &p->thresholds);
+	if (b != DB_BAND_NONE && db_profile_is_input_ids(p, stage) &&
+	    (!(m->max_abs == 0) || m->nonfinite_mismatch > 0))
+		b = DB_BAND_INPUTS;
+	return b;
+}
+
 const char *db_band_name(db_band b)
 {
 	switch (b) {
@@ -62,6 +73,7 @@ const char *db_band_name(db_band b)
 	case DB_BAND_ALGO: return "algo";
 	case DB_BAND_BUG: return "bug";
 	case DB_BAND_SCRAMBLE: return "scramble";
+	case DB_BAND_INPUTS: return "inputs_differ";
 	default: return "-";
 	}
 }
@@ -74,6 +86,7 @@ const char *db_band_glyph(db_band b, int utf8)
 	case DB_BAND_ALGO: return utf8 ? "\u2717" : "x";
 	case DB_BAND_BUG: return utf8 ? "\u2717\u2717" : "X";
 	case DB_BAND_SCRAMBLE: return utf8 ? "\u203c" : "#";
+	case DB_BAND_INPUTS: return utf8 ? "\u2260" : "!";
 	default: return "-";
 	}
 }

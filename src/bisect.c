@@ -58,7 +58,7 @@ db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
 static int parse_band(const char *s, db_band *b)
 {
 	static const db_band all[] = {DB_BAND_OK, DB_BAND_DRIFT, DB_BAND_ALGO,
-	                              DB_BAND_BUG, DB_BAND_SCRAMBLE};
+	                              DB_BAND_BUG, DB_BAND_SCRAMBLE, DB_BAND_INPUTS};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (!strcmp(s, db_band_name(all[i]))) {
 			*b = all[i];

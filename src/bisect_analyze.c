@@ -271,7 +271,7 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 		if (!dup)
 			bad[n_bad++] = p->f.rank;
 	}
-	if (n_bad && n_bad < n_ranks) {
+	if (n_bad) {
 		for (size_t a = 1; a < n_bad; a++)   /* insertion sort: few ranks */
 			for (size_t b = a; b > 0 && bad[b - 1] > bad[b]; b--) {
 				int t = bad[b];
@@ -280,6 +280,7 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 			}
 		res->bad_ranks = bad;
 		res->n_bad_ranks = n_bad;
+		res->all_ranks_bad = n_bad == n_ranks;
 	} else {
 		free(bad);
 	}
@@ -291,6 +292,9 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	char l1[32];
 	memset(res, 0, sizeof *res);
 	res->standout_layer = INT_MIN;
+	res->probe_how = r->probe_how;
+	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
+	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);
 	const char *ids = input_ids_differ(r);
 	if (ids) {
 		res->input_ids_mismatch = true;
@@ -330,20 +334,23 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			res->first_bad_layer = f;
 			res->layer_class = c_layer_class(r, f);
 			double prev = si > 0 ? s.cos[si - 1] : 1.0;
+			const char *pst = db_probe_stage_at(r->c, r->phase, r->pass, r->stage, f);
+			if (pst)
+				snprintf(res->probe, sizeof res->probe, "%s", pst);
 			rc = walk_layer(r, f, prev, res);
 			if (!res->first_bad_stage && rc == 0)
-				res->first_bad_stage = strdup(r->stage);
+				res->first_bad_stage = strdup(res->probe);
 			snprintf(res->summary, sizeof res->summary,
 			         "first bad layer %s%s%s%s: %s cos %.6g -> %.6g, rel %.3g",
 			         db_layer_label(f, l1, sizeof l1),
 			         res->layer_class ? " (class " : "",
 			         res->layer_class ? res->layer_class : "",
-			         res->layer_class ? ")" : "", r->stage, prev, s.cos[si], s.rel[si]);
+			         res->layer_class ? ")" : "", res->probe, prev, s.cos[si], s.rel[si]);
 		} else {
 			res->kind = DB_KIND_DRIFT;
 			snprintf(res->summary, sizeof res->summary,
 			         "accumulated drift: no single layer stands out; %s leaves the %s band at %s",
-			         r->stage, r->o.pred.kind == DB_PRED_BAND
+			         strcmp(r->stage, DB_PROBE_LAST) ? r->stage : "each layer's last stage", r->o.pred.kind == DB_PRED_BAND
 			                   ? db_band_name(r->o.pred.worst_good) : "chosen",
 			         res->has_crossing ? db_layer_label(res->crossing_layer, l1, sizeof l1)
 			                           : db_layer_label(f, l1, sizeof l1));

@@ -31,7 +31,14 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	fputs(", \"bad_ranks\": [", out);
 	for (size_t i = 0; i < res->n_bad_ranks; i++)
 		fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
-	fputs("], \"crossing_layer\": ", out);
+	fprintf(out, "], \"all_ranks_bad\": %s, \"probe\": {\"stage\": ",
+	        res->all_ranks_bad ? "true" : "false");
+	db_json_str(out, res->probe);
+	fputs(", \"how\": ", out);
+	db_json_str(out, db_probe_how_name(res->probe_how));
+	fputs(", \"why\": ", out);
+	db_json_str(out, res->probe_why);
+	fputs("}, \"crossing_layer\": ", out);
 	if (res->has_crossing)
 		json_layer(out, res->crossing_layer);
 	else
@@ -58,6 +65,8 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 {
 	char l[32];
 	fprintf(out, "%s\n", res->summary);
+	if (res->probe_why[0])
+		fprintf(out, "  probe:    %s\n", res->probe_why);
 	if (res->first_bad_stage && res->kind == DB_KIND_SUDDEN) {
 		fprintf(out, "  stage:    %s\n", res->first_bad_stage);
 		if (res->first_bad_substage)
@@ -67,7 +76,7 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fputs("  bad ranks:", out);
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
 			fprintf(out, " %d", res->bad_ranks[i]);
-		fputs(" (the other ranks are good)\n", out);
+		fputs(res->all_ranks_bad ? " (every rank)\n" : " (the other ranks are good)\n", out);
 	}
 	if (res->has_crossing)
 		fprintf(out, "  crosses the band at %s\n",

@@ -83,14 +83,14 @@ void db_bisect_probe(db_bisect_run *r, int layer, db_probe *out)
 	out->m.cos = out->m.rel = NAN;
 	out->band = DB_BAND_NONE;
 	out->auto_verdict = DB_V_NONE;
-	const char *stage = r->stage;
+	const char *stage = db_probe_stage_at(r->c, r->phase, r->pass, r->stage, layer);
 	int l = layer;
 	if (layer == DB_LAYER_FINAL) {
 		stage = r->final_stage;
 		l = -1;
-		if (!stage)
-			return;
 	}
+	if (!stage)
+		return;
 	bool mismatch;
 	size_t i = db_bisect_pick_pair(r, l, stage, &mismatch, NULL);
 	if (i == DB_NO_PAIR && mismatch) {
@@ -142,6 +142,15 @@ int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err)
 	return db_bisect_record(&r->sm, &s, err);
 }
 
+/* p is the probe's tensor at its layer. With DB_PROBE_LAST every layer
+ * that has a tensor on both sides has a probe (its last one). */
+static bool probe_pair(const db_bisect_run *r, const db_pair *p)
+{
+	if (strcmp(r->stage, DB_PROBE_LAST))
+		return !strcmp(p->f.stage, r->stage);
+	return p->status == DB_ST_OK || p->status == DB_ST_SHAPE_MISMATCH;
+}
+
 /* Candidates: 0..n_layers-1; or 0..the highest layer seen (gaps filled);
  * or the layers whose probe is dumped in either tree. */
 static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
@@ -155,7 +164,19 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			const db_pair *p = &c->pairs[i];
 			if (db_bisect_pair_in(r, p) && p->f.layer > hi &&
-			    (fill || !strcmp(p->f.stage, r->stage)))
+			    (fill || probe_pair(r, p)))
+				hi = p->f.layer;
+		}
+	/* Weights do not accumulate: a layer after the first diverging one may
+	 * be good again, so the search ends at the first divergence. */
+	if (r->probe_how == DB_PROBE_FIRST_DIV && r->o.n_layers <= 0)
+		for (size_t i = 0; i < c->n_pairs; i++) {
+			db_pair *p = &c->pairs[i];
+			if (p->f.layer < 0 || p->f.layer > hi || !db_bisect_pair_in(r, p) ||
+			    !probe_pair(r, p))
+				continue;
+			db_compare_pair(c, p);
+			if (db_pair_diverges(p))
 				hi = p->f.layer;
 		}
 	size_t span = hi >= 0 ? (size_t)hi + 1 : 0;
@@ -173,7 +194,7 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			const db_pair *p = &c->pairs[i];
 			if (p->f.layer >= 0 && (size_t)p->f.layer < span && db_bisect_pair_in(r, p) &&
-			    !strcmp(p->f.stage, r->stage))
+			    probe_pair(r, p))
 				have[p->f.layer] = true;
 		}
 	size_t k = 0;
@@ -203,39 +224,48 @@ static const char *find_final_stage(db_bisect_run *r)
 	return last;
 }
 
-static bool stage_exists(db_bisect_run *r, const char *phase)
+/* Choose the probe of phase (NULL = any) into r (stage, how, why). */
+static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, db_err *err)
 {
-	for (size_t i = 0; i < r->c->n_pairs; i++) {
-		const db_pair *p = &r->c->pairs[i];
-		if (p->f.layer >= 0 && !strcmp(p->f.stage, r->stage) &&
-		    (!phase || !strcmp(p->f.phase, phase)))
-			return true;
-	}
-	return false;
+	char *st = NULL;
+	if (db_bisect_choose_probe(r->c, phase, pass, r->o.stage, &st, &r->probe_how,
+	                           r->probe_why, sizeof r->probe_why, err) < 0)
+		return -1;
+	free(r->stage);
+	r->stage = st;
+	return 0;
 }
 
 /* Default phase: the first (causal order) whose probe at its last dumped
- * layer is bad; else the first with the probe at all. */
+ * layer is bad; else the first that has a probe at all. Each phase gets
+ * its own probe: the engine and the trainer name their modules apart. */
 static int choose_phase(db_bisect_run *r, db_err *err)
 {
 	db_compare *c = r->c;
 	if (r->o.phase || c->n_phases == 0) {
 		if (r->o.phase && !(r->phase = strdup(r->o.phase)))
 			return db_err_set(err, NULL, NULL, -1, "out of memory");
-		return 0;
+		return choose_probe(r, r->o.phase,
+		                    r->o.pass ? r->o.pass : db_default_pass(c, r->o.phase), err);
 	}
 	long first_with = -1;
+	db_err first_err = {{0}};
 	for (size_t ph = 0; ph < c->n_phases; ph++) {
-		if (!stage_exists(r, c->phases[ph]))
+		const char *dp = db_default_pass(c, c->phases[ph]);
+		const char *pass = r->o.pass ? r->o.pass : dp;
+		db_err e = {{0}};
+		if (choose_probe(r, c->phases[ph], pass, &e) < 0) {
+			if (!first_err.msg[0])
+				first_err = e;
 			continue;
+		}
 		if (first_with < 0)
 			first_with = (long)ph;
 		r->phase = c->phases[ph];
-		const char *dp = db_default_pass(c, r->phase);
-		r->pass = (char *)(r->o.pass ? r->o.pass : dp);
+		r->pass = (char *)pass;
 		int last = -1;
 		for (size_t i = 0; i < c->n_pairs; i++)
-			if (db_bisect_pair_in(r, &c->pairs[i]) && !strcmp(c->pairs[i].f.stage, r->stage) &&
+			if (db_bisect_pair_in(r, &c->pairs[i]) && probe_pair(r, &c->pairs[i]) &&
 			    c->pairs[i].f.layer > last)
 				last = c->pairs[i].f.layer;
 		db_probe pr;
@@ -246,9 +276,14 @@ static int choose_phase(db_bisect_run *r, db_err *err)
 			break;
 		}
 	}
-	if (first_with >= 0 && !(r->phase = strdup(c->phases[first_with])))
+	if (first_with < 0) {
+		*err = first_err;
+		return -1;
+	}
+	if (!(r->phase = strdup(c->phases[first_with])))
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
-	return 0;
+	const char *dp = db_default_pass(c, r->phase);
+	return choose_probe(r, r->phase, r->o.pass ? r->o.pass : dp, err);
 }
 
 void db_bisect_run_free(db_bisect_run *r)
@@ -273,24 +308,11 @@ int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	r->c = c;
 	r->o = *o;
-	const char *probe = o->stage ? o->stage
-	                  : (c->profile && c->profile->probe ? c->profile->probe : "hidden_out");
-	r->stage = strdup(probe);
-	if (!r->stage || (o->run_cmd && !(r->run_cmd = strdup(o->run_cmd)))) {
+	if (o->run_cmd && !(r->run_cmd = strdup(o->run_cmd))) {
 		db_bisect_run_free(r);
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}
-	r->o.stage = r->stage;
 	r->o.run_cmd = r->run_cmd;
-	if (!stage_exists(r, o->phase)) {
-		db_err_set(err, NULL, NULL, -1,
-		           "probe stage '%s' is not dumped for any layer%s%s in either tree; "
-		           "choose another (bisect --stage; in the workbench, :probe STAGE)",
-		           r->stage, o->phase ? " of phase " : "",
-		           o->phase ? o->phase : "");
-		db_bisect_run_free(r);
-		return -1;
-	}
 	if (choose_phase(r, err) < 0) {
 		db_bisect_run_free(r);
 		return -1;
@@ -302,7 +324,8 @@ int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
 	}
 	r->o.phase = r->phase;
 	r->o.pass = r->pass;
-	if (o->final_sentinel) {
+	r->o.stage = r->stage;
+	if (o->final_sentinel && r->probe_how != DB_PROBE_FIRST_DIV) {
 		const char *fs = find_final_stage(r);
 		if (fs && !(r->final_stage = strdup(fs))) {
 			db_bisect_run_free(r);

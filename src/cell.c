@@ -15,8 +15,8 @@ bool db_pair_done(const db_pair *p)
 
 bool db_pair_worse(const db_pair *a, const db_pair *b)
 {
-	int sa = a->status != DB_ST_OK ? DB_BAND_SCRAMBLE + 1 : (int)a->band;
-	int sb = b->status != DB_ST_OK ? DB_BAND_SCRAMBLE + 1 : (int)b->band;
+	int sa = a->status != DB_ST_OK ? DB_BAND_INPUTS + 1 : (int)a->band;
+	int sb = b->status != DB_ST_OK ? DB_BAND_INPUTS + 1 : (int)b->band;
 	if (sa != sb)
 		return sa > sb;
 	if (a->status == DB_ST_OK) {

@@ -61,7 +61,7 @@ static void print_table(const db_compare *c, FILE *out)
 	        c->ref_root, c->tgt_root);
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "status");
-	size_t counts[DB_BAND_SCRAMBLE + 1] = {0}, st[DB_ST_ERROR + 1] = {0};
+	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		char shape[128], layer[16], rank[16], cos[32], rel[32];
@@ -102,18 +102,43 @@ static void print_table(const db_compare *c, FILE *out)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
-		if (p->status == DB_ST_ERROR && p->error)
+		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", p->error);
 		fputc('\n', out);
 		st[p->status]++;
-		if (p->status == DB_ST_OK && p->band <= DB_BAND_SCRAMBLE)
+		if (p->status == DB_ST_OK && p->band <= DB_BAND_INPUTS)
 			counts[p->band]++;
 	}
 	fprintf(out, "\n%zu pairs: %zu ok, %zu drift, %zu algo, %zu bug, %zu scramble; "
-	        "%zu ref_only, %zu target_only, %zu shape_mismatch, %zu error\n", c->n_pairs,
+	        "%zu ref_only, %zu target_only, %zu shape_mismatch, %zu error", c->n_pairs,
 	        counts[DB_BAND_OK], counts[DB_BAND_DRIFT], counts[DB_BAND_ALGO], counts[DB_BAND_BUG],
 	        counts[DB_BAND_SCRAMBLE], st[DB_ST_REF_ONLY], st[DB_ST_TARGET_ONLY],
 	        st[DB_ST_SHAPE_MISMATCH], st[DB_ST_ERROR]);
+	if (st[DB_ST_NOT_COMPARABLE])
+		fprintf(out, ", %zu not_comparable", st[DB_ST_NOT_COMPARABLE]);
+	if (counts[DB_BAND_INPUTS])
+		fprintf(out, "; %zu inputs_differ", counts[DB_BAND_INPUTS]);
+	fputc('\n', out);
+	/* Token ids first: runs fed other tokens explain everything after. */
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		bool shape = p->status == DB_ST_SHAPE_MISMATCH &&
+		             db_profile_is_input_ids(c->profile, p->f.stage);
+		if (!shape && !(p->status == DB_ST_OK && p->band == DB_BAND_INPUTS))
+			continue;
+		char lab[512];
+		db_pair_label(p, lab, sizeof lab);
+		if (shape)
+			fprintf(out, "inputs differ: %s: another shape", lab);
+		else if (p->m.byte_equal == p->m.byte_equal)
+			fprintf(out, "inputs differ: %s: %.0f of %llu ids differ", lab,
+			        (1.0 - p->m.byte_equal) * (double)p->numel,
+			        (unsigned long long)p->numel);
+		else
+			fprintf(out, "inputs differ: %s: max |diff| %g", lab, p->m.max_abs);
+		fputs(" (the runs did not see the same tokens: fix the inputs first)\n", out);
+		break;
+	}
 	long fd = db_first_divergence(c, NULL, NULL, -2);
 	if (fd < 0) {
 		fputs("no divergence: every pair is in the ok band\n", out);

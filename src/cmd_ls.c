@@ -172,6 +172,24 @@ static void print_counter(const char *title, counter *c, bool keep_order, bool j
 	free(ord);
 }
 
+/* One passes line per phase: the phases' steps are distinct passes (Miles'
+ * engine step 0 is not its training's micro-batch 0). */
+static void print_phase_passes(const db_index *ix, const counter *phases)
+{
+	for (size_t k = 0; k < phases->n; k++) {
+		counter c = {0};
+		db_strmap_init(&c.idx);
+		for (size_t i = 0; i < ix->n_items; i++)
+			if (!strcmp(ix->items[i].f.phase, phases->names[k]))
+				count(&c, ix->items[i].f.pass);
+		char title[64];
+		snprintf(title, sizeof title, "passes   %s:", *phases->names[k] ? phases->names[k] : "(none)");
+		if (c.n > 1 || (c.n == 1 && *c.names[0]))
+			print_counter(title, &c, false, false, false);
+		counter_free(&c);
+	}
+}
+
 static void json_list(const char *title, char **v, size_t n)
 {
 	printf(", \"%s\": [", title);
@@ -264,7 +282,9 @@ static int ls_tree(const char *root, const char *profile, bool json)
 			print_counter("sides", &sides, false, false, false);
 		if (phases.n > 1 || (phases.n == 1 && *phases.names[0]))
 			print_counter("phases", &phases, true, false, false);
-		if (passes.n > 1 || (passes.n == 1 && *passes.names[0]))
+		if (phases.n > 1)
+			print_phase_passes(ix, &phases);
+		else if (passes.n > 1 || (passes.n == 1 && *passes.names[0]))
 			print_counter("passes", &passes, false, false, false);
 		print_counter("ranks", &ranks, false, false, false);
 		print_counter("layers", &layers, false, false, false);

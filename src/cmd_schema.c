@@ -18,6 +18,7 @@ static const char *kind_of(const db_pair *p)
 	case DB_ST_TARGET_ONLY: return "target_only";
 	case DB_ST_SHAPE_MISMATCH: return "shape";
 	case DB_ST_ERROR: return "error";
+	case DB_ST_NOT_COMPARABLE: return NULL;    /* a layout difference, not the schema's */
 	case DB_ST_OK: return p->dtype_differs ? "dtype" : NULL;
 	}
 	return NULL;
@@ -132,6 +133,8 @@ int db_cmd_schema(int argc, char **argv)
 			break;
 		case DB_ST_OK:
 			printf("dtype        %s  ref %s target %s\n", lab, dr, dt);
+			break;
+		case DB_ST_NOT_COMPARABLE:     /* kind_of skips it */
 			break;
 		}
 		/* a shape mismatch can hide a dtype change too */

@@ -13,10 +13,11 @@
 
 #include "compare_priv.h"
 #include "index_priv.h"
+#include "meta_dims.h"
 #include "strmap.h"
 
 static const char *const status_names[] = {
-	"ok", "ref_only", "target_only", "shape_mismatch", "error"
+	"ok", "ref_only", "target_only", "shape_mismatch", "error", "not_comparable"
 };
 
 const char *db_status_name(db_status s)
@@ -40,6 +41,9 @@ char *db_item_name(const db_item *it)
 bool db_pair_diverges(const db_pair *p)
 {
 	if (atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire) != DB_PAIR_DONE)
+		return false;
+	/* a layout that cannot be undone says nothing about the model */
+	if (p->status == DB_ST_NOT_COMPARABLE)
 		return false;
 	return p->status != DB_ST_OK || p->band > DB_BAND_OK;
 }
@@ -189,12 +193,12 @@ void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len)
 	db_fields_key_occ(f, occ, buf, len);
 }
 
-/* Merged-pair groups: same cell on every rank. */
+/* Cell groups: the same cell on every rank, both sides. */
 typedef struct group {
 	const db_item **ref, **tgt;
 	size_t n_ref, n_tgt, cap_ref, cap_tgt;
 	int64_t max_ref_seq;
-	const db_shard_rule *rule;
+	const db_shard_rule *rule;      /* the profile's, or NULL */
 } group;
 
 static int group_push(const db_item ***arr, size_t *n, size_t *cap, const db_item *it)
@@ -238,7 +242,102 @@ static size_t side_shards(const db_item **in, size_t n, const db_item **out)
 	return 0;
 }
 
-static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key)
+/* Per-side cache of meta dims layouts, by stage and layer: one file read
+ * for all passes, phases and ranks of a cell. Value: kind * 64 + dim. */
+typedef struct dims_cache {
+	db_strmap m[2];
+} dims_cache;
+
+static db_dims_kind cached_dims(db_compare *c, dims_cache *dc, bool ref, const db_item *it,
+                                int *dim)
+{
+	char k[300];
+	snprintf(k, sizeof k, "%d\x1f%s", it->f.layer, it->f.stage);
+	db_strmap *m = &dc->m[ref ? 0 : 1];
+	size_t *v = db_strmap_get(m, k);
+	if (!v) {
+		db_dims d = {0};
+		char *path = db_index_path(ref ? c->ref : c->tgt, it);
+		char buf[512];
+		if (path && db_meta_dims_read(path, buf, sizeof buf) == 1)
+			db_dims_parse(buf, &d);
+		free(path);
+		if (d.dim < 0 || d.dim >= 64)
+			d.kind = DB_DIMS_UNKNOWN;
+		v = db_strmap_put(m, k, (size_t)d.kind * 64 + (size_t)d.dim, NULL);
+		if (!v) {
+			*dim = 0;
+			return DB_DIMS_NONE;
+		}
+	}
+	*dim = (int)(*v % 64);
+	return (db_dims_kind)(*v / 64);
+}
+
+static void set_not_comparable(db_pair *p, const char *msg)
+{
+	p->status = DB_ST_NOT_COMPARABLE;
+	free(p->error);
+	p->error = strdup(msg);
+}
+
+static db_pair *pair_of(pvec *pv, db_strmap *pairs_by_key, const db_item *it)
+{
+	char k[600];
+	db_pair_fields_key(&it->f, it->occurrence, k, sizeof k);
+	size_t *v = db_strmap_get(pairs_by_key, k);
+	return v && !pv->dead[*v] ? &pv->v[*v] : NULL;
+}
+
+/* Mixed layouts of a replicated stage: every rank of the side with more
+ * ranks pairs with the other side's first rank (its own rank when that
+ * side has it: those pairs exist already); the other side's unmatched
+ * single items are then used up. Each rank keeps its own metrics, so a bug
+ * on one rank shows on that rank only. */
+static void pair_replicated(pvec *pv, db_strmap *pairs_by_key, const db_item **rs, size_t nr,
+                            const db_item **ts, size_t nt)
+{
+	bool many_tgt = nt >= nr;
+	const db_item **many = many_tgt ? ts : rs, **few = many_tgt ? rs : ts;
+	size_t nm = many_tgt ? nt : nr, nf = many_tgt ? nr : nt;
+	char msg[300];
+	snprintf(msg, sizeof msg, "shapes differ across layouts (%zu vs %zu ranks) and neither the "
+	         "profile (shard:) nor the dump's meta dims say how this stage is sharded", nr, nt);
+	for (size_t i = 0; i < nm; i++) {
+		db_pair *p = pair_of(pv, pairs_by_key, many[i]);
+		if (!p || (many_tgt ? p->ref : p->tgt))
+			continue;
+		if (many_tgt) {
+			p->ref = few[0];
+			set_side(p, few[0], true);
+		} else {
+			p->tgt = few[0];
+			set_side(p, few[0], false);
+		}
+		p->status = DB_ST_OK;
+		classify(p);
+		size_t idx = (size_t)(p - pv->v);
+		pv->major[idx] = p->ref->seq;
+		pv->sub[idx] = 0;
+		if (p->status == DB_ST_SHAPE_MISMATCH)
+			set_not_comparable(p, msg);
+	}
+	for (size_t i = 0; i < nf; i++) {
+		db_pair *p = pair_of(pv, pairs_by_key, few[i]);
+		if (p && !(many_tgt ? p->tgt : p->ref))
+			pv->dead[p - pv->v] = true;
+	}
+	/* the per-rank pairs that matched by rank: a shape that differs is the
+	 * layout too, not a finding */
+	for (size_t i = 0; i < nm; i++) {
+		db_pair *p = pair_of(pv, pairs_by_key, many[i]);
+		if (p && p->status == DB_ST_SHAPE_MISMATCH)
+			set_not_comparable(p, msg);
+	}
+}
+
+static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key,
+                      dims_cache *dc)
 {
 	const db_item **rs = malloc((g->n_ref + 1) * sizeof *rs);
 	const db_item **ts = malloc((g->n_tgt + 1) * sizeof *ts);
@@ -249,7 +348,30 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 	}
 	size_t nr = side_shards(g->ref, g->n_ref, rs);
 	size_t nt = side_shards(g->tgt, g->n_tgt, ts);
-	if (!nr || !nt || (nr < 2 && nt < 2)) {
+	/* mixed: the sides are laid out differently (TP 1 vs 2, or one side
+	 * rank-less), so per-rank pairs do not line up by rank */
+	bool mixed = nr && nt && (nr != nt || rs[0]->f.rank != ts[0]->f.rank);
+	db_shard_rule rule = {0};
+	bool sharded = false;
+	if (g->rule) {
+		rule = *g->rule;
+		sharded = true;
+	} else if (mixed && c->profile->value_key) {
+		/* the dump's own metadata ({value, meta} payloads: meta.dims),
+		 * read on the side with more ranks */
+		bool from_ref = nr > nt;
+		int dim;
+		db_dims_kind k = cached_dims(c, dc, from_ref, from_ref ? rs[0] : ts[0], &dim);
+		db_dims d = {.kind = k, .dim = dim};
+		sharded = db_dims_rule(&d, &rule);
+	}
+	if (!nr || !nt || (!mixed && (!sharded || (nr < 2 && nt < 2)))) {
+		free(rs);
+		free(ts);
+		return 0;
+	}
+	if (mixed && !sharded) {
+		pair_replicated(pv, pairs_by_key, rs, nr, ts, nt);
 		free(rs);
 		free(ts);
 		return 0;
@@ -271,6 +393,9 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 	p->f.order = -1;
 	p->occurrence = rs[0]->occurrence;
 	p->merged = true;
+	p->unshard = rule;
+	p->unshard.pattern = NULL;
+	p->unshard.re = NULL;
 	p->ref = rs[0];
 	p->tgt = ts[0];
 	p->ref_shards = rs;
@@ -286,24 +411,29 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 			set_error(p, it->err);
 	}
 	if (p->status != DB_ST_ERROR &&
-	    db_unshard_shape(rs, nr, nr > 1 ? g->rule : NULL, &p->ndim_ref, p->shape_ref,
+	    db_unshard_shape(rs, nr, nr > 1 ? &p->unshard : NULL, &p->ndim_ref, p->shape_ref,
 	                     msg, sizeof msg) != 0)
 		set_error(p, msg);
 	if (p->status != DB_ST_ERROR &&
-	    db_unshard_shape(ts, nt, nt > 1 ? g->rule : NULL, &p->ndim_tgt, p->shape_tgt,
+	    db_unshard_shape(ts, nt, nt > 1 ? &p->unshard : NULL, &p->ndim_tgt, p->shape_tgt,
 	                     msg, sizeof msg) != 0)
 		set_error(p, msg);
 	classify(p);
-	/* One side unsharded (or ranks differ): the per-rank pairs of this cell
-	 * cannot line up; the merged pair stands for them. */
-	if (nr != nt) {
+	if (mixed && rule.how == DB_UNSHARD_FUSED && !rule.n_parts && p->status != DB_ST_ERROR) {
+		snprintf(msg, sizeof msg, "fused per-rank output across layouts (%zu vs %zu ranks): "
+		         "the ranks' concat is not the other side's tensor; give the shard rule "
+		         "its parts to un-fuse it", nr, nt);
+		set_not_comparable(p, msg);
+	}
+	/* Mixed layouts: a rank's shard or partial sum alone is never judged
+	 * against the other side's whole tensor; the merged pair stands for
+	 * every per-rank pair of this cell. */
+	if (mixed) {
 		for (size_t i = 0; i < nr + nt; i++) {
 			const db_item *it = i < nr ? rs[i] : ts[i - nr];
-			char k[600];
-			db_pair_fields_key(&it->f, it->occurrence, k, sizeof k);
-			size_t *v = db_strmap_get(pairs_by_key, k);
-			if (v && pv->v[*v].status != DB_ST_OK && pv->v[*v].status != DB_ST_ERROR)
-				pv->dead[*v] = true;
+			db_pair *q = pair_of(pv, pairs_by_key, it);
+			if (q)
+				pv->dead[q - pv->v] = true;
 		}
 	}
 	return 0;
@@ -315,9 +445,14 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 	db_strmap gm, rules;
 	db_strmap_init(&gm);
 	db_strmap_init(&rules);         /* stage -> shard rule index + 1 (0 none) */
+	dims_cache dc;
+	db_strmap_init(&dc.m[0]);
+	db_strmap_init(&dc.m[1]);
 	group *gs = NULL;
 	size_t ng = 0, capg = 0;
-	int rc = c->profile->n_shards ? 0 : 1;  /* no rules: no merged pairs */
+	int rc = 0;
+	/* every cell: stages without a shard rule still need a look when the
+	 * two sides' layouts differ */
 	for (size_t i = 0; i < nri + nti && rc == 0; i++) {
 		bool is_ref = i < nri;
 		const db_item *it = is_ref ? ri[i] : ti[i - nri];
@@ -331,9 +466,7 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 			const db_shard_rule *r = db_profile_shard(c->profile, it->f.stage);
 			*ri1 = r ? (size_t)(r - c->profile->shards) + 1 : 0;
 		}
-		if (!*ri1)
-			continue;
-		const db_shard_rule *rule = &c->profile->shards[*ri1 - 1];
+		const db_shard_rule *rule = *ri1 ? &c->profile->shards[*ri1 - 1] : NULL;
 		db_fields f = it->f;
 		f.rank = -1;
 		char k[600];
@@ -368,7 +501,7 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 		}
 	}
 	for (size_t i = 0; i < ng && rc == 0; i++)
-		rc = add_merged(c, pv, &gs[i], pairs_by_key);
+		rc = add_merged(c, pv, &gs[i], pairs_by_key, &dc);
 	for (size_t i = 0; i < ng; i++) {
 		free(gs[i].ref);
 		free(gs[i].tgt);
@@ -376,7 +509,9 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 	free(gs);
 	db_strmap_free(&gm);
 	db_strmap_free(&rules);
-	return rc > 0 ? 0 : rc;
+	db_strmap_free(&dc.m[0]);
+	db_strmap_free(&dc.m[1]);
+	return rc;
 }
 
 typedef struct sortrec {

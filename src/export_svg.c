@@ -22,6 +22,7 @@ static const char *band_fill(db_band b)
 	case DB_BAND_ALGO: return "#ef6c00";
 	case DB_BAND_BUG: return "#c62828";
 	case DB_BAND_SCRAMBLE: return "#6a1b9a";
+	case DB_BAND_INPUTS: return "#1565c0";
 	default: return "#bdbdbd";
 	}
 }

@@ -294,20 +294,112 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 
 /* Sort record: execution order is phase (causal), pass, then the position
  * in the per-rank stream, then rank — so ranks interleave at the same
- * point of the run. The stream is ordered by the dump order when the names
- * carry one; else model-level "before" stages, layers ascending, model-level
- * "after" stages, and inside those the profile's stage_order, then file
- * then entry order (dict insertion order; files one per stage sort by
- * name, which is alphabetical, not execution order — hence stage_order). */
+ * point of the run. The stream follows what the dumps record: the dump
+ * order when the names carry one (dump_index; items without one go after),
+ * then model-level "before" stages, layers ascending, model-level "after"
+ * stages, then file and entry order.
+ *
+ * A tree records its execution order when an item carries a dump order, or
+ * when one file holds several modules of one layer (a dict written as the
+ * hooks fired: SGLang's forward hook). Tuple members "m.0", "m.1" count as
+ * one module m, so a tuple output alone does not qualify; nor does a
+ * .safetensors file, whose writers sort tensors by dtype and name. Only a tree that
+ * records no order (one file per module, whose names sort alphabetically)
+ * sorts a layer's items by the profile's stage_order before file order.
+ * The choice is per tree, never per pair of items: mixing entry order
+ * inside files with stage_order across files would not be transitive. */
 typedef struct rec {
 	db_item *it;
 	int phase_pos;
 	int pass_pos;           /* rank of the pass among this tree's passes */
-	int64_t bucket;         /* no dump order: model-level before, layers, model-level after */
-	int64_t stage_pos;      /* position in the profile's stage_order; unlisted last */
+	int64_t bucket;         /* model-level before, layers, model-level after */
+	int64_t stage_pos;      /* no recorded order: stage_order position, unlisted last */
 	size_t file_idx, entry_idx;
 	int64_t stream_pos;
 } rec;
+
+/* Length of stage without trailing tuple indices ("m.0.1" -> "m"). */
+static size_t module_len(const char *stage)
+{
+	size_t n = strlen(stage);
+	for (;;) {
+		size_t k = n;
+		while (k && stage[k - 1] >= '0' && stage[k - 1] <= '9')
+			k--;
+		if (k == n || !k || stage[k - 1] != '.' || k - 1 == 0)
+			return n;
+		n = k - 1;
+	}
+}
+
+/* Some layer (of one side, phase, pass, rank) has items in more than one
+ * file: one file per module or per call (ATOM's hooks write a dict
+ * {hidden, input} per module). Entry order then orders a module's own
+ * tensors only, not the layer's modules. */
+static bool layers_span_files(const db_item *items, size_t n)
+{
+	db_strmap m;
+	db_strmap_init(&m);
+	bool spans = false;
+	for (size_t i = 0; i < n && !spans; i++) {
+		const db_item *it = &items[i];
+		if (it->f.layer < 0 || it->err)
+			continue;
+		char k[1024];
+		size_t kn = key_put(k, sizeof k, 0, it->f.side);
+		kn = key_put(k, sizeof k, kn, "\x1e");
+		db_fields f = it->f;
+		f.stage[0] = 0;
+		db_fields_key(&f, k + kn, sizeof k - kn);
+		bool added;
+		size_t *v = db_strmap_put(&m, k, i, &added);
+		if (!v) {
+			spans = true;   /* OOM: treat as no recorded order */
+			break;
+		}
+		spans = !added && strcmp(items[*v].path, it->path);
+	}
+	db_strmap_free(&m);
+	return spans;
+}
+
+bool db_index_records_order(const db_item *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (items[i].f.order >= 0)
+			return true;
+	/* (file, phase, pass, rank, layer) -> the first item's index */
+	db_strmap m;
+	db_strmap_init(&m);
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++) {
+		const db_item *it = &items[i];
+		size_t pl = strlen(it->path);
+		if (it->err || (pl >= 12 && !strcmp(it->path + pl - 12, ".safetensors")))
+			continue;
+		char k[1024];
+		size_t kn = key_put(k, sizeof k, 0, it->path);
+		kn = key_put(k, sizeof k, kn, "\x1f");
+		kn = key_put(k, sizeof k, kn, it->f.side);
+		kn = key_put(k, sizeof k, kn, "\x1e");
+		db_fields f = it->f;
+		f.stage[0] = 0;
+		db_fields_key(&f, k + kn, sizeof k - kn);
+		bool added;
+		size_t *v = db_strmap_put(&m, k, i, &added);
+		if (!v)
+			break;          /* OOM: treat as no recorded order */
+		if (added)
+			continue;
+		const char *a = items[*v].f.stage, *b = it->f.stage;
+		size_t la = module_len(a), lb = module_len(b);
+		found = la != lb || memcmp(a, b, la);
+	}
+	db_strmap_free(&m);
+	if (found)
+		found = !layers_span_files(items, n);
+	return found;
+}
 
 static int phase_pos(const db_profile *p, const char *phase)
 {
@@ -375,7 +467,7 @@ static int cmp_stream(const void *va, const void *vb)
 		return c;
 	if ((c = cmp_i64(a->bucket, b->bucket)))
 		return c;
-	if (oa == INT64_MAX && ob == INT64_MAX && (c = cmp_i64(a->stage_pos, b->stage_pos)))
+	if ((c = cmp_i64(a->stage_pos, b->stage_pos)))
 		return c;
 	if ((c = cmp_i64((int64_t)a->file_idx, (int64_t)b->file_idx)))
 		return c;
@@ -410,12 +502,13 @@ static int order_items(build *b, const db_profile *p)
 		free(sorted);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-	{
+	/* stage_pos is the same for all when the tree records its order */
+	ix->records_order = db_index_records_order(ix->items, n);
+	for (size_t i = 0; i < n; i++) {
 		const db_fields *f = &ix->items[i].f;
 		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer
 		               : db_profile_is_model_after(p, f->stage) ? INT64_MAX : 0;
-		int sp = db_profile_stage_pos(p, f->stage);
+		int sp = ix->records_order ? 0 : db_profile_stage_pos(p, f->stage);
 		r[i] = (rec){&ix->items[i], phase_pos(p, f->phase), 0, bucket,
 		             sp >= 0 ? sp : INT64_MAX, b->file_idx[i], b->entry_idx[i], 0};
 	}

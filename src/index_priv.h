@@ -21,6 +21,11 @@ typedef struct ent_meta {
 /* db_fields_key + "\x1f" + occ. */
 char *db_fields_key_occ(const db_fields *f, int occ, char *buf, size_t len);
 
+/* Whether items (any order) record their execution order: one carries a
+ * dump order, or one file (not .safetensors) holds several modules (tuple
+ * members "m.0" count as m) of the same phase, pass, rank and layer. */
+bool db_index_records_order(const db_item *items, size_t n);
+
 typedef struct db_icache db_icache;
 struct db_walk;
 

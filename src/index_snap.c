@@ -25,7 +25,7 @@
 #include "hash.h"
 #include "walk.h"
 
-#define SNAP_MAGIC "DBISNAP2"
+#define SNAP_MAGIC "DBISNAP3"     /* 3: seq from recorded order first */
 #define DETECT_MAGIC "DBDETEC1"
 #ifndef DB_VERSION
 #define DB_VERSION "dev"
@@ -49,7 +49,8 @@ static uint64_t fnv_strs(char *const *v, size_t n, uint64_t h)
 /* ---- keys ----------------------------------------------------------------- */
 
 /* The profile's fields db_index_scan reads (match_path, match_key,
- * inner_key, phase order, model-level stages drawn after the layers). */
+ * inner_key, phase order, stage order for trees that record none,
+ * model-level stages drawn after the layers). */
 static uint64_t profile_index_hash(const db_profile *p, uint64_t h)
 {
 	h = fnv_str(p->files_pat, h);
@@ -60,9 +61,15 @@ static uint64_t profile_index_hash(const db_profile *p, uint64_t h)
 	h = fnv_str(p->side_ref, h);
 	h = fnv_str(p->side_target, h);
 	h = fnv_strs(p->phase_order, p->n_phase_order, h);
+	h = fnv_strs(p->stage_order, p->n_stage_order, h);
 	h = fnv_strs(p->model_after, p->n_model_after, h);
 	h = fnv_strs(p->rename_from, p->n_rename, h);
 	h = fnv_strs(p->rename_to, p->n_rename, h);
+	for (size_t i = 0; i < p->n_rewrites; i++) {
+		h = db_fnv(&p->rewrites[i].field, sizeof p->rewrites[i].field, h);
+		h = fnv_str(p->rewrites[i].pattern, h);
+		h = fnv_str(p->rewrites[i].to, h);
+	}
 	return h;
 }
 
@@ -273,6 +280,7 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	}
 	if (r.bad || r.left)
 		goto bad;
+	ix->records_order = db_index_records_order(ix->items, ix->n_items);
 	free(buf);
 	return ix;
 bad:

@@ -300,6 +300,12 @@ static bool apply_groups(const db_profile *p, const void *re, pcre2_match_data *
 	}
 	if (group(md, "phase", buf, sizeof buf) && *buf)
 		copy_trunc(f->phase, sizeof f->phase, buf);
+	/* a sub-phase named by the file (Miles' grad__/param__ names beside the
+	 * forward's in one folder) */
+	if (group(md, "phase_sub", buf, sizeof buf) && *buf) {
+		size_t l = strlen(f->phase);
+		snprintf(f->phase + l, sizeof f->phase - l, "%s%s", l ? "." : "", buf);
+	}
 	if (group(md, "pass", buf, sizeof buf) && *buf) {
 		norm_pass(buf);
 		copy_trunc(f->pass, sizeof f->pass, buf);
@@ -320,6 +326,25 @@ static bool apply_groups(const db_profile *p, const void *re, pcre2_match_data *
 	stage[0] = 0;
 	group(md, "stage", stage, stage_cap);
 	return true;
+}
+
+/* Apply the rewrite rules of field to s (capacity cap), in order, each to
+ * the previous result. A result that does not fit leaves s as it was. */
+static void rewrite(const db_profile *p, db_rewrite_field field, char *s, size_t cap)
+{
+	for (size_t i = 0; i < p->n_rewrites; i++) {
+		const db_rewrite_rule *r = &p->rewrites[i];
+		if (r->field != field)
+			continue;
+		char out[512];
+		PCRE2_SIZE olen = sizeof out;
+		int rc = pcre2_substitute(r->re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0,
+		                          PCRE2_SUBSTITUTE_EXTENDED | PCRE2_SUBSTITUTE_UNSET_EMPTY,
+		                          NULL, NULL, (PCRE2_SPTR)r->to, PCRE2_ZERO_TERMINATED,
+		                          (PCRE2_UCHAR *)out, &olen);
+		if (rc > 0 && olen < cap)
+			memcpy(s, out, olen + 1);
+	}
 }
 
 static void reset_fields(db_fields *f)
@@ -354,6 +379,8 @@ bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *
 		memcpy(f->stage, stage, sizeof f->stage);
 		f->stage_is_file = true;
 	}
+	rewrite(p, DB_RW_PHASE, f->phase, sizeof f->phase);
+	rewrite(p, DB_RW_PASS, f->pass, sizeof f->pass);
 	ok = true;
 out:
 	pcre2_match_data_free(md);
@@ -434,6 +461,7 @@ bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f)
 		}
 	}
 	g.stage_is_file = false;
+	rewrite(p, DB_RW_STAGE, g.stage, sizeof g.stage);
 	rename_stage(p, &g);
 	*f = g;
 	return true;

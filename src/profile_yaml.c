@@ -25,7 +25,7 @@ typedef struct ctx {
 
 /* Named groups a path/key regex may use; others must start with '_'. */
 static const char *const FIELD_GROUPS[] = {
-	"side", "phase", "pass", "rank", "layer", "stage", "order", "file_stage", NULL
+	"side", "phase", "phase_sub", "pass", "rank", "layer", "stage", "order", "file_stage", NULL
 };
 
 static int fail(ctx *c, const yaml_node_t *n, const char *fmt, ...)
@@ -179,7 +179,7 @@ static int compile_re(ctx *c, const yaml_node_t *n, const char *what, const char
 			const char *name = (const char *)(table + i * esize + 2);
 			if (!known_group(name)) {
 				fail(c, n, "%s: unknown named group '(?<%s>' (fields: side, phase, "
-				     "pass, rank, layer, stage, order, file_stage; scratch "
+				     "phase_sub, pass, rank, layer, stage, order, file_stage; scratch "
 				     "groups start with '_')", what, name);
 				pcre2_code_free(re);    /* name points into it */
 				return -1;
@@ -283,6 +283,87 @@ static int rename_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_
 	return 0;
 }
 
+/* The first $n / ${n} / $name / ${name[:...]} of to that re does not have,
+ * in a static buffer; NULL when all exist. */
+static const char *bad_group_ref(const void *re, const char *to)
+{
+	static __thread char name[64];
+	uint32_t ncap = 0;
+	pcre2_pattern_info(re, PCRE2_INFO_CAPTURECOUNT, &ncap);
+	for (const char *s = to; *s; s++) {
+		if (*s == '\\' && s[1]) {
+			s++;
+			continue;
+		}
+		if (*s != '$' || !s[1])
+			continue;
+		if (s[1] == '$') {
+			s++;
+			continue;
+		}
+		const char *b = s + 1 + (s[1] == '{');
+		size_t n = strspn(b, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		if (!n || n >= sizeof name)
+			continue;
+		memcpy(name, b, n);
+		name[n] = 0;
+		s = b + n - 1;
+		bool digits = strspn(name, "0123456789") == n;
+		int num = digits ? 0 : pcre2_substring_number_from_name(re, (PCRE2_SPTR)name);
+		if (digits ? strtoul(name, NULL, 10) > ncap
+		           : num < 0 && num != PCRE2_ERROR_NOUNIQUESUBSTRING)  /* (?J) duplicates exist */
+			return name;
+	}
+	return NULL;
+}
+
+/* rewrite: {phase|pass|stage: [[REGEX, REPLACEMENT], ...]} */
+static int rewrite_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg)
+{
+	db_profile *p = c->p;
+	db_rewrite_field field;
+	if (!strcmp(k, "phase"))
+		field = DB_RW_PHASE;
+	else if (!strcmp(k, "pass"))
+		field = DB_RW_PASS;
+	else if (!strcmp(k, "stage"))
+		field = DB_RW_STAGE;
+	else
+		return fail(c, kn, "rewrite: unknown field '%s' (known: phase, pass, stage)", k);
+	if (vn->type != YAML_SEQUENCE_NODE)
+		return fail(c, vn, "rewrite.%s: expected a list of [regex, replacement]", k);
+	for (yaml_node_item_t *it = vn->data.sequence.items.start; it < vn->data.sequence.items.top; it++) {
+		const yaml_node_t *e = node(c, *it);
+		if (!e || e->type != YAML_SEQUENCE_NODE ||
+		    e->data.sequence.items.top - e->data.sequence.items.start != 2)
+			return fail(c, e ? e : vn, "rewrite.%s: each rule is [regex, replacement]", k);
+		db_rewrite_rule *a = realloc(p->rewrites, (p->n_rewrites + 1) * sizeof *a);
+		if (!a)
+			return oom(c, e);
+		p->rewrites = a;
+		db_rewrite_rule *r = &a[p->n_rewrites];
+		memset(r, 0, sizeof *r);
+		r->field = field;
+		p->n_rewrites++;
+		const yaml_node_t *rn = node(c, e->data.sequence.items.start[0]);
+		const yaml_node_t *tn = node(c, e->data.sequence.items.start[1]);
+		if (get_re(c, rn, "rewrite", false, &r->pattern, &r->re))
+			return -1;
+		if (is_null(tn)) {
+			if (!(r->to = strdup("")))
+				return oom(c, tn);
+		} else if (get_str(c, tn, "rewrite", &r->to)) {
+			return -1;
+		}
+		/* a bad replacement ($9 of a 1-group regex) fails here, not per file */
+		const char *bad = bad_group_ref(r->re, r->to);
+		if (bad)
+			return fail(c, tn, "rewrite.%s: bad replacement '%s': no group '%s' in the regex",
+			            k, r->to, bad);
+	}
+	return 0;
+}
+
 static int shard_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg)
 {
 	db_shard_rule *r = arg;
@@ -296,11 +377,31 @@ static int shard_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_n
 			r->how = DB_UNSHARD_CONCAT;
 		else if (s && !strcmp(s, "sum"))
 			r->how = DB_UNSHARD_SUM;
+		else if (s && !strcmp(s, "fused"))
+			r->how = DB_UNSHARD_FUSED;
 		else
-			return fail(c, vn, "shard.how: expected concat or sum");
+			return fail(c, vn, "shard.how: expected concat or sum, or fused");
 		return 0;
 	}
-	return fail(c, kn, "shard: unknown key '%s' (known: stage, dim, how)", k);
+	if (!strcmp(k, "parts")) {
+		/* fused: the parts' relative sizes along dim, e.g. q:k:v = [2, 1, 1] */
+		if (vn->type != YAML_SEQUENCE_NODE)
+			return fail(c, vn, "shard.parts: expected a list of positive integers");
+		r->n_parts = 0;
+		for (yaml_node_item_t *it = vn->data.sequence.items.start;
+		     it < vn->data.sequence.items.top; it++) {
+			if (r->n_parts == (int)(sizeof r->parts / sizeof *r->parts))
+				return fail(c, vn, "shard.parts: at most %zu parts",
+				            sizeof r->parts / sizeof *r->parts);
+			if (get_int(c, node(c, *it), "shard.parts", 1, 1 << 20, &r->parts[r->n_parts]))
+				return -1;
+			r->n_parts++;
+		}
+		if (r->n_parts < 2)
+			return fail(c, vn, "shard.parts: a fused output has at least 2 parts");
+		return 0;
+	}
+	return fail(c, kn, "shard: unknown key '%s' (known: stage, dim, how, parts)", k);
 }
 
 static int get_shards(ctx *c, const yaml_node_t *n)
@@ -320,6 +421,8 @@ static int get_shards(ctx *c, const yaml_node_t *n)
 			return -1;
 		if (!r->pattern)
 			return fail(c, e, "shard: missing required key 'stage'");
+		if (r->n_parts && r->how != DB_UNSHARD_FUSED)
+			return fail(c, e, "shard: 'parts' is for how: fused only");
 	}
 	return 0;
 }
@@ -444,7 +547,7 @@ static int get_classes(ctx *c, const yaml_node_t *n)
 static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
 	"phase_order, stage_order, model_after, substages, substage_separator, "
-	"shard, pass, thresholds, probe, layer_classes, dump_command, input_ids, rename";
+	"shard, pass, thresholds, probe, layer_classes, dump_command, input_ids, rename, rewrite";
 
 typedef struct seen {
 	const yaml_node_t *name, *path, *thresholds;
@@ -515,7 +618,7 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return each_pair(c, vn, "thresholds", thr_pair, NULL);
 	}
 	if (!strcmp(k, "probe"))
-		return get_str(c, vn, "probe", &p->probe);
+		return get_str_list(c, vn, "probe", &p->probes, &p->n_probes);
 	if (!strcmp(k, "layer_classes"))
 		return get_classes(c, vn);
 	if (!strcmp(k, "dump_command"))
@@ -524,6 +627,8 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return get_re(c, vn, "input_ids", false, &p->input_ids_pat, &p->input_ids_re);
 	if (!strcmp(k, "rename"))
 		return each_pair(c, vn, "rename", rename_pair, NULL);
+	if (!strcmp(k, "rewrite"))
+		return each_pair(c, vn, "rewrite", rewrite_pair, NULL);
 	return fail(c, kn, "unknown key '%s' (known: %s)", k, TOP_KEYS);
 }
 
@@ -551,7 +656,7 @@ static int set_defaults(db_profile *p)
 	p->substage_sep = '.';
 	p->pass_select = DB_PASS_FIRST;
 	p->pass_slots = 1;
-	if (!(p->description = strdup("")) || !(p->probe = strdup("hidden_out")) ||
+	if (!(p->description = strdup("")) ||
 	    !(p->side_ref = strdup("ref")) || !(p->side_target = strdup("target")))
 		return -1;
 	if (set_default_list(&p->phase_order, &p->n_phase_order, phases) ||
@@ -690,7 +795,7 @@ void db_profile_free(db_profile *p)
 	}
 	free(p->shards);
 	free(p->pass_value);
-	free(p->probe);
+	free_list(p->probes, p->n_probes);
 	for (size_t i = 0; i < p->n_classes; i++)
 		free(p->classes[i].name);
 	free(p->classes);
@@ -699,5 +804,11 @@ void db_profile_free(db_profile *p)
 	pcre2_code_free(p->input_ids_re);
 	free_list(p->rename_from, p->n_rename);
 	free_list(p->rename_to, p->n_rename);
+	for (size_t i = 0; i < p->n_rewrites; i++) {
+		free(p->rewrites[i].pattern);
+		pcre2_code_free(p->rewrites[i].re);
+		free(p->rewrites[i].to);
+	}
+	free(p->rewrites);
 	free(p);
 }

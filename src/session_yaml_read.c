@@ -102,7 +102,7 @@ static int want_num(rd *r, const yaml_node_t *n, const char *key, double *out)
 static int want_band(rd *r, const yaml_node_t *n, db_band *out)
 {
 	static const db_band all[] = {DB_BAND_NONE, DB_BAND_OK, DB_BAND_DRIFT, DB_BAND_ALGO,
-	                              DB_BAND_BUG, DB_BAND_SCRAMBLE};
+	                              DB_BAND_BUG, DB_BAND_SCRAMBLE, DB_BAND_INPUTS};
 	const char *v = scalar_of(n);
 	for (size_t i = 0; v && i < sizeof all / sizeof all[0]; i++)
 		if (!strcmp(v, db_band_name(all[i]))) {

@@ -19,7 +19,8 @@ int db_unshard_shape(const db_item *const *shards, size_t n,
 	if (!r || n < 2)
 		return 0;
 	int dim = r->dim < 0 ? r->dim + s0->ndim : r->dim;
-	if (r->how == DB_UNSHARD_CONCAT && (dim < 0 || dim >= s0->ndim)) {
+	bool cat = r->how != DB_UNSHARD_SUM;   /* concat, or fused (concat by parts) */
+	if (cat && (dim < 0 || dim >= s0->ndim)) {
 		snprintf(msg, msglen, "%s: cannot concat shards along dim %d of a %d-d tensor",
 		         s0->path, r->dim, s0->ndim);
 		return -1;
@@ -28,26 +29,45 @@ int db_unshard_shape(const db_item *const *shards, size_t n,
 		const db_item *s = shards[i];
 		bool ok = s->ndim == s0->ndim;
 		for (int d = 0; ok && d < s0->ndim; d++)
-			ok = s->shape[d] == s0->shape[d] || (r->how == DB_UNSHARD_CONCAT && d == dim);
+			ok = s->shape[d] == s0->shape[d] || (cat && d == dim);
 		if (!ok) {
 			snprintf(msg, msglen, "%s: shard of rank %d has another shape than rank %d's "
 			         "(cannot %s)", s->path, s->f.rank, s0->f.rank,
-			         r->how == DB_UNSHARD_CONCAT ? "concat" : "sum");
+			         cat ? "concat" : "sum");
 			return -1;
 		}
-		if (r->how == DB_UNSHARD_CONCAT)
+		if (cat)
 			shape[dim] += s->shape[dim];
+	}
+	if (r->how == DB_UNSHARD_FUSED && r->n_parts) {
+		int64_t tot = 0;
+		for (int j = 0; j < r->n_parts; j++)
+			tot += r->parts[j];
+		for (size_t i = 0; i < n; i++) {
+			if (shards[i]->shape[dim] % tot) {
+				snprintf(msg, msglen, "%s: rank %d's dim %d (%lld) does not split into the "
+				         "profile's fused parts", shards[i]->path, shards[i]->f.rank, r->dim,
+				         (long long)shards[i]->shape[dim]);
+				return -1;
+			}
+		}
 	}
 	return 0;
 }
 
-/* One side of a merged pair: shards in rank order, unsharded by how. */
+/* One side of a merged pair: shards in rank order, unsharded by how.
+ * Concat and fused are both a list of segments along dim, in logical
+ * order, each a range of one shard (fused: part j of every rank, then
+ * part j+1, ...). */
 typedef struct side {
 	const db_tensor **t;
 	size_t n;
 	bool sum;
-	int64_t inner, block;   /* concat: elements per dim step; per outer index */
-	int64_t *doff, *dlen;   /* concat: each shard's range along dim */
+	int dim;
+	int64_t inner, block;   /* elements per dim step; per outer index */
+	size_t nseg;
+	size_t *seg_k;          /* shard of each segment */
+	int64_t *seg_lo, *seg_len, *seg_soff;   /* logical start, length, start in the shard */
 } side;
 
 static int side_init(side *s, const db_tensor **t, size_t n, const db_shard_rule *r)
@@ -63,18 +83,34 @@ static int side_init(side *s, const db_tensor **t, size_t n, const db_shard_rule
 	}
 	int nd = t[0]->ndim;
 	int dim = r->dim < 0 ? r->dim + nd : r->dim;
-	s->doff = malloc(n * sizeof *s->doff);
-	s->dlen = malloc(n * sizeof *s->dlen);
-	if (!s->doff || !s->dlen)
+	s->dim = dim;
+	int np = r->how == DB_UNSHARD_FUSED && r->n_parts ? r->n_parts : 1;
+	int64_t tot = 0;
+	for (int j = 0; j < np; j++)
+		tot += np > 1 ? r->parts[j] : 1;
+	s->nseg = n * (size_t)np;
+	s->seg_k = malloc(s->nseg * sizeof *s->seg_k);
+	s->seg_lo = malloc(s->nseg * sizeof *s->seg_lo);
+	s->seg_len = malloc(s->nseg * sizeof *s->seg_len);
+	s->seg_soff = malloc(s->nseg * sizeof *s->seg_soff);
+	if (!s->seg_k || !s->seg_lo || !s->seg_len || !s->seg_soff)
 		return -1;
 	s->inner = 1;
 	for (int d = dim + 1; d < nd; d++)
 		s->inner *= t[0]->shape[d];
-	int64_t off = 0;
-	for (size_t k = 0; k < n; k++) {
-		s->doff[k] = off;
-		s->dlen[k] = t[k]->shape[dim];
-		off += t[k]->shape[dim];
+	int64_t off = 0, before = 0;
+	size_t i = 0;
+	for (int j = 0; j < np; j++) {
+		int64_t part = np > 1 ? r->parts[j] : 1;
+		for (size_t k = 0; k < n; k++, i++) {
+			int64_t dl = t[k]->shape[dim];
+			s->seg_k[i] = k;
+			s->seg_lo[i] = off;
+			s->seg_len[i] = dl * part / tot;
+			s->seg_soff[i] = dl * before / tot;
+			off += s->seg_len[i];
+		}
+		before += part;
 	}
 	s->block = off * s->inner;
 	return 0;
@@ -82,34 +118,31 @@ static int side_init(side *s, const db_tensor **t, size_t n, const db_shard_rule
 
 static void side_free(side *s)
 {
-	free(s->doff);
-	free(s->dlen);
+	free(s->seg_k);
+	free(s->seg_lo);
+	free(s->seg_len);
+	free(s->seg_soff);
 }
 
 /* Where logical element pos lives: shard, flat index inside it, and how
  * many following elements stay contiguous in that shard's flat order. */
 static void locate(const side *s, int64_t pos, size_t *k, int64_t *local, int64_t *run)
 {
-	if (s->n < 2 || s->sum) {
+	if (s->n < 2 || s->sum || s->block == 0) {
 		*k = 0;
-		*local = pos;
+		*local = s->n < 2 || s->sum ? pos : 0;
 		*run = INT64_MAX;
 		return;
 	}
-	if (s->block == 0) {
-		*k = 0;
-		*local = 0;
-		*run = INT64_MAX;
-		return;
-	}
-	int64_t o = pos / s->block, r = pos % s->block, d = r / s->inner;
+	int64_t o = pos / s->block, r = pos % s->block, d = r / s->inner, in = r % s->inner;
 	size_t i = 0;
-	while (i + 1 < s->n && d >= s->doff[i] + s->dlen[i])
+	while (i + 1 < s->nseg && d >= s->seg_lo[i] + s->seg_len[i])
 		i++;
-	int64_t in_block = r - s->doff[i] * s->inner;       /* offset inside the shard's block */
-	*k = i;
-	*local = o * s->dlen[i] * s->inner + in_block;
-	*run = s->dlen[i] * s->inner - in_block;
+	size_t sk = s->seg_k[i];
+	*k = sk;
+	int64_t dl = s->t[sk]->shape[s->dim];
+	*local = o * dl * s->inner + (s->seg_soff[i] + d - s->seg_lo[i]) * s->inner + in;
+	*run = (s->seg_lo[i] + s->seg_len[i] - d) * s->inner - in;
 }
 
 static void view_1d(const db_tensor *t, int64_t off, int64_t len, db_tensor *v)
@@ -200,9 +233,7 @@ static int get_tensors(db_wctx *w, const db_index *ix, const db_item *const *ite
 int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                      int64_t e, db_accum *a, db_err *err)
 {
-	const db_shard_rule *r = db_profile_shard(c->profile, p->f.stage);
-	if (!r)
-		return db_err_set(err, p->ref->path, NULL, -1, "stage %s is not sharded", p->f.stage);
+	const db_shard_rule *r = &p->unshard;
 	size_t nr = p->n_ref_shards, nt = p->n_tgt_shards;
 	const db_tensor **tr = malloc((nr + nt) * sizeof *tr);
 	const db_file **fr = malloc((nr + nt) * sizeof *fr);

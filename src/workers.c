@@ -224,7 +224,7 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *m
 		db_accum_finish(a, &p->m);
 		if (p->dtype_differs)
 			p->m.byte_equal = NAN;
-		p->band = db_band_of(&p->m, &c->profile->thresholds);
+		p->band = db_band_for(c->profile, p->f.stage, &p->m);
 		db_cache_store(c, p);
 	}
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);

@@ -19,7 +19,7 @@ has "$out" "profile atom-fwd" "one folder"
 # ATOM's hooks (no prefix: target) beside the reference's ref_ files
 expect 1 "one folder, hooks and ref_ files" "$DB_BIN" compare "$L/atom_onedir"
 has "$out" "first divergence: L2 hidden_out rank 0" "atom one folder"
-has "$out" "4 pairs: 2 ok" "atom one folder"
+has "$out" "8 pairs: 5 ok" "atom one folder"
 # weights first (seed 002, phase 1): one scrambled shard, a dtype that differs
 expect 1 "atom weights" "$DB_BIN" compare "$L/atom_weights"
 has "$out" "profile atom-weights" "atom weights"

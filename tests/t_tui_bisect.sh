@@ -126,12 +126,12 @@ tui_run 100 30 --notes /proc/no_such_dir demo/ref demo/target <<EOF
 :save-display $T/note_fail.screen
 EOF
 check "unwritable notes dir reported" grep_screen note_fail '^note not written: '
-# Weights have no hidden_out: b bisects on the first divergence's stage.
+# Weights do not accumulate: the profile asks for the first diverging stage.
 tui_run 130 24 layouts/atom_weights <<EOF
 b
 :save-display $T/weights_probe.screen
 EOF
-check "weights: the probe falls back to the first divergence" \
-	grep_screen weights_probe '^probe hidden_out is not dumped: bisecting on attn\.wo, the first divergence'
+check "weights: the probe is the first divergence, and says so" \
+	grep_screen weights_probe '^probe: attn\.wo, the first diverging stage'
 check "weights: the bisect view uses it" grep_screen weights_probe '^Layer bisect  probe attn\.wo '
 finish

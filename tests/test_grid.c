@@ -186,8 +186,10 @@ static void check_cols(const char *ref, const char *tgt, const char *const *want
 static void t_stage_order(void **s)
 {
 	(void)s;
-	static const char *const atom[] = {"Attention", "MoE", "hidden_out"};
-	check_cols(LAYOUT("atom_hooks/ref"), LAYOUT("atom_hooks/target"), atom, 3);
+	/* one file per module and call: no recorded order, stage_order decides;
+	 * the Block hook's input is the layer's hidden_in */
+	static const char *const atom[] = {"hidden_in", "Attention", "MoE", "hidden_out"};
+	check_cols(LAYOUT("atom_hooks/ref"), LAYOUT("atom_hooks/target"), atom, 4);
 	static const char *const refpatch[] = {"hidden_in", "attn_out", "ffn_out", "hidden_out"};
 	check_cols(LAYOUT("atom_refpatch"), LAYOUT("atom_refpatch"), refpatch, 4);
 	static const char *const seed[] = {"hidden_in", "attn_norm_out", "attn_out",

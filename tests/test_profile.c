@@ -127,7 +127,7 @@ static void test_defaults(void **state)
 	db_thresholds t;
 	db_thresholds_default(&t);
 	assert_memory_equal(&p->thresholds, &t, sizeof t);
-	assert_string_equal(p->probe, "hidden_out");
+	assert_int_equal(p->n_probes, 0);   /* no default stage name */
 	assert_int_equal(p->substage_sep, '.');
 	assert_int_equal(p->pass_select, DB_PASS_FIRST);
 	assert_int_equal(p->pass_slots, 1);
@@ -190,7 +190,8 @@ static void test_full_profile(void **state)
 	assert_true(p->thresholds.ok_cos == 0.999);
 	assert_true(p->thresholds.scramble_cos == 0.05);
 	assert_true(p->thresholds.algo_rel == 0.4);
-	assert_string_equal(p->probe, "out");
+	assert_int_equal(p->n_probes, 1);
+	assert_string_equal(p->probes[0], "out");
 
 	db_fields f;
 	static const match_case cases[] = {
@@ -244,6 +245,138 @@ static void test_full_profile(void **state)
 	assert_string_equal(cmd, "run --layers 12 --out d12");
 	free(cmd);
 	db_profile_free(p);
+}
+
+/* Real names, from trees the upstream dumpers wrote (/work/shared/realdump:
+ * sglang_v2, sglang_v2_all, sglang_v2 --arch hybrid_moe, miles bf16/fp32). */
+#define V2(step, rank, idx, name, tail) \
+	"dump_20261125_033746_178900/step=" #step "___rank=" #rank "___dump_index=" #idx \
+	"___name=" name "___recompute_status=disabled" tail ".pt"
+#define LID(l) "___layer_id=" #l
+#define PP_TP "___pp_rank=0___tp_rank=0"
+#define MILES(dir, step, rank, idx, name, tail) \
+	dir "/step=" #step "___rank=" #rank "___dump_index=" #idx "___name=" name tail ".pt"
+#define RS "___recompute_status=disabled"
+
+static void test_match_sglang_v2_real(void **state)
+{
+	db_profile *p = load("sglang-v2");
+	static const match_case cases[] = {
+		/* explicit dumps keep their names */
+		{V2(0, 0, 19, "linear_attn_pre_out_proj", LID(2) PP_TP), "value", "", "", "0", 0, 2, "linear_attn_pre_out_proj", 19},
+		{V2(0, 0, 22, "moe_router_logits", LID(2) PP_TP), "value", "", "", "0", 0, 2, "moe_router_logits", 22},
+		/* non-intrusive: layer from the name, stage = the module */
+		{V2(1, 0, 498, "non_intrusive__model.layers.5.self_attn.o_proj.output", LID(5)), "value", "", "", "1", 0, 5, "self_attn.o_proj", 498},
+		{V2(1, 0, 497, "non_intrusive__model.layers.5.self_attn.o_proj.inputs.0", LID(5)), "value", "", "", "1", 0, 5, "self_attn.o_proj.inputs.0", 497},
+		{V2(1, 0, 485, "non_intrusive__model.layers.5.input_layernorm.output.1", LID(5)), "value", "", "", "1", 0, 5, "input_layernorm.1", 485},
+		/* the decoder layer's own output: no layer_id field */
+		{V2(1, 0, 512, "non_intrusive__model.layers.5.output.0", ""), "value", "", "", "1", 0, 5, "output.0", 512},
+		/* model level */
+		{V2(1, 0, 297, "non_intrusive__inputs.0", ""), "value", "", "", "1", 0, -1, "inputs.0", 297},
+		{V2(1, 0, 306, "non_intrusive__model.embed_tokens.output", ""), "value", "", "", "1", 0, -1, "embed_tokens", 306},
+		{V2(1, 0, 586, "non_intrusive__model.norm.output.0", ""), "value", "", "", "1", 0, -1, "norm.0", 586},
+		{V2(1, 0, 588, "non_intrusive__model.output", ""), "value", "", "", "1", 0, -1, "model", 588},
+		{V2(1, 0, 590, "non_intrusive__logits_processor.output.next_token_logits", ""), "value", "", "", "1", 0, -1, "logits_processor.next_token_logits", 590},
+		{V2(1, 0, 591, "non_intrusive__output.next_token_logits", ""), "value", "", "", "1", 0, -1, "next_token_logits", 591},
+	};
+	CHECK_MATCHES(p, cases);
+	char buf[128];
+	/* explicit dump points nest under the attention / MLP output */
+	assert_string_equal(db_profile_parent(p, "attn_pre_o_proj", NULL, 0, buf, sizeof buf), "attn_output");
+	assert_string_equal(db_profile_parent(p, "linear_attn_pre_out_proj", NULL, 0, buf, sizeof buf), "attn_output");
+	assert_string_equal(db_profile_parent(p, "moe_expert_output", NULL, 0, buf, sizeof buf), "mlp_output");
+	assert_string_equal(db_profile_parent(p, "pre_mlp_residual", NULL, 0, buf, sizeof buf), "pre_mlp_residual");
+	assert_string_equal(db_profile_parent(p, "layer_input", NULL, 0, buf, sizeof buf), "layer_input");
+	/* module stages nest under their parent module when it was dumped */
+	const char *known[] = {"self_attn", "self_attn.o_proj", "input_layernorm.1"};
+	assert_string_equal(db_profile_parent(p, "self_attn.o_proj", known, 3, buf, sizeof buf), "self_attn");
+	assert_string_equal(db_profile_parent(p, "self_attn.o_proj.inputs.0", known, 3, buf, sizeof buf), "self_attn");
+	assert_string_equal(db_profile_parent(p, "input_layernorm.1", known, 3, buf, sizeof buf), "input_layernorm.1");
+	const char *after[] = {"model", "norm.0", "final_layernorm", "output_layer", "decoder",
+	                       "logits_processor.next_token_logits", "next_token_logits"};
+	for (size_t i = 0; i < sizeof after / sizeof *after; i++)
+		assert_true(db_profile_is_model_after(p, after[i]));
+	const char *before[] = {"embed_tokens", "embedding.word_embeddings", "inputs.0", "model.inputs.0",
+	                        "input_ids"};
+	for (size_t i = 0; i < sizeof before / sizeof *before; i++)
+		assert_false(db_profile_is_model_after(p, before[i]));
+	db_profile_free(p);
+}
+
+/* Miles: engines/engine_<i> is inference, fwd_only/<model>_rollout_<id>,
+ * fwd_bwd/rollout_<id> with grad__ / param__ files in phases of their own;
+ * Megatron names read like SGLang's. */
+static void test_match_sglang_v2_miles(void **state)
+{
+	db_profile *p = load("sglang-v2");
+	static const match_case cases[] = {
+		{MILES("m/engines/engine_0", 0, 0, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference", "0", 0, 0, "output.0", 11},
+		{MILES("m/engines/engine_3", 2, 1, 11, "non_intrusive__model.layers.0.output.0", RS), "value", "", "inference.engine3", "2", 1, 0, "output.0", 11},
+		{MILES("m/fwd_only/rollout_0", 1, 1, 304, "non_intrusive__module.module.decoder.layers.3.self_attention.linear_qkv.output", RS LID(3)), "value", "", "fwd_only", "1", 1, 3, "self_attention.linear_qkv", 304},
+		{MILES("m/fwd_only/ref_rollout_0", 1, 1, 304, "non_intrusive__module.module.decoder.layers.3.self_attention.linear_qkv.output", RS LID(3)), "value", "", "fwd_only.ref", "1", 1, 3, "self_attention.linear_qkv", 304},
+		{MILES("m/fwd_only/teacher_rollout_0", 0, 0, 5, "input_ids", RS), "value", "", "fwd_only.teacher", "0", 0, -1, "input_ids", 5},
+		{MILES("m/fwd_only/ref_rollout_7", 0, 0, 5, "input_ids", RS), "value", "", "fwd_only.ref.rollout7", "0", 0, -1, "input_ids", 5},
+		{MILES("m/fwd_bwd/rollout_2", 0, 0, 5, "input_ids", RS), "value", "", "fwd_bwd.rollout2", "0", 0, -1, "input_ids", 5},
+		/* fp32: no Float16Module, one module. less */
+		{MILES("m/fwd_bwd/rollout_0", 0, 0, 91, "non_intrusive__module.decoder.layers.3.self_attention.linear_qkv.output", RS LID(3)), "value", "", "fwd_bwd", "0", 0, 3, "self_attention.linear_qkv", 91},
+		/* the layer's own output, the model's */
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 122, "non_intrusive__module.module.decoder.layers.3.output", RS), "value", "", "fwd_bwd", "0", 1, 3, "output", 122},
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 18, "non_intrusive__module.module.embedding.word_embeddings.output", RS), "value", "", "fwd_bwd", "0", 1, -1, "embedding.word_embeddings", 18},
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 124, "non_intrusive__module.module.decoder.final_layernorm.output", RS), "value", "", "fwd_bwd", "0", 1, -1, "final_layernorm", 124},
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 127, "non_intrusive__module.module.output_layer.output", RS), "value", "", "fwd_bwd", "0", 1, -1, "output_layer", 127},
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 128, "non_intrusive__module.module.output", RS), "value", "", "fwd_bwd", "0", 1, -1, "model", 128},
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 130, "non_intrusive__output", RS), "value", "", "fwd_bwd", "0", 1, -1, "model", 130},
+		/* gradients: no recompute_status, no layer_id */
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 167, "grad__non_intrusive__module.module.decoder.layers.3.self_attention.linear_qkv.output", ""), "value", "", "fwd_bwd.grad", "0", 1, 3, "self_attention.linear_qkv", 167},
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 138, "grad__non_intrusive__module.module.decoder.layers.3.output", ""), "value", "", "fwd_bwd.grad", "0", 1, 3, "output", 138},
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 209, "grad__non_intrusive__module.module.embedding.word_embeddings.output", ""), "value", "", "fwd_bwd.grad", "0", 1, -1, "embedding.word_embeddings", 209},
+		/* weights */
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 22, "param__module.module.decoder.layers.3.self_attention.linear_qkv.weight", RS), "value", "", "fwd_bwd.param", "0", 1, 3, "self_attention.linear_qkv.weight", 22},
+		{MILES("m/fwd_bwd/rollout_0", 0, 1, 27, "param__module.module.output_layer.weight", RS), "value", "", "fwd_bwd.param", "0", 1, -1, "output_layer.weight", 27},
+	};
+	CHECK_MATCHES(p, cases);
+	/* causal order of the phases */
+	const char *order[] = {"inference", "fwd_only.teacher", "fwd_only.ref", "fwd_only", "fwd_bwd",
+	                       "fwd_bwd.grad", "fwd_bwd.param"};
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(db_profile_phase_pos(p, order[i]), i);
+	db_profile_free(p);
+}
+
+static void test_rewrite(void **state)
+{
+	db_profile *p = NULL;
+	db_err err = {{0}};
+	/* rules apply in order, each to the previous result; unset groups are
+	 * empty; phase_sub joins with '.' */
+	static const char y[] =
+		"name: rw\n"
+		"path: '^(?<phase>[a-z]+)/(?:(?<phase_sub>g)_)?(?<stage>[^/]+)\\.pt$'\n"
+		"rewrite:\n"
+		"  phase:\n"
+		"    - ['^a(\\.g)?$', 'first$1']\n"
+		"  stage:\n"
+		"    - ['^x_', '']\n"
+		"    - ['^(\\w+)\\.out(?:put)?(\\.\\d+)?$', '$1$2']\n"
+		"    - ['^y$', ~]\n"
+		"rename:\n"
+		"  '': empty\n";
+	assert_int_equal(db_profile_parse(y, sizeof y - 1, "t.yaml", &p, &err), 0);
+	static const match_case cases[] = {
+		{"a/x_mod.output.1.pt", "", "", "first", "", -1, -1, "mod.1", -1},
+		{"a/g_x_mod.out.pt", "", "", "first.g", "", -1, -1, "mod", -1},
+		{"b/g_mod.pt", "", "", "b.g", "", -1, -1, "mod", -1},
+		{"b/y.pt", "", "", "b", "", -1, -1, "empty", -1},
+	};
+	CHECK_MATCHES(p, cases);
+	db_profile_free(p);
+	parse_fails("name: x\npath: a\nrewrite:\n  layer: [['a', b]]\n", "t.yaml:4:3:",
+	            "unknown field 'layer'", NULL);
+	parse_fails("name: x\npath: a\nrewrite:\n  stage: ['a', b]\n", "t.yaml:4:",
+	            "[regex, replacement]", NULL);
+	parse_fails("name: x\npath: a\nrewrite:\n  stage: [['(a', b]]\n", "rewrite: bad regex", NULL);
+	parse_fails("name: x\npath: a\nrewrite:\n  stage: [['(a)', '$2']]\n", "bad replacement", NULL);
+	parse_fails("name: x\npath: a\nrewrite: {stage: x}\n", "expected a list", NULL);
 }
 
 static void test_errors(void **state)
@@ -308,7 +441,7 @@ static void test_errors(void **state)
 static void test_null_keeps_default(void **state)
 {
 	db_profile *p = parse_ok("name: x\npath: a\nprobe: ~\ndescription:\nvalue_key: null\n");
-	assert_string_equal(p->probe, "hidden_out");
+	assert_int_equal(p->n_probes, 0);   /* no default stage name */
 	assert_null(p->value_key);
 	db_profile_free(p);
 	p = parse_ok("name: x\npath: a\npass: last\nsubstage_separator: ''\nmodel_after: []\n");
@@ -353,7 +486,8 @@ static void test_match_sglang_v1(void **state)
 	assert_string_equal(db_profile_parent(p, "attn.q_rope", NULL, 0, buf, sizeof buf), "attn_out");
 	assert_string_equal(db_profile_parent(p, "moe.topk", NULL, 0, buf, sizeof buf), "ffn_out");
 	assert_string_equal(db_profile_parent(p, "ffn.up", NULL, 0, buf, sizeof buf), "ffn_out");
-	assert_string_equal(p->probe, "hidden_out");
+	assert_int_equal(p->n_probes, 4);      /* the seed protocol, then SGLang's */
+	assert_string_equal(p->probes[1], "mlp_output");
 	assert_true(db_profile_is_model_after(p, "final_logits"));
 	db_profile_free(p);
 }
@@ -418,10 +552,18 @@ static void test_match_atom(void **state)
 	CHECK_MATCHES(p, cases);
 	assert_true(db_profile_match_path(p, "layer00_MoE_rank0.pt", &f));
 	assert_false(db_profile_match_key(p, "shape", &f));
-	assert_false(db_profile_match_key(p, "input", &f));
 	assert_false(db_profile_match_key(p, "input_fields.0", &f));
+	assert_false(db_profile_match_key(p, "output_fields.input_ids", &f));
 	static const match_case prefixed[] = {
 		{"ref_layer02_Block__attn.q_rope_rank0.pt", "hidden", "ref", "", "", 0, 2, "attn.q_rope", -1},
+		/* real ATOM, one folder (realdump atom_onedir): the hook's block
+		 * input pairs with the patched reference's hidden_in */
+		{"layer01_Block_rank0.pt", "input", "target", "", "", 0, 1, "hidden_in", -1},
+		{"layer01_Block_rank0.pt", "hidden", "target", "", "", 0, 1, "hidden_out", -1},
+		{"ref_layer01_Block__hidden_in_rank0.pt", "hidden", "ref", "", "", 0, 1, "hidden_in", -1},
+		{"ref_layer01_Block__hidden_out_rank0.pt", "hidden", "ref", "", "", 0, 1, "hidden_out", -1},
+		/* other hooks' inputs stay their own stages, under the module */
+		{"layer01_Attention_rank0_call001.pt", "input", "target", "", "1", 0, 1, "Attention.input", -1},
 	};
 	CHECK_MATCHES(p, prefixed);
 	assert_int_equal(p->pass_select, DB_PASS_PREFILL);
@@ -589,6 +731,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_builtins_parse),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_match_sglang_v2_real),
+		cmocka_unit_test(test_match_sglang_v2_miles),
+		cmocka_unit_test(test_rewrite),
 		cmocka_unit_test(test_full_profile),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_null_keeps_default),

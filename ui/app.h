@@ -52,6 +52,8 @@ struct tui {
 	enum tui_metric metric;
 	bool transposed;
 	char probe[256];                /* probe stage (curve, bisect) */
+	bool probe_given;               /* probe set by the user (:probe, the curve's
+	                                 * [ ], the session), else the bisect chooses */
 
 	db_grid grid;                   /* for the selection; owned */
 	bool have_grid;

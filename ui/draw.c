@@ -204,7 +204,7 @@ enum tui_color draw_band_color(db_band b)
 	case DB_BAND_DRIFT: return C_DRIFT;
 	case DB_BAND_ALGO: return C_ALGO;
 	case DB_BAND_BUG: return C_BUG;
-	case DB_BAND_SCRAMBLE: return C_SCRAMBLE;
+	case DB_BAND_SCRAMBLE: case DB_BAND_INPUTS: return C_SCRAMBLE;
 	default: return C_PENDING;
 	}
 }
@@ -217,6 +217,7 @@ const char *draw_band_glyph2(db_band b)
 	case DB_BAND_ALGO: return G("✗ ", "x ");
 	case DB_BAND_BUG: return G("✗✗", "X ");
 	case DB_BAND_SCRAMBLE: return G("‼ ", "# ");
+	case DB_BAND_INPUTS: return G("≠ ", "! ");
 	default: return "- ";
 	}
 }
@@ -229,6 +230,7 @@ const char *draw_band_glyph(db_band b)
 	case DB_BAND_ALGO: return G("✗", "x");
 	case DB_BAND_BUG: return G("✗✗", "X");
 	case DB_BAND_SCRAMBLE: return G("‼", "#");
+	case DB_BAND_INPUTS: return G("≠", "!");
 	default: return "-";
 	}
 }

@@ -265,6 +265,7 @@ static void cmd_probe(struct tui *t, char *args)
 	for (size_t c = 0; t->have_grid && c < t->grid.n_cols; c++)
 		if (!strcmp(t->grid.cols[c], args)) {
 			snprintf(t->probe, sizeof t->probe, "%s", args);
+			t->probe_given = true;
 			t->dirty = true;
 			return;
 		}

@@ -379,9 +379,14 @@ static int init_selection(struct tui *t)
 	/* All ranks: merged where sharded, else the worst rank (tui_grid_worst),
 	 * so a rank that alone goes bad shows on the first screen. */
 	t->rank_sel = 0;
-	const char *probe = t->cmp->profile && t->cmp->profile->probe ? t->cmp->profile->probe
-	                                                              : "hidden_out";
-	snprintf(t->probe, sizeof t->probe, "%s", probe);
+	/* the curve starts on the probe the bisect would choose */
+	char *probe = NULL, why[384];
+	db_probe_how how;
+	db_err err = {{0}};
+	if (db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
+	                           sizeof why, &err) == 0 && strcmp(probe, DB_PROBE_LAST))
+		snprintf(t->probe, sizeof t->probe, "%s", probe);
+	free(probe);
 	tui_selection_changed(t);
 	return 0;
 }
@@ -400,7 +405,8 @@ static void save_view_state(struct tui *t)
 	db_session_view_set(s, "rank", t->rank_sel ? buf : "all");
 	db_session_view_set(s, "metric", tui_metric_name(t->metric));
 	db_session_view_set(s, "transposed", t->transposed ? "1" : "0");
-	db_session_view_set(s, "probe", t->probe);
+	if (t->probe_given)
+		db_session_view_set(s, "probe", t->probe);
 	db_session_view_set(s, "filter", t->filter_pat[0] ? t->filter_pat : NULL);
 	tui_session_save(t);
 }
@@ -437,8 +443,10 @@ static void restore_view_state(struct tui *t)
 				t->metric = (enum tui_metric)m;
 	if ((v = db_session_view_get(s, "transposed")))
 		t->transposed = !strcmp(v, "1");
-	if ((v = db_session_view_get(s, "probe")))
+	if ((v = db_session_view_get(s, "probe"))) {
 		snprintf(t->probe, sizeof t->probe, "%s", v);
+		t->probe_given = true;
+	}
 	if ((v = db_session_view_get(s, "filter")))
 		tui_filter_set(t, v);
 	t->msg[0] = '\0';

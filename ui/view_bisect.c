@@ -36,14 +36,6 @@ static int replace(char **dst, const char *src)
 	return 0;
 }
 
-static bool probe_dumped(const struct tui *t)
-{
-	for (size_t i = 0; i < t->cmp->n_pairs; i++)
-		if (t->cmp->pairs[i].f.layer >= 0 && !strcmp(t->cmp->pairs[i].f.stage, t->probe))
-			return true;
-	return false;
-}
-
 /* Open the run once per process: from the session when it has bisect
  * settings, else from the current selection and probe. */
 static int ensure_run(struct tui *t)
@@ -53,15 +45,8 @@ static int ensure_run(struct tui *t)
 	db_session *s = t->session;
 	db_bisect_opts o;
 	db_bisect_opts_default(&o);
-	if (!(s && s->probe) && !probe_dumped(t) && t->first_div >= 0) {
-		/* The profile's probe is not in these trees (weights have no
-		 * hidden_out): the first divergence's stage is the next best. */
-		const char *st = t->cmp->pairs[t->first_div].f.stage;
-		tui_msg(t, false, "probe %s is not dumped: bisecting on %s, the first divergence "
-		        "(:probe STAGE changes it)", t->probe, st);
-		snprintf(t->probe, sizeof t->probe, "%s", st);
-	}
-	o.stage = s && s->probe ? s->probe : t->probe;
+	/* the core chooses the probe unless the user did (and says why) */
+	o.stage = s && s->probe ? s->probe : t->probe_given ? t->probe : NULL;
 	o.phase = s && s->phase ? s->phase : tui_phase(t);
 	o.pass = s && s->pass ? s->pass : tui_pass(t);
 	if (s) {
@@ -73,6 +58,7 @@ static int ensure_run(struct tui *t)
 		tui_msg(t, true, "bisect: %s", err.msg);
 		return -1;
 	}
+	tui_msg(t, false, "probe: %s (:probe STAGE changes it)", t->bisect->probe_why);
 	if (s && s->n_layers) {
 		db_bisect sm;
 		if (db_session_to_bisect(s, &sm, &err) < 0) {

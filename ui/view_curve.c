@@ -269,6 +269,7 @@ static bool curve_request(struct view *v, struct tui *t, enum tui_action a)
 			break;
 		size_t k = (c->col + (a == A_PROBE_NEXT ? 1 : n - 1)) % n;
 		snprintf(t->probe, sizeof t->probe, "%s", t->grid.cols[k]);
+		t->probe_given = true;
 		load(t, c);
 		break;
 	}

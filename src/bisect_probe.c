@@ -1,0 +1,206 @@
+/* Choosing the layer probe (issue 11: no default stage name). The probe is
+ * found in the dumps, never assumed: a stage the user gave; else the
+ * profile's first candidate that both trees dump in every layer the bisect
+ * covers (a stage only some layers have — MoE or hybrid models — would
+ * leave holes in the search); else what each layer ends with, in execution
+ * order. Weights do not accumulate through layers, so a weights profile
+ * asks for the first diverging stage instead ("@first-divergence"). */
+#include "db_bisect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect_priv.h"
+
+const char *db_probe_how_name(db_probe_how h)
+{
+	switch (h) {
+	case DB_PROBE_GIVEN: return "given";
+	case DB_PROBE_CANDIDATE: return "profile";
+	case DB_PROBE_LAST_STAGE: return "last-stage";
+	case DB_PROBE_FIRST_DIV: return "first-divergence";
+	}
+	return "given";
+}
+
+static bool sel(const db_pair *p, const char *phase, const char *pass)
+{
+	return (!phase || !strcmp(p->f.phase, phase)) && (!pass || !strcmp(p->f.pass, pass));
+}
+
+/* Both trees have the tensor (measurable or at least present twice). */
+static bool both_sides(const db_pair *p)
+{
+	return p->status == DB_ST_OK || p->status == DB_ST_SHAPE_MISMATCH ||
+	       (p->status == DB_ST_ERROR && p->ref && p->tgt);
+}
+
+/* Layers with at least one tensor on both sides, as a bitmap over
+ * 0..*span-1. Caller frees. */
+static bool *covered_layers(const db_compare *c, const char *phase, const char *pass,
+                            size_t *span)
+{
+	int hi = -1;
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (sel(&c->pairs[i], phase, pass) && c->pairs[i].f.layer > hi)
+			hi = c->pairs[i].f.layer;
+	*span = (size_t)(hi + 1);
+	bool *v = calloc(*span + 1, sizeof *v);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		if (p->f.layer >= 0 && sel(p, phase, pass) && both_sides(p))
+			v[p->f.layer] = true;
+	}
+	return v;
+}
+
+/* The first covered layer that lacks stage on either side, -1 when every
+ * covered layer has it, -2 when no layer has it at all. */
+static long missing_layer(const db_compare *c, const char *phase, const char *pass,
+                          const bool *cov, size_t span, const char *stage)
+{
+	bool *has = calloc(span + 1, sizeof *has);
+	if (!has)
+		return -2;
+	bool any = false;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		if (p->f.layer >= 0 && sel(p, phase, pass) && both_sides(p) &&
+		    !strcmp(p->f.stage, stage))
+			any = has[p->f.layer] = true;
+	}
+	long miss = any ? -1 : -2;
+	for (size_t l = 0; any && l < span && miss < 0; l++)
+		if (cov[l] && !has[l])
+			miss = (long)l;
+	free(has);
+	return miss;
+}
+
+const char *db_probe_stage_at(const db_compare *c, const char *phase, const char *pass,
+                              const char *stage, int layer)
+{
+	if (!stage || strcmp(stage, DB_PROBE_LAST))
+		return stage;
+	if (layer < 0)
+		return NULL;
+	const db_pair *last = NULL;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		if (p->f.layer == layer && sel(p, phase, pass) && both_sides(p) &&
+		    (!last || p->seq > last->seq))
+			last = p;
+	}
+	return last ? last->f.stage : NULL;
+}
+
+static int pick_first_div(db_compare *c, const char *phase, const char *pass,
+                          char **stage)
+{
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		db_pair *p = &c->pairs[i];
+		if (p->f.layer < 0 || !sel(p, phase, pass))
+			continue;
+		db_compare_pair(c, p);
+		if (db_pair_diverges(p) && both_sides(p))
+			return (*stage = strdup(p->f.stage)) ? 1 : -1;
+	}
+	return 0;
+}
+
+int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
+                           const char *given, char **stage, db_probe_how *how,
+                           char *why, size_t whylen, db_err *err)
+{
+	*stage = NULL;
+	size_t span;
+	bool *cov = covered_layers(c, phase, pass, &span);
+	if (!cov)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	size_t nc = given ? 1 : (c->profile ? c->profile->n_probes : 0);
+	char skipped[256] = "";
+	size_t sk = 0;
+	int rc = 0;
+	for (size_t k = 0; k < nc && !*stage && rc == 0; k++) {
+		const char *cand = given ? given : c->profile->probes[k];
+		*how = given ? DB_PROBE_GIVEN : DB_PROBE_CANDIDATE;
+		if (!strcmp(cand, DB_PROBE_FIRST_DIVERGENCE)) {
+			*how = DB_PROBE_FIRST_DIV;
+			rc = pick_first_div(c, phase, pass, stage);
+			if (rc < 0)
+				db_err_set(err, NULL, NULL, -1, "out of memory");
+			if (rc > 0) {
+				snprintf(why, whylen, "%s, the first diverging stage (%s: weights do not "
+				         "accumulate through layers)", *stage,
+				         given ? "as asked" : "the profile's choice");
+				rc = 0;
+			} else if (rc == 0 && given) {
+				rc = db_err_set(err, NULL, NULL, -1, "--stage %s: no layer stage diverges",
+				                DB_PROBE_FIRST_DIVERGENCE);
+			}
+			continue;
+		}
+		if (!strcmp(cand, DB_PROBE_LAST)) {
+			*how = DB_PROBE_LAST_STAGE;
+			if (!(*stage = strdup(cand)))
+				rc = db_err_set(err, NULL, NULL, -1, "out of memory");
+			snprintf(why, whylen, "each layer's last stage in execution order (%s)",
+			         given ? "as asked" : "the profile's choice");
+			continue;
+		}
+		long miss = missing_layer(c, phase, pass, cov, span, cand);
+		if (miss == -1 || given) {
+			if (given && miss == -2) {
+				rc = db_err_set(err, NULL, NULL, -1,
+				                "probe stage '%s' is not dumped for any layer%s%s in both "
+				                "trees; choose another (bisect --stage; in the workbench, "
+				                ":probe STAGE)", cand, phase ? " of phase " : "",
+				                phase ? phase : "");
+				break;
+			}
+			if (!(*stage = strdup(cand)))
+				rc = db_err_set(err, NULL, NULL, -1, "out of memory");
+			else if (given && miss >= 0)
+				snprintf(why, whylen, "%s, as asked (not dumped at L%ld: that layer is "
+				         "skipped)", cand, miss);
+			else if (given)
+				snprintf(why, whylen, "%s, as asked", cand);
+			else
+				snprintf(why, whylen, "%s, the profile's candidate %zu%s%s%s", cand, k + 1,
+				         sk ? " (" : "", skipped, sk ? ")" : "");
+			continue;
+		}
+		/* say why each earlier candidate lost, briefly */
+		int w = miss == -2 ? snprintf(skipped + sk, sizeof skipped - sk, "%s%s: not dumped",
+		                              sk ? "; " : "", cand)
+		                   : snprintf(skipped + sk, sizeof skipped - sk,
+		                              "%s%s: not dumped at L%ld", sk ? "; " : "", cand, miss);
+		if (w > 0 && (size_t)w < sizeof skipped - sk)
+			sk += (size_t)w;
+	}
+	if (rc == 0 && !*stage) {
+		bool any = false;
+		for (size_t l = 0; l < span && !any; l++)
+			any = cov[l];
+		if (!any) {
+			rc = db_err_set(err, NULL, NULL, -1,
+			                "no layer is dumped in both trees%s%s: nothing to bisect",
+			                phase ? " in phase " : "", phase ? phase : "");
+		} else if (!(*stage = strdup(DB_PROBE_LAST))) {
+			rc = db_err_set(err, NULL, NULL, -1, "out of memory");
+		} else {
+			*how = DB_PROBE_LAST_STAGE;
+			snprintf(why, whylen, "each layer's last stage in execution order (%s)",
+			         sk ? skipped : "the profile names no probe");
+		}
+	}
+	free(cov);
+	if (rc < 0) {
+		free(*stage);
+		*stage = NULL;
+	}
+	return rc < 0 ? -1 : 0;
+}
