@@ -265,6 +265,7 @@ typedef struct db_bisect_result {
 	char probe[256];        /* the probe (DB_PROBE_LAST: the first bad layer's
 	                           last stage, else the chosen stage) */
 	char probe_why[384];    /* which probe and why (db_bisect_run.probe_why) */
+	char phase[64];         /* the phase bisected ("" when the layout has none) */
 	bool has_crossing;
 	int crossing_layer;
 	db_substage_row *walk;  /* the intra-layer walk (owned array) */

@@ -92,6 +92,8 @@ typedef struct db_profile {
 	db_layer_class *classes; size_t n_classes;
 	char *dump_command;             /* with {layer}; NULL = none */
 	char *input_ids_pat; void *input_ids_re; /* stages holding token ids */
+	char *routing_ids_pat; void *routing_ids_re; /* stages holding routed expert
+	                                 * ids per token (last dim = top-k); NULL none */
 	char **rename_from, **rename_to; size_t n_rename; /* exact stage renames, applied last */
 	db_rewrite_rule *rewrites; size_t n_rewrites;     /* in order, each on the previous result */
 } db_profile;
@@ -156,6 +158,7 @@ const char *db_profile_parent(const db_profile *p, const char *stage,
                               char *buf, size_t len);
 bool db_profile_is_model_after(const db_profile *p, const char *stage);
 bool db_profile_is_input_ids(const db_profile *p, const char *stage);
+bool db_profile_is_routing_ids(const db_profile *p, const char *stage);
 /* The band of a measured tensor of stage: db_band_of with the profile's
  * thresholds, except that input_ids stages that differ in any element are
  * DB_BAND_INPUTS (cos 0.9999 between token ids means other tokens). */

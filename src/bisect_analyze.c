@@ -295,6 +295,7 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	res->probe_how = r->probe_how;
 	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
 	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);
+	snprintf(res->phase, sizeof res->phase, "%s", r->phase ? r->phase : "");
 	const char *ids = input_ids_differ(r);
 	if (ids) {
 		res->input_ids_mismatch = true;

@@ -38,7 +38,9 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	db_json_str(out, db_probe_how_name(res->probe_how));
 	fputs(", \"why\": ", out);
 	db_json_str(out, res->probe_why);
-	fputs("}, \"crossing_layer\": ", out);
+	fputs("}, \"phase\": ", out);
+	db_json_str(out, res->phase[0] ? res->phase : NULL);
+	fputs(", \"crossing_layer\": ", out);
 	if (res->has_crossing)
 		json_layer(out, res->crossing_layer);
 	else
@@ -65,6 +67,8 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 {
 	char l[32];
 	fprintf(out, "%s\n", res->summary);
+	if (res->phase[0])
+		fprintf(out, "  phase:    %s\n", res->phase);
 	if (res->probe_why[0])
 		fprintf(out, "  probe:    %s\n", res->probe_why);
 	if (res->first_bad_stage && res->kind == DB_KIND_SUDDEN) {

@@ -238,7 +238,10 @@ static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, d
 
 /* Default phase: the first (causal order) whose probe at its last dumped
  * layer is bad; else the first that has a probe at all. Each phase gets
- * its own probe: the engine and the trainer name their modules apart. */
+ * its own probe: the engine and the trainer name their modules apart.
+ * Phases are separate runs fed the same tokens (an engine's drift does not
+ * reach the trainer's forward), so a phase that is bad beyond drift wins
+ * over an earlier one that only drifts (bf16 at another TP size does). */
 static int choose_phase(db_bisect_run *r, db_err *err)
 {
 	db_compare *c = r->c;
@@ -248,7 +251,7 @@ static int choose_phase(db_bisect_run *r, db_err *err)
 		return choose_probe(r, r->o.phase,
 		                    r->o.pass ? r->o.pass : db_default_pass(c, r->o.phase), err);
 	}
-	long first_with = -1;
+	long first_with = -1, first_drift = -1;
 	db_err first_err = {{0}};
 	for (size_t ph = 0; ph < c->n_phases; ph++) {
 		const char *dp = db_default_pass(c, c->phases[ph]);
@@ -271,11 +274,16 @@ static int choose_phase(db_bisect_run *r, db_err *err)
 		db_probe pr;
 		db_bisect_probe(r, last, &pr);
 		r->phase = r->pass = NULL;
-		if (pr.auto_verdict == DB_V_BAD) {
+		if (pr.auto_verdict == DB_V_BAD && pr.band > DB_BAND_DRIFT) {
+			first_drift = -1;
 			first_with = (long)ph;
 			break;
 		}
+		if (pr.auto_verdict == DB_V_BAD && first_drift < 0)
+			first_drift = (long)ph;
 	}
+	if (first_drift >= 0)
+		first_with = first_drift;
 	if (first_with < 0) {
 		*err = first_err;
 		return -1;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "binio.h"
+#include "db_routing.h"
 #include "hash.h"
 #include "strmap.h"
 
@@ -299,7 +300,7 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	if (!hit)
 		return false;
 	p->m = m;
-	p->band = db_band_for(c->profile, p->f.stage, &p->m);
+	p->band = db_pair_band(c, p);
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
 	atomic_fetch_add(&c->n_cached, 1);
 	atomic_fetch_add(&c->n_done, 1);

@@ -10,6 +10,7 @@
 #include "cmd_util.h"
 #include "db_compare.h"
 #include "db_export.h"
+#include "db_routing.h"
 
 static void progress(db_compare *c)
 {
@@ -104,6 +105,11 @@ static void print_table(const db_compare *c, FILE *out)
 			        db_dtype_name(p->dtype_tgt));
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", p->error);
+		db_routing rt;
+		db_err e;
+		if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
+			fprintf(out, " (%lld of %lld tokens chose other experts)", (long long)rt.rerouted,
+			        (long long)rt.tokens);
 		fputc('\n', out);
 		st[p->status]++;
 		if (p->status == DB_ST_OK && p->band <= DB_BAND_INPUTS)

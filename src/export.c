@@ -15,6 +15,7 @@
 #include "db_cell.h"
 #include "db_json.h"
 #include "db_notes.h"
+#include "db_routing.h"
 
 /* ------------------------------------------------------------ metrics */
 
@@ -87,6 +88,11 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	db_routing rt;
+	db_err e;
+	if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
+		fprintf(out, ", \"routing\": {\"tokens\": %lld, \"rerouted\": %lld, \"k\": %d}",
+		        (long long)rt.tokens, (long long)rt.rerouted, rt.k);
 	if (p->status == DB_ST_OK)
 		fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
 		        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,

@@ -543,6 +543,11 @@ bool db_profile_is_input_ids(const db_profile *p, const char *stage)
 	return re_match(p->input_ids_re, stage);
 }
 
+bool db_profile_is_routing_ids(const db_profile *p, const char *stage)
+{
+	return p->routing_ids_re && re_match(p->routing_ids_re, stage);
+}
+
 const db_shard_rule *db_profile_shard(const db_profile *p, const char *stage)
 {
 	for (size_t i = 0; i < p->n_shards; i++)

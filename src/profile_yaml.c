@@ -547,7 +547,7 @@ static int get_classes(ctx *c, const yaml_node_t *n)
 static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
 	"phase_order, stage_order, model_after, substages, substage_separator, "
-	"shard, pass, thresholds, probe, layer_classes, dump_command, input_ids, rename, rewrite";
+	"shard, pass, thresholds, probe, layer_classes, dump_command, input_ids, routing_ids, rename, rewrite";
 
 typedef struct seen {
 	const yaml_node_t *name, *path, *thresholds;
@@ -625,6 +625,8 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return get_str(c, vn, "dump_command", &p->dump_command);
 	if (!strcmp(k, "input_ids"))
 		return get_re(c, vn, "input_ids", false, &p->input_ids_pat, &p->input_ids_re);
+	if (!strcmp(k, "routing_ids"))
+		return get_re(c, vn, "routing_ids", false, &p->routing_ids_pat, &p->routing_ids_re);
 	if (!strcmp(k, "rename"))
 		return each_pair(c, vn, "rename", rename_pair, NULL);
 	if (!strcmp(k, "rewrite"))
@@ -802,6 +804,8 @@ void db_profile_free(db_profile *p)
 	free(p->dump_command);
 	free(p->input_ids_pat);
 	pcre2_code_free(p->input_ids_re);
+	free(p->routing_ids_pat);
+	pcre2_code_free(p->routing_ids_re);
 	free_list(p->rename_from, p->n_rename);
 	free_list(p->rename_to, p->n_rename);
 	for (size_t i = 0; i < p->n_rewrites; i++) {

@@ -7,6 +7,7 @@
  * dict file do not re-parse it. A prefetch thread reads ahead of them on a
  * cold page cache. */
 #include "compare_priv.h"
+#include "db_routing.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -224,7 +225,7 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *m
 		db_accum_finish(a, &p->m);
 		if (p->dtype_differs)
 			p->m.byte_equal = NAN;
-		p->band = db_band_for(c->profile, p->f.stage, &p->m);
+		p->band = db_pair_band(c, p);
 		db_cache_store(c, p);
 	}
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
