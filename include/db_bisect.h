@@ -81,7 +81,9 @@ typedef enum db_bisect_phase {
 	DB_BP_SEARCH,           /* narrowing (good, bad); next = midpoint */
 	DB_BP_FOUND,            /* first_bad is the first bad layer */
 	DB_BP_ONLY_SKIPPED,     /* only skipped layers left between the bounds:
-	                           the first bad is one of them or the bad bound */
+	                           the first bad is one of them or the bad bound;
+	                           msg "one of L9..L12 (L9–L11 not dumped)" or
+	                           "(L10 skipped)" for a judged-skip */
 	DB_BP_NO_BAD,           /* the bad bound came out good (or all skipped):
 	                           nothing to bisect, said plainly in msg */
 	DB_BP_CONTRADICTORY,    /* a good verdict at/after a bad one; msg says which */
@@ -117,6 +119,9 @@ typedef struct db_bisect {
 int db_bisect_init(db_bisect *b, const int *layers, size_t n, long good_layer,
                    db_err *err);
 void db_bisect_free(db_bisect *b);
+/* New candidates (a rescan found more layers): the ones not yet there are
+ * added; steps and the start bound are kept. -1 with err on OOM. */
+int db_bisect_add_layers(db_bisect *b, const int *layers, size_t n, db_err *err);
 
 /* Append a step (copied) and recompute. Any candidate layer may be given,
  * not only the proposal (an explicit good/bad bound). -1 with err when the
@@ -175,10 +180,12 @@ typedef struct db_bisect_opts {
 	db_predicate pred;
 	long good_layer;        /* DB_GOOD_BEFORE (default) or a layer */
 	int n_layers;           /* > 0: candidates are 0..n_layers-1 */
-	bool fill_gaps;         /* n_layers 0: true = 0..the highest layer any
-	                           stage shows, layers not dumped yet included
-	                           (TUI; implied by run_cmd); false = the layers
-	                           whose probe is dumped in either tree */
+	bool fill_gaps;         /* n_layers 0: true (default) = 0..the highest
+	                           layer any stage shows, layers not dumped
+	                           included (skipped, so a bug among them is
+	                           "one of L9..L12 (L9–L11 not dumped)", never a
+	                           found L12); false = the layers whose probe is
+	                           dumped in either tree */
 	const char *run_cmd;    /* --run; NULL = none */
 	bool final_sentinel;    /* add DB_LAYER_FINAL when the profile has
 	                           model-level "after" stages (default true) */
@@ -309,7 +316,8 @@ void db_bisect_auto_step(db_bisect_run *r, int layer, db_bisect_step *s);
  * metrics and auto verdict from the probe now, by_user when v differs from
  * the auto verdict; recorded in r->sm. -1 with err as db_bisect_record. */
 int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err);
-/* Rescan the trees (new dumps) and keep the run's state. */
+/* Rescan the trees (new dumps) and keep the run's state; layers that
+ * appeared become candidates (unless n_layers fixed them). */
 int db_bisect_rescan(db_bisect_run *r, db_err *err);
 /* --run: sh -c CMD with {layer} substituted and DUMPBISECT_LAYER set, then
  * rescan. Returns 0 (ran, rescanned), 125 (the command said skip), or -1

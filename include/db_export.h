@@ -3,7 +3,7 @@
  *   report.md     seed 000's report outline: summary, divergence point,
  *                 severity, bisect log, marks, notes index
  *   heatmap.svg   layer × stage cells coloured by band, cos in each cell,
- *                 marks outlined
+ *                 marks outlined (report.md has the same cells as a table)
  *   metrics.json  every pair, same pair schema as `compare --format json`
  *   metrics.csv   the same, one row per pair */
 #ifndef DB_EXPORT_H
@@ -23,6 +23,13 @@ typedef struct db_export_ctx {
 	const db_bisect *b;
 	const db_bisect_result *res;
 	const char *notes_dir;
+	/* The heatmap's selection. view true: phase/pass/rank below (the
+	 * workbench passes what its screen shows); false: the session's saved
+	 * view, else its bisect phase and pass, all ranks. The cells are
+	 * chosen as the screen chooses them (db_cell.h). */
+	bool view;
+	const char *phase, *pass;   /* NULL = first phase / profile's pass */
+	int rank;                   /* DB_RANK_ANY = all ranks, else one rank */
 } db_export_ctx;
 
 /* Write the four files into out_dir (created). -1 with err naming the file
@@ -31,8 +38,12 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err);
 
 /* The parts, to a stream (tests, TUI). Return 0 or -1 on write error. */
 int db_export_report_md(FILE *f, const db_export_ctx *x);
+/* g: the grid of export_heatmap_grid (cells already chosen). */
 int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
                   const db_session *s);
+/* The heatmap grid of x's selection, its cells chosen as on the screen.
+ * -1 on OOM. */
+int db_export_grid(const db_export_ctx *x, db_grid *g);
 /* Every pair of c (computed) as JSON / CSV: the one implementation behind
  * metrics.json, metrics.csv and `compare --format json|csv`. */
 int db_export_metrics_json(FILE *f, const db_compare *c);

@@ -195,6 +195,59 @@ static void latest_verdicts(const db_bisect *b, db_verdict *v)
 	}
 }
 
+/* The latest step of layer, NULL when none. */
+static const db_bisect_step *latest_step(const db_bisect *b, int layer)
+{
+	for (size_t i = b->n_steps; i-- > 0;)
+		if (b->steps[i].layer == layer)
+			return &b->steps[i];
+	return NULL;
+}
+
+/* Appends the skipped layers strictly inside (good, bad) whose skip was
+ * (not_dumped) or was not (a judgement) for want of data, as ranges
+ * "L9–L11, L13"; returns how many it listed. */
+static size_t skipped_ranges(const db_bisect *b, bool not_dumped, char *buf, size_t len)
+{
+	size_t n = 0, o = strlen(buf);
+	long run = -1;          /* index where the current range started */
+	for (long i = b->good + 1; i <= b->bad; i++) {
+		const db_bisect_step *s = i < b->bad ? latest_step(b, b->layers[i]) : NULL;
+		bool in = s && s->verdict == DB_V_SKIP &&
+		          (s->auto_verdict == DB_V_NONE) == not_dumped;
+		bool joins = in && run >= 0 && b->layers[i] == b->layers[i - 1] + 1;
+		if (run >= 0 && !joins) {
+			/* close the range run..i-1 */
+			char a[32], c[32];
+			db_layer_label(b->layers[run], a, sizeof a);
+			db_layer_label(b->layers[i - 1], c, sizeof c);
+			if (o < len)
+				o += (size_t)snprintf(buf + o, len - o, "%s%s%s%s", n ? ", " : "", a,
+				                      run < i - 1 ? "–" : "", run < i - 1 ? c : "");
+			n++;
+			run = -1;
+		}
+		if (in && run < 0)
+			run = i;
+	}
+	return n;
+}
+
+/* ONLY_SKIPPED: the layers the first bad one may be, and why each inside
+ * is unknown: "one of L9..L12 (L9–L11 not dumped)". Only a dumped layer
+ * skipped by a judgement is called "skipped". */
+static void only_skipped_msg(db_bisect *b)
+{
+	char l1[32], l2[32], nd[96] = "", sk[96] = "";
+	size_t n_nd = skipped_ranges(b, true, nd, sizeof nd);
+	size_t n_sk = skipped_ranges(b, false, sk, sizeof sk);
+	snprintf(b->msg, sizeof b->msg, "one of %s..%s (%s%s%s%s%s)",
+	         db_layer_label(b->layers[b->good + 1], l1, sizeof l1),
+	         db_layer_label(b->layers[b->bad], l2, sizeof l2),
+	         nd, n_nd ? " not dumped" : "", n_nd && n_sk ? "; " : "", sk,
+	         n_sk ? " skipped" : "");
+}
+
 static void recompute(db_bisect *b)
 {
 	char l1[32], l2[32];
@@ -296,10 +349,7 @@ static void recompute(db_bisect *b)
 		         b->n_remaining, b->probes_left);
 	} else if (b->n_skipped_inside) {
 		b->phase = DB_BP_ONLY_SKIPPED;
-		snprintf(b->msg, sizeof b->msg,
-		         "only skipped layers left: the first bad layer is one of %s..%s",
-		         db_layer_label(b->layers[b->good + 1], l1, sizeof l1),
-		         db_layer_label(b->layers[b->bad], l2, sizeof l2));
+		only_skipped_msg(b);
 	} else {
 		b->phase = DB_BP_FOUND;
 		b->first_bad = b->bad;
@@ -330,6 +380,32 @@ int db_bisect_init(db_bisect *b, const int *layers, size_t n, long good_layer,
 		for (size_t i = 0; i < b->n_layers; i++)
 			if (b->layers[i] <= good_layer)
 				b->start_good = (long)i;
+	recompute(b);
+	return 0;
+}
+
+int db_bisect_add_layers(db_bisect *b, const int *layers, size_t n, db_err *err)
+{
+	size_t k = b->n_layers;
+	int *v = malloc((k + n + 1) * sizeof *v);
+	if (!v)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	memcpy(v, b->layers, k * sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		if (db_bisect_index(b, layers[i]) < 0)
+			v[k++] = layers[i];
+	if (k == b->n_layers) {
+		free(v);
+		return 0;
+	}
+	long good = b->start_good >= 0 ? b->layers[b->start_good] : DB_GOOD_BEFORE;
+	qsort(v, k, sizeof *v, cmp_int);
+	free(b->layers);
+	b->layers = v;
+	b->n_layers = k;
+	/* the start bound stays on its layer; the steps name layers, not
+	 * indices, so they keep their meaning */
+	b->start_good = good == DB_GOOD_BEFORE ? DB_GOOD_BEFORE : db_bisect_index(b, (int)good);
 	recompute(b);
 	return 0;
 }

@@ -21,6 +21,9 @@ void db_bisect_opts_default(db_bisect_opts *o)
 	db_predicate_default(&o->pred);
 	o->good_layer = DB_GOOD_BEFORE;
 	o->final_sentinel = true;
+	/* A layer missing between two dumped ones must not vanish from the
+	 * search: the CLI and the workbench both see it (and say so). */
+	o->fill_gaps = true;
 }
 
 bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p)
@@ -388,7 +391,18 @@ int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
 
 int db_bisect_rescan(db_bisect_run *r, db_err *err)
 {
-	return db_compare_rescan(r->c, err);
+	if (db_compare_rescan(r->c, err) < 0)
+		return -1;
+	if (r->o.n_layers > 0)
+		return 0;
+	/* new dumps may bring new layers: they join the candidates */
+	int *layers = NULL;
+	size_t n = 0;
+	int rc = collect_layers(r, &layers, &n, err);
+	if (rc == 0)
+		rc = db_bisect_add_layers(&r->sm, layers, n, err);
+	free(layers);
+	return rc;
 }
 
 /* CMD with every "{layer}" replaced by layer. Caller frees. */

@@ -56,7 +56,8 @@ int db_cmd_bisect(int argc, char **argv)
 		{"cos", 0, "X", &cosv, NULL, "bad when cos < X"},
 		{"rel", 0, "Y", &relv, NULL, "bad when rel > Y (--cos and --rel exclude --band)"},
 		{"good", 0, "L", &good, NULL, "layer known good (default: the input)"},
-		{"layers", 0, "N", &layers, NULL, "candidates are layers 0..N-1 (default: as dumped)"},
+		{"layers", 0, "N", &layers, NULL, "candidates are layers 0..N-1 (default: 0..the\n"
+		                                              "highest layer dumped)"},
 		{"run", 0, "CMD", &o.run_cmd, NULL,
 		 "produce missing dumps: sh -c CMD, with {layer} and\n"
 		 "$DUMPBISECT_LAYER set; exit 125 skips the layer,\n"
@@ -122,6 +123,18 @@ int db_cmd_bisect(int argc, char **argv)
 	if (db_cmp_args_apply(&cmd, &ca, &co) != 0)
 		return 2;
 	if (!autov) {
+		/* The workbench's bisect takes none of these: refuse them rather
+		 * than open it and drop them silently. */
+		const char *given = o.run_cmd ? "--run" : layers ? "--layers" : o.stage ? "--stage"
+		                  : o.phase ? "--phase" : o.pass ? "--pass" : band ? "--band"
+		                  : cosv ? "--cos" : relv ? "--rel" : good ? "--good"
+		                  : strcmp(format, "table") ? "--format" : NULL;
+		if (given)
+			return db_cmd_usage_error(&cmd, "%s works with --auto only (the headless "
+			                          "bisect); the workbench's bisect (without --auto) "
+			                          "takes no bisect options: there, b bisects, "
+			                          ":probe STAGE chooses the probe, <C-r> rescans "
+			                          "after you dump a layer", given);
 		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 			return db_cmd_usage_error(&cmd, "not a terminal: use --auto for a headless "
 			                          "bisect, or the workbench (dumpbisect [--session "

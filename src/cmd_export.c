@@ -80,7 +80,8 @@ int db_cmd_export(int argc, char **argv)
 		db_err_set(&err, NULL, NULL, -1, "out of memory");
 		goto fail;
 	}
-	db_export_ctx x = {s, c, &r->sm, have_res ? &res : NULL, notes};
+	db_export_ctx x = {.s = s, .c = c, .b = &r->sm, .res = have_res ? &res : NULL,
+	                   .notes_dir = notes};
 	if (db_export_all(&x, outdir, &err) < 0)
 		goto fail;
 	printf("%s/report.md\n%s/heatmap.svg\n%s/metrics.json\n%s/metrics.csv\n", outdir, outdir,

@@ -3,7 +3,7 @@
  * whether the first bad layer moved. A step holds when the data gives the
  * same verdict as when it was logged (for a user override: the data's
  * verdict then and now agree, so the user's judgement still rests on the
- * same evidence). */
+ * same evidence). The judging is db_replay.h's, shared with the workbench. */
 #include "db_cmd.h"
 
 #include <errno.h>
@@ -15,13 +15,8 @@
 #include "bisect_cli.h"
 #include "db_bisect.h"
 #include "db_json.h"
+#include "db_replay.h"
 #include "db_session.h"
-
-typedef struct replay_row {
-	const db_bisect_step *then;
-	db_probe now;
-	bool holds;
-} replay_row;
 
 static void json_layer(FILE *f, int layer)
 {
@@ -37,14 +32,6 @@ static void json_first_bad(FILE *f, const db_bisect *b)
 		json_layer(f, b->layers[b->first_bad]);
 	else
 		fputs("null", f);
-}
-
-static const char *first_bad_text(const db_bisect *b, char *buf, size_t len)
-{
-	if (b->phase == DB_BP_FOUND)
-		return db_layer_label(b->layers[b->first_bad], buf, len);
-	snprintf(buf, len, "none (%s)", db_bisect_phase_name(b->phase));
-	return buf;
 }
 
 int db_cmd_replay(int argc, char **argv)
@@ -87,54 +74,35 @@ int db_cmd_replay(int argc, char **argv)
 	db_err err = {{0}};
 	db_session *s = NULL;
 	db_compare *c = NULL;
-	db_bisect_run *r = NULL, *fresh = NULL;
-	db_bisect then = {0};
-	replay_row *rows = NULL;
+	db_replay rp = {0};
 	rc = 2;
 	if (bcli_load_session(file, ref, tgt, &s, &err) < 0)
-		goto fail;
-	if (db_session_to_bisect(s, &then, &err) < 0)
 		goto fail;
 	if (!co.profile)
 		co.profile = s->profile;
 	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
 		goto fail;
-	if (db_session_run_open(s, c, false, &r, &err) < 0)
+	if (db_replay_session(s, c, &rp, &err) < 0)
 		goto fail;
-	rows = calloc(s->n_steps + 1, sizeof *rows);
-	if (!rows) {
-		db_err_set(&err, file, NULL, -1, "out of memory");
-		goto fail;
-	}
-	size_t changed = 0;
-	for (size_t i = 0; i < s->n_steps; i++) {
-		rows[i].then = &s->steps[i];
-		db_bisect_probe(r, s->steps[i].layer, &rows[i].now);
-		rows[i].holds = rows[i].now.auto_verdict == s->steps[i].auto_verdict;
-		changed += !rows[i].holds;
-	}
-	/* A fresh auto bisect over the same candidates: did the first bad move? */
-	if (db_session_run_open(s, c, false, &fresh, &err) < 0 ||
-	    db_bisect_run_auto(fresh, NULL, NULL, &err) < 0)
-		goto fail;
-	bool moved = !(then.phase == fresh->sm.phase &&
-	               (then.phase != DB_BP_FOUND ||
-	                then.layers[then.first_bad] == fresh->sm.layers[fresh->sm.first_bad]));
+	const db_replay_row *rows = rp.rows;
+	const db_bisect *then = &rp.then, *now = &rp.fresh->sm;
+	size_t changed = rp.n_changed;
+	bool moved = rp.moved;
 	char l[32], b1[64], b2[64];
 	if (fmt == DB_FMT_JSON) {
 		fputs("{\"session\": ", stdout);
 		db_json_str(stdout, file);
 		fputs(", \"steps\": [", stdout);
 		for (size_t i = 0; i < s->n_steps; i++) {
-			const replay_row *w = &rows[i];
+			const db_replay_row *w = &rows[i];
 			fputs(i ? ",\n  {\"layer\": " : "\n  {\"layer\": ", stdout);
-			json_layer(stdout, w->then->layer);
+			json_layer(stdout, w->then.layer);
 			printf(", \"verdict\": \"%s\", \"by\": \"%s\", \"then\": {\"auto\": \"%s\", \"cos\": ",
-			       db_verdict_name(w->then->verdict), w->then->by_user ? "user" : "auto",
-			       db_verdict_name(w->then->auto_verdict));
-			db_json_num(stdout, w->then->cos);
+			       db_verdict_name(w->then.verdict), w->then.by_user ? "user" : "auto",
+			       db_verdict_name(w->then.auto_verdict));
+			db_json_num(stdout, w->then.cos);
 			fputs(", \"rel\": ", stdout);
-			db_json_num(stdout, w->then->rel);
+			db_json_num(stdout, w->then.rel);
 			printf("}, \"now\": {\"auto\": \"%s\", \"cos\": ", db_verdict_name(w->now.auto_verdict));
 			db_json_num(stdout, w->now.dumped ? w->now.m.cos : NAN);
 			fputs(", \"rel\": ", stdout);
@@ -143,25 +111,25 @@ int db_cmd_replay(int argc, char **argv)
 		}
 		fputs(s->n_steps ? "\n], " : "], ", stdout);
 		printf("\"all_hold\": %s, \"first_bad_then\": ", changed ? "false" : "true");
-		json_first_bad(stdout, &then);
+		json_first_bad(stdout, then);
 		fputs(", \"first_bad_now\": ", stdout);
-		json_first_bad(stdout, &fresh->sm);
+		json_first_bad(stdout, now);
 		printf(", \"first_bad_moved\": %s}\n", moved ? "true" : "false");
 	} else {
 		printf("replay of %s (%zu steps) against\n  ref    %s\n  target %s\n\n", file,
 		       s->n_steps, s->ref, s->target ? s->target : "(same tree)");
 		for (size_t i = 0; i < s->n_steps; i++) {
-			const replay_row *w = &rows[i];
+			const db_replay_row *w = &rows[i];
 			printf("  %2zu. %-6s %-4s (%s)  then %-4s cos %-12.8f  now %-4s cos %-12.8f  %s\n",
-			       i + 1, db_layer_label(w->then->layer, l, sizeof l),
-			       db_verdict_name(w->then->verdict), w->then->by_user ? "user" : "auto",
-			       db_verdict_name(w->then->auto_verdict), w->then->cos,
+			       i + 1, db_layer_label(w->then.layer, l, sizeof l),
+			       db_verdict_name(w->then.verdict), w->then.by_user ? "user" : "auto",
+			       db_verdict_name(w->then.auto_verdict), w->then.cos,
 			       db_verdict_name(w->now.auto_verdict), w->now.dumped ? w->now.m.cos : NAN,
 			       w->holds ? "holds" : "CHANGED");
 		}
 		printf("\n%zu of %zu verdicts hold\n", s->n_steps - changed, s->n_steps);
-		printf("first bad layer: then %s, now %s%s\n", first_bad_text(&then, b1, sizeof b1),
-		       first_bad_text(&fresh->sm, b2, sizeof b2), moved ? " (moved)" : "");
+		printf("first bad layer: then %s, now %s%s\n", db_replay_first_bad(then, b1, sizeof b1),
+		       db_replay_first_bad(now, b2, sizeof b2), moved ? " (moved)" : "");
 	}
 	if (fflush(stdout) != 0) {
 		db_err_set(&err, NULL, NULL, -1, "writing the result: %s", strerror(errno));
@@ -172,10 +140,7 @@ int db_cmd_replay(int argc, char **argv)
 fail:
 	rc = db_cmd_error(&cmd, "%s", err.msg);
 done:
-	free(rows);
-	db_bisect_free(&then);
-	db_bisect_run_free(fresh);
-	db_bisect_run_free(r);
+	db_replay_free(&rp);
 	db_compare_free(c);
 	db_session_free(s);
 	return rc;

@@ -12,6 +12,7 @@
 
 #include "cmd_util.h"
 #include "db_atomic.h"
+#include "db_cell.h"
 #include "db_json.h"
 #include "db_notes.h"
 #include "db_routing.h"
@@ -245,6 +246,51 @@ static void md_escape_line(FILE *f, const char *s)
 	}
 }
 
+/* One heatmap cell as text: "0.8623 bug", "0.7550 bug r1" for a single
+ * rank's pair in the all-ranks view, a status when not comparable. */
+static void md_cell(FILE *f, const db_compare *c, const db_grid *g, size_t pi)
+{
+	if (pi == DB_NO_PAIR)
+		return;
+	const db_pair *p = &c->pairs[pi];
+	if (p->status != DB_ST_OK) {
+		fputs(db_status_name(p->status), f);
+		return;
+	}
+	fprintf(f, "%.4f %s", p->m.cos, p->band == DB_BAND_NONE ? "-" : db_band_name(p->band));
+	if (g->rank == DB_RANK_ANY && !p->merged && p->f.rank >= 0)
+		fprintf(f, " r%d", p->f.rank);
+}
+
+/* The SVG's cells as a table (same grid, same pairs), for readers of the
+ * Markdown alone. */
+static void md_heatmap(FILE *f, const db_compare *c, const db_grid *g)
+{
+	if (g->rank == DB_RANK_ANY)
+		fputs("cos and band per cell: merged where sharded, else the worst rank (rN).\n\n", f);
+	else
+		fprintf(f, "cos and band per cell, rank %d.\n\n", g->rank);
+	fputs("| |", f);
+	for (size_t k = 0; k < g->n_cols; k++)
+		fprintf(f, " %s |", g->cols[k]);
+	fputs("\n|---|", f);
+	for (size_t k = 0; k < g->n_cols; k++)
+		fputs("---|", f);
+	fputc('\n', f);
+	for (size_t r = 0; r < g->n_rows; r++) {
+		const db_grid_row *row = &g->rows[r];
+		fprintf(f, "| %s |", row->label);
+		size_t nc = row->layer < 0 ? 1 : g->n_cols;
+		for (size_t k = 0; k < g->n_cols; k++) {
+			fputc(' ', f);
+			if (k < nc)
+				md_cell(f, c, g, row->cells[k]);
+			fputs(" |", f);
+		}
+		fputc('\n', f);
+	}
+}
+
 int db_export_report_md(FILE *f, const db_export_ctx *x)
 {
 	const db_session *s = x->s;
@@ -367,6 +413,15 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	db_notes_list_free(ne, nn);
 	free(ndir);
 
+	fputs("\n## Heatmap\n\n", f);
+	db_grid g;
+	if (db_export_grid(x, &g) == 0) {
+		md_heatmap(f, c, &g);
+		db_grid_free(&g);
+	} else {
+		fputs("Out of memory.\n", f);
+	}
+
 	fputs("\n## Files\n\n![heatmap](heatmap.svg)\n\n"
 	      "- `heatmap.svg`: layer × stage, coloured by band, cos in each cell, marks outlined\n"
 	      "- `metrics.json`, `metrics.csv`: every pair (the `compare --format json` schema)\n", f);
@@ -396,18 +451,24 @@ static int write_one(FILE *f, void *ctx, db_err *err)
 	return 0;
 }
 
-/* The layout of the heatmap: a per-rank grid when there are ranks (it has
- * every stage; export_svg.c shows the worst rank or merged cell in it),
- * else the rank-less one. */
-static int heatmap_grid(const db_export_ctx *x, db_grid *g)
+/* The selection the screen would show for x (see db_export_ctx). */
+int db_export_grid(const db_export_ctx *x, db_grid *g)
 {
-	const char *phase = x->s && x->s->phase ? x->s->phase : NULL;
-	const char *pass = x->s && x->s->pass ? x->s->pass : NULL;
-	int *ranks = NULL;
-	size_t nr = db_ranks(x->c, &ranks);
-	int rank = nr ? ranks[0] : -1;
-	free(ranks);
-	return db_grid_build(x->c, phase, pass, rank, g);
+	const db_session *s = x->s;
+	const char *phase = x->phase, *pass = x->pass;
+	int rank = x->rank;
+	if (!x->view) {
+		const char *vp = s ? db_session_view_get(s, "phase") : NULL;
+		const char *vs = s ? db_session_view_get(s, "pass") : NULL;
+		const char *vr = s ? db_session_view_get(s, "rank") : NULL;
+		phase = vp ? vp : s ? s->phase : NULL;
+		pass = vs ? vs : s ? s->pass : NULL;
+		rank = vr && strcmp(vr, "all") && atoi(vr) >= 0 ? atoi(vr) : DB_RANK_ANY;
+	}
+	if (db_grid_build(x->c, phase, pass, rank, g) < 0)
+		return -1;
+	db_grid_worst_ranks(x->c, g, NULL);
+	return 0;
 }
 
 int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
@@ -416,7 +477,7 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 		return db_err_set(err, out_dir, NULL, -1, "cannot create the export directory: %s",
 		                  strerror(errno));
 	db_grid g;
-	if (heatmap_grid(x, &g) < 0)
+	if (db_export_grid(x, &g) < 0)
 		return db_err_set(err, out_dir, NULL, -1, "cannot build the heatmap grid (out of memory?)");
 	static const char *const names[] = {"report.md", "heatmap.svg", "metrics.json", "metrics.csv"};
 	int rc = 0;

@@ -1,6 +1,7 @@
 /* The heatmap as SVG: one row per model-level stage and layer, one column
  * per top-level stage, cells coloured by band with the cos printed, marked
- * cells outlined. Colours match the TUI's severity order. */
+ * cells outlined. Colours match the TUI's severity order; the cells are
+ * the grid's as given (db_export_grid: chosen as the screen chooses). */
 #include "db_export.h"
 
 #include <math.h>
@@ -56,41 +57,6 @@ static const db_mark *mark_on(const db_session *s, int layer, const char *stage)
 	return NULL;
 }
 
-/* Per-rank cells show the worst rank: a bug on one shard must not hide
- * behind a rank that happens to be drawn. */
-static size_t worst_rank(const db_compare *c, size_t pi)
-{
-	if (pi == DB_NO_PAIR || c->pairs[pi].merged || c->pairs[pi].f.rank < 0)
-		return pi;
-	size_t *v = NULL, n = db_rank_pairs(c, pi, &v), best = pi;
-	for (size_t i = 0; i < n; i++) {
-		const db_pair *q = &c->pairs[v[i]], *b = &c->pairs[best];
-		if (q->status != DB_ST_OK || q->band == DB_BAND_NONE)
-			continue;
-		if (b->status != DB_ST_OK || q->band > b->band ||
-		    (q->band == b->band && q->m.cos < b->m.cos))
-			best = v[i];
-	}
-	free(v);
-	return best;
-}
-
-static size_t worse_of(const db_compare *c, size_t a, size_t b)
-{
-	if (a == DB_NO_PAIR)
-		return b;
-	if (b == DB_NO_PAIR)
-		return a;
-	const db_pair *x = &c->pairs[a], *y = &c->pairs[b];
-	if (x->status != DB_ST_OK)
-		return a;
-	if (y->status != DB_ST_OK)
-		return b;
-	if (y->band != x->band)
-		return y->band > x->band ? b : a;
-	return y->m.cos < x->m.cos ? b : a;
-}
-
 static void cell(FILE *f, const db_compare *c, size_t pi, double x, double y,
                  const char *title, const db_mark *mk)
 {
@@ -131,9 +97,6 @@ static void cell(FILE *f, const db_compare *c, size_t pi, double x, double y,
 int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
                   const db_session *s)
 {
-	/* per-rank layouts also show the merged (unsharded) cell when worse */
-	db_grid gm;
-	bool merged_ok = g->rank >= 0 && db_grid_build(c, g->phase, g->pass, -1, &gm) == 0;
 	size_t ncols = g->n_cols ? g->n_cols : 1;
 	int w = LABEL_W + (int)ncols * CELL_W + 10, h = HEAD_H + (int)g->n_rows * CELL_H + 40;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -144,7 +107,10 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
 	xml_text(f, g->phase && *g->phase ? g->phase : "-");
 	fputs(", pass ", f);
 	xml_text(f, g->pass && *g->pass ? g->pass : "-");
-	fprintf(f, ", %s</text>\n", g->rank < 0 ? "merged ranks" : "the worst rank (or merged) per cell");
+	if (g->rank == DB_RANK_ANY)
+		fputs(", all ranks: merged where sharded, else the worst rank</text>\n", f);
+	else
+		fprintf(f, ", rank %d</text>\n", g->rank);
 	for (size_t k = 0; k < g->n_cols; k++) {
 		/* horizontal, on two staggered lines: renderers agree on that */
 		double x = LABEL_W + k * CELL_W + (CELL_W - 2) / 2.0;
@@ -166,19 +132,13 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
 		if (row->layer < 0) {
 			char title[300];
 			snprintf(title, sizeof title, "%s", row->label);
-			size_t pi = worst_rank(c, row->cells[0]);
-			if (merged_ok)
-				pi = worse_of(c, pi, db_grid_find(c, &gm, -1, row->label));
-			cell(f, c, pi, LABEL_W, y, title, mark_on(s, -1, row->label));
+			cell(f, c, row->cells[0], LABEL_W, y, title, mark_on(s, -1, row->label));
 			continue;
 		}
 		for (size_t k = 0; k < g->n_cols; k++) {
 			char title[400];
 			snprintf(title, sizeof title, "%s %s", row->label, g->cols[k]);
-			size_t pi = worst_rank(c, row->cells[k]);
-			if (merged_ok)
-				pi = worse_of(c, pi, db_grid_find(c, &gm, row->layer, g->cols[k]));
-			cell(f, c, pi, LABEL_W + k * (double)CELL_W, y, title,
+			cell(f, c, row->cells[k], LABEL_W + k * (double)CELL_W, y, title,
 			     mark_on(s, row->layer, g->cols[k]));
 		}
 	}
@@ -193,7 +153,5 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
 		        ly + 10, db_band_name(bands[i]));
 	}
 	fputs("</svg>\n", f);
-	if (merged_ok)
-		db_grid_free(&gm);
 	return ferror(f) ? -1 : 0;
 }

@@ -32,7 +32,7 @@ ls "$R" | grep -q '\.tmp\.' && fail "temp files left in $R"
 
 # report.md: the outline, in order, with the numbers
 md=$R/report.md
-want="## Summary ## Divergence point ## Severity ## Bisect log ## Marks ## Notes ## Files "
+want="## Summary ## Divergence point ## Severity ## Bisect log ## Marks ## Notes ## Heatmap ## Files "
 got=$(grep '^## ' "$md" | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "report sections: $got"
 grep -q '^first bad layer L7: hidden_out cos 1 -> 0.85899, rel 0.667\.$' "$md" || fail "report summary"

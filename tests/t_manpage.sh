@@ -110,6 +110,7 @@ awk -v dir="$DB_TMP" '
 	{
 		gsub(/\\\(aq/, "\047"); gsub(/\\\(dq/, "\""); gsub(/\\\(ha/, "^")
 		gsub(/\\\(ti/, "~"); gsub(/\\-/, "-"); gsub(/\\&/, ""); gsub(/\\e/, "\\")
+		gsub(/\\\(en/, "–")
 	}
 	/^\$ dumpbisect / { n++; cmd = 1; print substr($0, 3) > (dir "/examples")
 		printf "" > (dir "/ex" n ".expect"); next }
@@ -186,7 +187,7 @@ check_out "$e" 'first bad layer L7: hidden_out cos 1 -> 0.85899, rel 0.667'
 check_out "$e" '  substage: attn.o_proj'
 check_out "$e" '   3. L8     bad  (auto) cos 0.86650918 rel 0.57 bug'
 e=$(ex_of 'sparse/target --auto --layers 16')
-check_out "$e" 'inconclusive: only skipped layers left: the first bad layer is one of L9..L12'
+check_out "$e" 'inconclusive: one of L9..L12 (L9–L11 not dumped)'
 e=$(ex_of 'replay demo.session ')
 check_out "$e" 'first bad layer: then L7, now L7'
 e=$(ex_of 'replay demo.session --target')

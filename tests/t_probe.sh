@@ -18,9 +18,10 @@ expect 1 "signflip" "$DB_BIN" bisect "$B/signflip_tp2/ref" "$B/signflip_tp2/targ
 	fail "signflip: one bad rank of two: $(json_get "$out" 'j["bad_ranks"], j["all_ranks_bad"]')"
 
 # A single-rank bug: every rank is bad, and bad_ranks says so (not []).
-expect 1 "sparse" "$DB_BIN" bisect "$B/sparse/ref" "$B/sparse/target" --auto --format json
+# (layerclass: one rank, first bad L5; sparse is inconclusive, no culprit)
+expect 1 "layerclass" "$DB_BIN" bisect "$B/layerclass/ref" "$B/layerclass/target" --auto --format json
 [ "$(json_get "$out" 'j["bad_ranks"], j["all_ranks_bad"]')" = "([0], True)" ] ||
-	fail "sparse: $(json_get "$out" 'j["bad_ranks"], j["all_ranks_bad"]')"
+	fail "layerclass: $(json_get "$out" 'j["bad_ranks"], j["all_ranks_bad"]')"
 
 # No candidate dumped: each layer's last stage, and the text says why.
 P=$DB_TMP/nocand.yaml

@@ -117,7 +117,7 @@ static void test_every_verdict_sequence(void **state)
 				for (long i = b.good + 1; i < b.bad; i++)
 					assert_int_equal(truth[i], DB_V_SKIP);
 				assert_true(b.good < 0 || truth[b.good] == DB_V_GOOD);
-				assert_non_null(strstr(b.msg, "skipped"));
+				assert_non_null(strstr(b.msg, " skipped)"));
 				break;
 			case DB_BP_NO_BAD:
 				/* no bad verdict was ever given: the bound walk met good
@@ -209,7 +209,7 @@ static void test_skip_at_bounds(void **state)
 	assert_int_equal(b.layers[b.next], 1);
 	step(&b, 1, DB_V_BAD);
 	assert_int_equal(b.phase, DB_BP_ONLY_SKIPPED);
-	assert_string_equal(b.msg, "only skipped layers left: the first bad layer is one of L0..L1");
+	assert_string_equal(b.msg, "one of L0..L1 (L0 skipped)");
 	assert_int_equal(b.n_skipped_inside, 1);
 	/* every layer skipped but the first, which is good: nothing bad */
 	db_bisect_reset(&b);
@@ -455,14 +455,89 @@ static void test_run_on_fixture(void **state)
 	                    &err) < 0)
 		fail_msg("%s", err.msg);
 	o.stage = NULL;
+	o.fill_gaps = false;
 	assert_int_equal(db_bisect_run_open(c, &o, &r, &err), 0);
 	assert_int_equal(r->sm.n_layers, 6);            /* 0 4 8 12 15 final */
 	db_bisect_run_free(r);
-	o.fill_gaps = true;
+	db_bisect_opts_default(&o);                     /* fills the gaps */
 	assert_int_equal(db_bisect_run_open(c, &o, &r, &err), 0);
 	assert_int_equal(r->sm.n_layers, 17);
+	/* the bug is after L8 (good) and at or before L12 (bad), the layers
+	 * between never dumped: never "found L12" */
+	assert_int_equal(db_bisect_run_auto(r, NULL, NULL, &err), 0);
+	assert_int_equal(r->sm.phase, DB_BP_ONLY_SKIPPED);
+	assert_string_equal(r->sm.msg, "one of L9..L12 (L9–L11 not dumped)");
+	db_bisect_result res2;
+	assert_int_equal(db_bisect_analyze(r, &res2, &err), 0);
+	assert_int_equal(res2.kind, DB_KIND_INCONCLUSIVE);
+	assert_false(res2.has_first_bad);
+	assert_string_equal(res2.summary, "inconclusive: one of L9..L12 (L9–L11 not dumped)");
+	db_bisect_result_free(&res2);
+	/* a dumped layer skipped by hand is "skipped", not "not dumped" */
+	db_bisect_reset(&r->sm);
+	step(&r->sm, DB_LAYER_FINAL, DB_V_BAD);
+	step(&r->sm, 8, DB_V_GOOD);
+	step(&r->sm, 12, DB_V_BAD);
+	db_bisect_step s = {.layer = 10, .verdict = DB_V_SKIP, .auto_verdict = DB_V_NONE};
+	assert_int_equal(db_bisect_record(&r->sm, &s, &err), 0);
+	s.layer = 9;
+	assert_int_equal(db_bisect_record(&r->sm, &s, &err), 0);
+	step(&r->sm, 11, DB_V_SKIP);
+	assert_int_equal(r->sm.phase, DB_BP_ONLY_SKIPPED);
+	assert_string_equal(r->sm.msg, "one of L9..L12 (L9–L10 not dumped; L11 skipped)");
 	db_bisect_run_free(r);
 	db_compare_free(c);
+}
+
+/* A rescan that brings new layers (dumped since the bisect began) makes
+ * them candidates; the steps stay. The workbench's <C-r> and --run both
+ * rescan through db_bisect_rescan. */
+static void test_rescan_adds_layers(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/db_rescan_XXXXXX", cmd[512];
+	assert_non_null(mkdtemp(dir));
+	/* the demo with layers 9..11 not dumped yet */
+	snprintf(cmd, sizeof cmd, "cp -r '%s/demo/ref' '%s/demo/target' '%s/' && "
+	         "find '%s' -name '*layer_id=9.pt' -delete -o -name '*layer_id=1[01].pt' -delete",
+	         FIXTURES, FIXTURES, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	char ref[64], tgt[64];
+	snprintf(ref, sizeof ref, "%s/ref", dir);
+	snprintf(tgt, sizeof tgt, "%s/target", dir);
+	db_compare *c = NULL;
+	db_compare_opts co = {0};
+	co.cache_dir = "";
+	db_err err;
+	if (db_compare_open(ref, tgt, &co, &c, &err) < 0)
+		fail_msg("%s", err.msg);
+	db_bisect_opts o;
+	db_bisect_opts_default(&o);
+	db_bisect_run *r = NULL;
+	if (db_bisect_run_open(c, &o, &r, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r->sm.n_layers, 10);           /* L0..L8 + final */
+	assert_int_equal(db_bisect_user_step(r, DB_LAYER_FINAL, DB_V_BAD, &err), 0);
+	assert_int_equal(db_bisect_user_step(r, 6, DB_V_GOOD, &err), 0);
+	/* the missing layers get dumped */
+	snprintf(cmd, sizeof cmd, "cp -r '%s/demo/ref' '%s/demo/target' '%s/'", FIXTURES,
+	         FIXTURES, dir);
+	assert_int_equal(system(cmd), 0);
+	if (db_bisect_rescan(r, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r->sm.n_layers, 13);           /* L0..L11 + final */
+	assert_int_equal(r->sm.layers[11], 11);
+	assert_int_equal(r->sm.n_steps, 2);
+	assert_int_equal(r->sm.layers[r->sm.good], 6);
+	assert_int_equal(r->sm.layers[r->sm.bad], DB_LAYER_FINAL);
+	assert_int_equal(r->sm.n_remaining, 5);         /* L7..L11 */
+	assert_int_equal(db_bisect_run_auto(r, NULL, NULL, &err), 0);
+	assert_int_equal(r->sm.phase, DB_BP_FOUND);
+	assert_int_equal(r->sm.layers[r->sm.first_bad], 7);
+	db_bisect_run_free(r);
+	db_compare_free(c);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -479,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_record_errors_and_init),
 		cmocka_unit_test(test_predicate),
 		cmocka_unit_test(test_run_on_fixture),
+		cmocka_unit_test(test_rescan_adds_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_cell.h"
 #include "draw.h"
 
 const char *tui_phase(const struct tui *t)
@@ -131,65 +132,8 @@ bool tui_select_rank_of(struct tui *t, size_t pair)
 	return true;
 }
 
-/* a is worse than b (both settled): not ok beats any band, then the band,
- * then the lower cos (NaN lowest), then the lower rank. */
-static bool pair_worse(const db_pair *a, const db_pair *b)
-{
-	int sa = a->status != DB_ST_OK ? DB_BAND_INPUTS + 1 : (int)a->band;
-	int sb = b->status != DB_ST_OK ? DB_BAND_INPUTS + 1 : (int)b->band;
-	if (sa != sb)
-		return sa > sb;
-	if (a->status == DB_ST_OK) {
-		double ca = a->m.cos, cb = b->m.cos;
-		if (isnan(ca) != isnan(cb))
-			return isnan(ca);
-		if (!isnan(ca) && ca != cb)
-			return ca < cb;
-	}
-	return a->f.rank < b->f.rank;
-}
-
-/* One cell of a replicated stage: its (layer, stage, occurrence) and the
- * ranks seen so far. */
-struct worst_cell {
-	int layer, occurrence;
-	const char *stage;              /* borrowed from the pairs */
-	size_t *cell;
-	size_t worst, n, n_done;
-};
-
-static int cmp_worst_key(int layer, const char *stage, int occ, const struct worst_cell *b)
-{
-	if (layer != b->layer)
-		return layer < b->layer ? -1 : 1;
-	int c = strcmp(stage, b->stage);
-	if (c)
-		return c;
-	return (occ > b->occurrence) - (occ < b->occurrence);
-}
-
-static int cmp_worst_cell(const void *va, const void *vb)
-{
-	const struct worst_cell *a = va;
-	return cmp_worst_key(a->layer, a->stage, a->occurrence, vb);
-}
-
-static struct worst_cell *find_worst_cell(struct worst_cell *v, size_t n, const db_pair *q)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = cmp_worst_key(q->f.layer, q->f.stage, q->occurrence, &v[mid]);
-		if (!c)
-			return &v[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
-}
-
+/* The all-ranks grid's per-rank cells take their worst rank (db_cell.h:
+ * the exports choose the same way), again whenever more pairs finished. */
 void tui_grid_worst(struct tui *t)
 {
 	size_t done = atomic_load(&t->cmp->n_done);
@@ -197,53 +141,8 @@ void tui_grid_worst(struct tui *t)
 		return;
 	if (t->worst_gen == t->grid_gen && (t->worst_settled || t->worst_done == done))
 		return;
-	db_grid *g = &t->grid;
-	size_t n = 0, cap = 0;
-	for (size_t r = 0; r < g->n_rows; r++)
-		cap += g->rows[r].layer < 0 ? 1 : g->n_cols;
-	struct worst_cell *v = malloc((cap + 1) * sizeof *v);
-	if (!v)
-		return;
-	for (size_t r = 0; r < g->n_rows; r++) {
-		size_t nc = g->rows[r].layer < 0 ? 1 : g->n_cols;
-		for (size_t c = 0; c < nc; c++) {
-			size_t i = g->rows[r].cells[c];
-			const db_pair *p = i == DB_NO_PAIR ? NULL : &t->cmp->pairs[i];
-			if (!p || p->merged || p->f.rank < 0)
-				continue;       /* sharded (merged) or rank-less: as built */
-			v[n++] = (struct worst_cell){p->f.layer, p->occurrence, p->f.stage,
-			                             &g->rows[r].cells[c], DB_NO_PAIR, 0, 0};
-		}
-	}
-	qsort(v, n, sizeof *v, cmp_worst_cell);
-	for (size_t i = 0; n && i < t->cmp->n_pairs; i++) {
-		const db_pair *q = &t->cmp->pairs[i];
-		if (q->merged || q->f.rank < 0 || strcmp(q->f.phase, g->phase) ||
-		    strcmp(q->f.pass, g->pass))
-			continue;
-		struct worst_cell *w = find_worst_cell(v, n, q);
-		if (!w)
-			continue;
-		w->n++;
-		if (!draw_pair_done(q))
-			continue;
-		w->n_done++;
-		if (w->worst == DB_NO_PAIR || pair_worse(q, &t->cmp->pairs[w->worst]))
-			w->worst = i;
-	}
-	bool changed = false, settled = true;
-	for (size_t k = 0; k < n; k++) {
-		if (v[k].n_done < v[k].n) {
-			settled = false;
-			continue;
-		}
-		if (v[k].worst != DB_NO_PAIR && *v[k].cell != v[k].worst) {
-			*v[k].cell = v[k].worst;
-			changed = true;
-		}
-	}
-	free(v);
-	if (changed) {
+	bool settled;
+	if (db_grid_worst_ranks(t->cmp, &t->grid, &settled)) {
 		t->grid_gen++;          /* views holding cells reload them */
 		t->dirty = true;
 	}

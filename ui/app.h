@@ -11,6 +11,7 @@
 
 struct db_session;
 struct db_bisect_run;
+struct db_replay;
 
 enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M__COUNT };
 
@@ -34,6 +35,10 @@ struct tui {
 	db_compare *cmp;                /* owned */
 	struct db_session *session;     /* owned; in memory only without --session */
 	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
+	struct db_replay *replay;       /* owned: the resumed session's steps
+	                                   re-judged on these trees (replay
+	                                   --tui); NULL once the bisect changes */
+	bool replay_checked;            /* tui_bisect_replay ran (it runs once) */
 
 	/* selection; phase/pass index into the arrays, rank_sel 0 = all ranks
 	 * (DB_RANK_ANY: merged where sharded, else rank-less, else the worst
@@ -163,6 +168,12 @@ char *tui_notes_dir(const struct tui *t);
 
 /* The heatmap's cursor moved to pair (first divergence, search, curve). */
 void heatmap_goto_pair(struct tui *t, size_t pair);
+/* A resumed session's bisect re-judged against the trees now (once): when
+ * verdicts changed, says so on the bottom line and the bisect view shows
+ * then and now instead of the logged outcome. */
+void tui_bisect_replay(struct tui *t);
+/* Forget it (the bisect changed, or the workbench ends). */
+void tui_bisect_replay_drop(struct tui *t);
 
 /* Prompt for a line of text; done gets it on Enter (not on Esc). */
 void tui_prompt_open(struct tui *t, const char *label,

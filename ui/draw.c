@@ -1,6 +1,8 @@
 /* Drawing helpers; see draw.h. */
 #include "draw.h"
 
+#include "db_cell.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -257,8 +259,7 @@ enum tui_color draw_status_color(db_status s)
 
 bool draw_pair_done(const db_pair *p)
 {
-	return atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire) ==
-	       DB_PAIR_DONE;
+	return db_pair_done(p);
 }
 
 void fmt_cos(double v, char *buf, size_t len)

@@ -268,8 +268,10 @@ void tui_export(struct tui *t, const char *dir)
 		memset(&res, 0, sizeof res);
 		have_res = db_bisect_analyze(t->bisect, &res, &err) == 0;
 	}
+	/* the heatmap as on the screen: same selection, same cells */
 	db_export_ctx x = {.s = s, .c = t->cmp, .b = t->bisect ? &t->bisect->sm : NULL,
-	                   .res = have_res ? &res : NULL, .notes_dir = notes};
+	                   .res = have_res ? &res : NULL, .notes_dir = notes, .view = true,
+	                   .phase = tui_phase(t), .pass = tui_pass(t), .rank = tui_rank(t)};
 	const char *done = "exported report.md, heatmap.svg, metrics.json, metrics.csv to ";
 	char shown[PATH_MAX];
 	if (!s || !dir || db_export_all(&x, dir, &err) < 0)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "commands.h"
@@ -355,7 +356,8 @@ static const db_cmd cli = {
 	        "       dumpbisect [options] --session FILE\n"
 	        "       dumpbisect COMMAND [ARGS]",
 	.desc = "The workbench: heatmap, sub-stages, ranks, tensors, bisect and notes.",
-	.exit = "0 after quitting, 2 usage error or trees that cannot be opened, 3 a "
+	.exit = "0 after quitting, 2 usage error, trees that cannot be opened or no "
+	        "terminal (headless: the compare and bisect commands), 3 a "
 	        "scripted run (DUMPBISECT_SCRIPT) that hung past its watchdog.",
 	.opts = cli_opts,
 	.n_opts = sizeof cli_opts / sizeof *cli_opts,
@@ -512,6 +514,24 @@ int tui_main(int argc, char **argv)
 	struct tui tui;
 	struct tui *t = &tui;
 	memset(t, 0, sizeof *t);
+	/* Options of `bisect --auto` given to the workbench: say where they
+	 * belong instead of a bare "unknown option". */
+	static const char *const headless[][2] = {
+		{"--run", " CMD"}, {"--layers", " N"}, {"--auto", ""}, {"--stage", " S"},
+		{"--band", " B"}, {"--good", " L"}, {"--cos", " X"}, {"--rel", " Y"},
+	};
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		for (size_t k = 0; k < sizeof headless / sizeof *headless; k++) {
+			const char *o = headless[k][0];
+			size_t n = strlen(o);
+			if (!strncmp(argv[i], o, n) && (!argv[i][n] || argv[i][n] == '='))
+				return db_cmd_usage_error(&cli, "%s is an option of the headless bisect "
+				                          "(dumpbisect bisect REF TARGET --auto%s%s%s); "
+				                          "the workbench takes none: b bisects, <C-r> "
+				                          "rescans after you dump a layer", o,
+				                          strcmp(o, "--auto") ? " " : "",
+				                          strcmp(o, "--auto") ? o : "", headless[k][1]);
+		}
 	const char *pos[2] = {NULL, NULL};
 	int npos, rc = db_cmd_parse(&cli, argc, argv, pos, &npos);
 	if (rc >= 0)
@@ -523,6 +543,14 @@ int tui_main(int argc, char **argv)
 	db_compare_opts co = {0};
 	if (db_cmp_args_apply(&cli, &cli_cmp, &co) != 0)
 		return 2;
+	/* No terminal (a pipe, a batch job): refuse before the trees are
+	 * opened, never draw into a file or wait for keys that cannot come.
+	 * Scripted runs (tests) need none. */
+	const char *script_env = getenv("DUMPBISECT_SCRIPT");
+	if (!(script_env && *script_env) && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		return db_cmd_usage_error(&cli, "not a terminal: the workbench needs one; without, "
+		                          "use dumpbisect compare REF TARGET or dumpbisect bisect "
+		                          "REF TARGET --auto");
 	t->profile_opt = cli_cmp.profile;
 	t->filter_opt = cli_cmp.filter;
 	t->session_path = cli_session;
@@ -618,6 +646,8 @@ int tui_main(int argc, char **argv)
 	if (kbad)
 		tui_msg(t, true, "%s%s", kerr,
 		        kbad > 1 ? " (and more; defaults kept)" : " (defaults kept)");
+	else
+		tui_bisect_replay(t);   /* a resumed session on changed dumps */
 	db_compare_start(t->cmp);
 	loop(t);
 	db_compare_stop(t->cmp);
@@ -648,6 +678,7 @@ out_cmp:
 		tui_filter_set(t, NULL);
 	free(t->col_match);
 	free(t->phase_div);
+	tui_bisect_replay_drop(t);
 	db_bisect_run_free(t->bisect);
 	db_compare_free(t->cmp);
 	db_session_free(t->session);

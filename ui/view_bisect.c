@@ -12,6 +12,7 @@
 
 #include "db_bisect.h"
 #include "db_notes.h"
+#include "db_replay.h"
 #include "db_session.h"
 #include "draw.h"
 
@@ -67,6 +68,7 @@ static int ensure_run(struct tui *t)
 			t->bisect->sm = sm;
 		}
 	}
+	tui_bisect_replay(t);
 	if (s) {
 		db_bisect_run *r = t->bisect;
 		replace(&s->probe, r->stage);
@@ -75,6 +77,41 @@ static int ensure_run(struct tui *t)
 		s->pred = r->o.pred;
 	}
 	return 0;
+}
+
+void tui_bisect_replay(struct tui *t)
+{
+	db_session *s = t->session;
+	if (t->replay_checked || !s || !s->n_steps)
+		return;
+	t->replay_checked = true;
+	db_replay *rp = calloc(1, sizeof *rp);
+	db_err err = {{0}};
+	if (!rp || db_replay_session(s, t->cmp, rp, &err) < 0) {
+		free(rp);
+		tui_msg(t, true, "replay: %s", err.msg[0] ? err.msg : "out of memory");
+		return;
+	}
+	if (!db_replay_changed(rp)) {
+		db_replay_free(rp);
+		free(rp);
+		return;
+	}
+	t->replay = rp;
+	char b1[64], b2[64];
+	tui_msg(t, true, "replay: %zu of %zu logged verdicts changed; first bad layer then %s, "
+	        "now %s (b shows them)", rp->n_changed, rp->n_rows,
+	        db_replay_first_bad(&rp->then, b1, sizeof b1),
+	        db_replay_first_bad(&rp->fresh->sm, b2, sizeof b2));
+}
+
+void tui_bisect_replay_drop(struct tui *t)
+{
+	if (!t->replay)
+		return;
+	db_replay_free(t->replay);
+	free(t->replay);
+	t->replay = NULL;
 }
 
 static int bisect_open(struct view *v, struct tui *t)
@@ -190,12 +227,27 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	draw_textf(w, y++, x, W - x, C_DIM, 0, "  probe %s  bad when %s  phase %s  pass %s",
 	           r->stage, pred, r->phase && *r->phase ? r->phase : "-",
 	           r->pass && *r->pass ? r->pass : "-");
-	x = draw_textf(w, y, 0, W, C_DIM, 0, "[%s] ", db_bisect_phase_name(sm->phase));
-	draw_text(w, y++, x, W - x, db_bisect_done(sm) ? C_HILITE : C_DEFAULT, A_BOLD, sm->msg);
+	/* Steps logged on other dumps that no longer hold: their outcome is
+	 * history, not a finding about these trees. */
+	const db_replay *rp = !replay ? t->replay : NULL;
+	if (rp) {
+		char b1[64], b2[64];
+		draw_textf(w, y++, 0, W, C_ERROR, A_BOLD,
+		           "[replay] %zu of %zu logged verdicts changed on these trees",
+		           rp->n_changed, rp->n_rows);
+		draw_textf(w, y++, 0, W, C_DEFAULT, 0, "first bad layer: then %s, now %s%s",
+		           db_replay_first_bad(&rp->then, b1, sizeof b1),
+		           db_replay_first_bad(&rp->fresh->sm, b2, sizeof b2),
+		           rp->moved ? " (moved)" : "");
+	} else {
+		x = draw_textf(w, y, 0, W, C_DIM, 0, "[%s] ", db_bisect_phase_name(sm->phase));
+		draw_text(w, y++, x, W - x, db_bisect_done(sm) ? C_HILITE : C_DEFAULT, A_BOLD,
+		          sm->msg);
+	}
 	if (sm->good >= 0 || sm->bad >= 0 || sm->n_layers) {
 		draw_textf(w, y++, 0, W, C_DEFAULT, 0,
-		           "range: good %s .. bad %s   %zu untested inside (%zu skipped)   "
-		           "~%d probe%s left",
+		           "%s: good %s .. bad %s   %zu untested inside (%zu skipped)   "
+		           "~%d probe%s left", rp ? "logged range" : "range",
 		           sm->good >= 0 ? label(sm->layers[sm->good], a, sizeof a) : "input",
 		           sm->bad >= 0 ? label(sm->layers[sm->bad], c, sizeof c) : "?",
 		           sm->n_remaining, sm->n_skipped_inside, sm->probes_left,
@@ -204,7 +256,11 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	y++;
 	y = draw_strip(sm, w, y) + 1;
 
-	if (replay) {
+	if (rp) {
+		draw_textf(w, y++, 0, W, C_DEFAULT, 0, "now: %s", rp->fresh->sm.msg);
+		draw_text(w, y++, 0, W, C_DIM, 0,
+		          "x resets and bisects these trees  u undoes the last logged step");
+	} else if (replay) {
 		draw_textf(w, y++, 0, W, C_HILITE, A_BOLD,
 		           "replay: step %ld of %zu  (<Left> back, <Right> forward, live after "
 		           "the last)", b->at, r->sm.n_steps);
@@ -264,8 +320,9 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			if (res->input_ids_mismatch)
 				draw_textf(w, y++, 0, W, C_ERROR, A_BOLD, "input ids differ (%s)",
 				           res->input_ids_stage ? res->input_ids_stage : "?");
-			draw_text(w, y++, 0, W, C_DIM, 0,
-			          "<Enter> shows it on the heatmap  u undo  x reset  w note");
+			draw_text(w, y++, 0, W, C_DIM, 0, res->has_first_bad
+			          ? "<Enter> shows it on the heatmap  u undo  x reset  w note"
+			          : "u undo  x reset  w note");
 		}
 	}
 	y++;
@@ -289,8 +346,16 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		                db_verdict_name(s->verdict));
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %-5s", s->by_user ? "user" : "auto");
 		if (!isnan(s->cos))
-			draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  cos %.6f  rel %s  %s", s->cos, rel,
-			           db_band_name(s->band));
+			x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  cos %.6f  rel %s  %s", s->cos,
+			                rel, db_band_name(s->band));
+		if (rp && (size_t)i < rp->n_rows && !rp->rows[i].holds) {
+			const db_probe *now = &rp->rows[i].now;
+			x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  now %s",
+			                db_verdict_name(now->auto_verdict));
+			if (now->dumped)
+				x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " cos %.6f", now->m.cos);
+			draw_text(w, y, x, W - x, C_ERROR, A_BOLD, "  CHANGED");
+		}
 	}
 }
 
@@ -373,6 +438,8 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 	bool changes = a == A_BISECT_ACCEPT || a == A_ENTER || a == A_BISECT_GOOD ||
 	               a == A_BISECT_BAD || a == A_BISECT_SKIP || a == A_BISECT_UNDO ||
 	               a == A_BISECT_RESET || a == A_BISECT_RESCAN;
+	if (changes)
+		tui_bisect_replay_drop(t);      /* the log moves on: now it is live */
 	if (b->at >= 0 && changes) {
 		b->at = -1;             /* verdicts apply to the live state only */
 		tui_msg(t, false, "back to the live bisect");
