@@ -246,7 +246,9 @@ def main():
                 details.append("FAIL  %s:%s: %s" % (c["case"], k, why))
             cells.append("%-7s" % cell)
         print("%-*s  %s" % (w, c["case"], " ".join(cells)))
-    stale = sorted(x for x in xf if x.split(":", 1)[0] not in known)
+    # (with DB_REALDUMP_CASES only some rows are here: no note then)
+    stale = [] if os.environ.get("DB_REALDUMP_CASES") else \
+        sorted(x for x in xf if x.split(":", 1)[0] not in known)
     for x in stale:
         details.append("note: xfail entry %s names no case" % x)
     print()
