@@ -264,6 +264,8 @@ typedef struct db_bisect_result {
 	int *bad_ranks;         /* every rank bad at the culprit, ascending */
 	size_t n_bad_ranks;
 	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
+	bool ranks_unknown;     /* the culprit is compared merged only (the other
+	                           side has another layout): no rank can be named */
 	db_probe_how probe_how;
 	char probe[256];        /* the probe (DB_PROBE_LAST: the first bad layer's
 	                           last stage, else the chosen stage) */

@@ -284,6 +284,7 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 		res->all_ranks_bad = n_bad == n_ranks;
 	} else {
 		free(bad);
+		res->ranks_unknown = n_ranks == 0 && w->pair != DB_NO_PAIR && c->pairs[w->pair].merged;
 	}
 	return 0;
 }

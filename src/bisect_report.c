@@ -31,8 +31,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	fputs(", \"bad_ranks\": [", out);
 	for (size_t i = 0; i < res->n_bad_ranks; i++)
 		fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
-	fprintf(out, "], \"all_ranks_bad\": %s, \"probe\": {\"stage\": ",
-	        res->all_ranks_bad ? "true" : "false");
+	fprintf(out, "], \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"probe\": {\"stage\": ",
+	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true");
 	db_json_str(out, res->probe);
 	fputs(", \"how\": ", out);
 	db_json_str(out, db_probe_how_name(res->probe_how));
@@ -82,6 +82,9 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 			fprintf(out, " %d", res->bad_ranks[i]);
 		fputs(res->all_ranks_bad ? " (every rank)\n" : " (the other ranks are good)\n", out);
 	}
+	if (res->ranks_unknown)
+		fputs("  bad ranks: not separable (the culprit is compared merged: the other side "
+		      "has another parallel layout)\n", out);
 	if (res->has_crossing)
 		fprintf(out, "  crosses the band at %s\n",
 		        db_layer_label(res->crossing_layer, l, sizeof l));
