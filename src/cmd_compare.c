@@ -69,7 +69,10 @@ static void print_table(const db_compare *c, FILE *out)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
 		else
 			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
-		if (p->status == DB_ST_SHAPE_MISMATCH) {
+		if (p->status == DB_ST_SHAPE_MISMATCH ||
+		    (p->status == DB_ST_NOT_COMPARABLE && p->ndim_tgt >= 0 &&
+		     (p->ndim_ref != p->ndim_tgt ||
+		      memcmp(p->shape_ref, p->shape_tgt, (size_t)p->ndim_ref * sizeof *p->shape_ref)))) {
 			size_t l = strlen(shape);
 			snprintf(shape + l, sizeof shape - l, "%s", utf8 ? "≠" : "!=");
 			l = strlen(shape);

@@ -312,7 +312,9 @@ static bool same_item(const db_item *a, const db_item *b)
 static bool same_inputs(const db_pair *a, const db_pair *b)
 {
 	if (a->merged != b->merged || a->n_ref_shards != b->n_ref_shards ||
-	    a->n_tgt_shards != b->n_tgt_shards)
+	    a->n_tgt_shards != b->n_tgt_shards || a->unshard.how != b->unshard.how ||
+	    a->unshard.dim != b->unshard.dim || a->unshard.n_parts != b->unshard.n_parts ||
+	    memcmp(a->unshard.parts, b->unshard.parts, sizeof a->unshard.parts))
 		return false;
 	if (!a->merged)
 		return same_item(a->ref, b->ref) && same_item(a->tgt, b->tgt);
