@@ -55,7 +55,8 @@ complete_words '' >/dev/null || fail "sourcing the completion failed"
 
 # commands
 only "co" compare
-only "re" replay
+# "rep": fixtures/realdump* folders (the cwd) also start with "re"
+only "rep" replay
 expect "''" compare ls schema bisect replay export
 # options, per command
 only "compare --fo" --format
