@@ -242,36 +242,61 @@ static size_t side_shards(const db_item **in, size_t n, const db_item **out)
 	return 0;
 }
 
-/* Per-side cache of meta dims layouts, by stage and layer: one file read
- * for all passes, phases and ranks of a cell. Value: kind * 64 + dim. */
+/* Per-side cache of meta layouts, by stage and layer: one file read for
+ * all passes, phases and ranks of a cell. Value: sp * 4096 + kind * 64 +
+ * dim (sp: sequence parallel is on). */
 typedef struct dims_cache {
 	db_strmap m[2];
 } dims_cache;
 
 static db_dims_kind cached_dims(db_compare *c, dims_cache *dc, bool ref, const db_item *it,
-                                int *dim)
+                                int *dim, bool *sp)
 {
 	char k[300];
 	snprintf(k, sizeof k, "%d\x1f%s", it->f.layer, it->f.stage);
 	db_strmap *m = &dc->m[ref ? 0 : 1];
 	size_t *v = db_strmap_get(m, k);
+	*dim = 0;
+	*sp = false;
 	if (!v) {
 		db_dims d = {0};
+		int sp_size = 1;
 		char *path = db_index_path(ref ? c->ref : c->tgt, it);
 		char buf[512];
-		if (path && db_meta_dims_read(path, buf, sizeof buf) == 1)
+		if (path && db_meta_dims_read(path, buf, sizeof buf, &sp_size) == 1)
 			db_dims_parse(buf, &d);
 		free(path);
 		if (d.dim < 0 || d.dim >= 64)
 			d.kind = DB_DIMS_UNKNOWN;
-		v = db_strmap_put(m, k, (size_t)d.kind * 64 + (size_t)d.dim, NULL);
-		if (!v) {
-			*dim = 0;
+		v = db_strmap_put(m, k, (sp_size > 1) * 4096u + (size_t)d.kind * 64 + (size_t)d.dim,
+		                  NULL);
+		if (!v)
 			return DB_DIMS_NONE;
-		}
 	}
+	*sp = *v >= 4096;
 	*dim = (int)(*v % 64);
-	return (db_dims_kind)(*v / 64);
+	return (db_dims_kind)(*v % 4096 / 64);
+}
+
+/* Sequence parallel: the ranks of the side with more ranks hold token
+ * slices (dim 0) of the other side's tensor: their dim-0 lengths add up to
+ * it and every other dim is equal. */
+static bool token_split(const db_item **many, size_t nm, const db_item **few, size_t nf)
+{
+	if (nf != 1 || nm < 2)
+		return false;
+	const db_item *w = few[0];
+	int64_t tok = 0;
+	for (size_t i = 0; i < nm; i++) {
+		const db_item *s = many[i];
+		if (s->ndim != w->ndim || s->ndim < 1)
+			return false;
+		for (int d = 1; d < s->ndim; d++)
+			if (s->shape[d] != w->shape[d])
+				return false;
+		tok += s->shape[0];
+	}
+	return tok == w->shape[0] && many[0]->shape[0] != w->shape[0];
 }
 
 static void set_not_comparable(db_pair *p, const char *msg)
@@ -361,9 +386,18 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 		 * read on the side with more ranks */
 		bool from_ref = nr > nt;
 		int dim;
-		db_dims_kind k = cached_dims(c, dc, from_ref, from_ref ? rs[0] : ts[0], &dim);
+		bool sp;
+		db_dims_kind k = cached_dims(c, dc, from_ref, from_ref ? rs[0] : ts[0], &dim, &sp);
 		db_dims d = {.kind = k, .dim = dim};
 		sharded = db_dims_rule(&d, &rule);
+		/* no dims, but the meta says sequence parallel: activations whose
+		 * token slices add up to the other side's tensor concat on dim 0 */
+		if (!sharded && k != DB_DIMS_UNKNOWN && sp &&
+		    (from_ref ? token_split(rs, nr, ts, nt) : token_split(ts, nt, rs, nr))) {
+			memset(&rule, 0, sizeof rule);
+			rule.how = DB_UNSHARD_CONCAT;
+			sharded = true;
+		}
 	}
 	if (!nr || !nt || (!mixed && (!sharded || (nr < 2 && nt < 2)))) {
 		free(rs);

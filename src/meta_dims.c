@@ -88,7 +88,8 @@ static const db_pk_val *dict_get(const db_pk_val *d, const char *key)
 }
 
 /* data.pkl of the zip in map[0..size): the dims string. */
-static int dims_in_zip(const char *path, const uint8_t *map, size_t size, char *buf, size_t len)
+static int dims_in_zip(const char *path, const uint8_t *map, size_t size, char *buf, size_t len,
+                       int *sp_size)
 {
 	db_zip z;
 	db_err err = {0};
@@ -116,7 +117,11 @@ static int dims_in_zip(const char *path, const uint8_t *map, size_t size, char *
 		rc = -1;
 		goto out;
 	}
-	const db_pk_val *d = dict_get(dict_get(root, "meta"), "dims");
+	const db_pk_val *meta = dict_get(root, "meta");
+	const db_pk_val *sp = dict_get(dict_get(meta, "megatron_parallel_info"), "sp_size");
+	if (sp && sp->type == DB_PK_INT && sp->u.i > 1 && sp->u.i < 1 << 20)
+		*sp_size = (int)sp->u.i;
+	const db_pk_val *d = dict_get(meta, "dims");
 	if (d && d->type == DB_PK_STR) {
 		snprintf(buf, len, "%s", d->u.str.s);
 		rc = 1;
@@ -128,8 +133,12 @@ out:
 	return rc;
 }
 
-int db_meta_dims_read(const char *path, char *buf, size_t len)
+int db_meta_dims_read(const char *path, char *buf, size_t len, int *sp_size)
 {
+	int sp_dummy;
+	if (!sp_size)
+		sp_size = &sp_dummy;
+	*sp_size = 1;
 	if (len)
 		buf[0] = '\0';
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -147,7 +156,7 @@ int db_meta_dims_read(const char *path, char *buf, size_t len)
 	int rc = 0;
 	const uint8_t *p = m;
 	if (p[0] == 'P' && p[1] == 'K') /* torch >= 1.6 zip; legacy files carry no v2 meta */
-		rc = dims_in_zip(path, p, (size_t)st.st_size, buf, len);
+		rc = dims_in_zip(path, p, (size_t)st.st_size, buf, len, sp_size);
 	munmap(m, (size_t)st.st_size);
 	return rc;
 }

@@ -41,9 +41,33 @@ has "$out" "0 ref_only, 0 target_only, 0 shape_mismatch, 0 error, 8 not_comparab
 has "$out" "all   self_attn.qkv_proj" "hook: qkv merged"
 grep -E 'qkv_proj .*not_comparable: fused' <<<"$out" >/dev/null || fail "hook: qkv not comparable"
 
+# Miles / Megatron sequence parallel: no dims, meta sp_size 2; token slices
+# are merged on dim 0, never left target_only or judged alone
+expect 1 "miles SP" "$DB_BIN" compare "$M/miles/ref" "$M/miles/target"
+has "$out" "0 ref_only, 0 target_only, 0 shape_mismatch, 0 error" "miles: every rank paired"
+has "$out" "all   non_intrusive__module.decoder.layers.2.inputs.hidden_states" "miles: merged"
+# the norm sits inside linear_fc1 (fused gate/up, not comparable without a
+# rule): the first comparable stage after it
+has "$out" "first divergence: L2 non_intrusive__module.decoder.layers.2.mlp.linear_fc2.output (merged ranks)" \
+	"miles: the bug's layer"
+# a profile that knows the Megatron column-parallel names finds the stage a
+# TP 1 run finds (linear_fc1.output)
+"$PY" - "$DB_SRC/profiles/sglang-v2.yaml" "$DB_TMP/miles.yaml" <<'PY'
+import sys
+s = open(sys.argv[1]).read().replace("name: sglang-v2", "name: miles-tp", 1)
+rules = ("shard:\n"
+         "  - {stage: 'linear_fc1\\.output$', dim: -1, how: fused, parts: [1, 1]}\n"
+         "  - {stage: 'core_attention\\.output$', dim: -1, how: concat}\n")
+s = s.replace("shard:\n", rules, 1)
+open(sys.argv[2], "w").write(s)
+PY
+expect 1 "miles SP, profile" "$DB_BIN" compare -p "$DB_TMP/miles.yaml" "$M/miles/ref" "$M/miles/target"
+has "$out" "first divergence: L2 non_intrusive__module.decoder.layers.2.mlp.linear_fc1.output (merged ranks)" \
+	"miles profile: the stage of TP 1"
+
 # metrics of merged, summed, un-fused and per-rank pairs against torch
 for tree in v2:v2/ref:v2/target v2_rank1:v2/ref:v2_rank1/target hybrid:hybrid/ref:hybrid/target \
-	hybrid_tp2:hybrid/ref_tp2:hybrid/target hook:hook/ref:hook/target; do
+	hybrid_tp2:hybrid/ref_tp2:hybrid/target hook:hook/ref:hook/target miles:miles/ref:miles/target; do
 	IFS=: read -r name r t <<<"$tree"
 	"$DB_BIN" compare --format csv "$M/$r" "$M/$t" >"$DB_TMP/$name.csv"
 done

@@ -76,7 +76,7 @@ static void expect_dims(const char *pattern, int rc, const char *want)
 {
 	char *f = one_file(pattern);
 	char buf[256];
-	assert_int_equal(db_meta_dims_read(f, buf, sizeof buf), rc);
+	assert_int_equal(db_meta_dims_read(f, buf, sizeof buf, NULL), rc);
 	assert_string_equal(buf, want);
 	free(f);
 }
@@ -93,12 +93,23 @@ static void test_meta_dims_read(void **st)
 	            "t h[attn_tp:partial] # tp:replicated");
 	expect_dims("hybrid/target/dump/*name=moe_expert_output___*layer_id=2___*tp_rank=1.pt", 1,
 	            "t h[moe_ep:partial] # tp:replicated");
+	/* Megatron sequence parallel: meta megatron_parallel_info.sp_size, no dims */
+	char *f = one_file("miles/target/fwd_only/rollout_0/step=0___rank=1___*layers.2.mlp.output___*");
+	char buf2[64];
+	int sp = 0;
+	assert_int_equal(db_meta_dims_read(f, buf2, sizeof buf2, &sp), 0);
+	assert_int_equal(sp, 2);
+	free(f);
+	f = one_file("miles/ref/fwd_only/rollout_0/step=0___rank=0___*layers.2.mlp.output___*");
+	assert_int_equal(db_meta_dims_read(f, buf2, sizeof buf2, &sp), 0);
+	assert_int_equal(sp, 1);
+	free(f);
 	/* a hook dict has no meta */
 	expect_dims("hook/target/TP1_PP0_Rank1_pid1000/Pass00001.pt", 0, "");
 	char buf[16];
-	assert_int_equal(db_meta_dims_read(FIXTURES "/realdump_mixed/nonexistent.pt", buf, sizeof buf), -1);
+	assert_int_equal(db_meta_dims_read(FIXTURES "/realdump_mixed/nonexistent.pt", buf, sizeof buf, NULL), -1);
 	/* not a zip */
-	assert_int_equal(db_meta_dims_read(FIXTURES "/realdump_mixed/gen.sh", buf, sizeof buf), 0);
+	assert_int_equal(db_meta_dims_read(FIXTURES "/realdump_mixed/gen.sh", buf, sizeof buf, NULL), 0);
 }
 
 static void test_fused_rule(void **st)
