@@ -242,8 +242,8 @@ static size_t side_shards(const db_item **in, size_t n, const db_item **out)
 	return 0;
 }
 
-/* Per-side cache of meta layouts, by stage and layer: one file read for
- * all passes, phases and ranks of a cell. Value: sp * 4096 + kind * 64 +
+/* Per-side cache of meta layouts, by phase, stage and layer: one file
+ * read for all passes, ranks and occurrences of a cell. Value: sp * 4096 + kind * 64 +
  * dim (sp: sequence parallel is on). */
 typedef struct dims_cache {
 	db_strmap m[2];
@@ -252,8 +252,8 @@ typedef struct dims_cache {
 static db_dims_kind cached_dims(db_compare *c, dims_cache *dc, bool ref, const db_item *it,
                                 int *dim, bool *sp)
 {
-	char k[300];
-	snprintf(k, sizeof k, "%d\x1f%s", it->f.layer, it->f.stage);
+	char k[340];
+	snprintf(k, sizeof k, "%s\x1f%d\x1f%s", it->f.phase, it->f.layer, it->f.stage);
 	db_strmap *m = &dc->m[ref ? 0 : 1];
 	size_t *v = db_strmap_get(m, k);
 	*dim = 0;
