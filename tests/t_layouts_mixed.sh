@@ -41,6 +41,21 @@ has "$out" "0 ref_only, 0 target_only, 0 shape_mismatch, 0 error, 8 not_comparab
 has "$out" "all   self_attn.qkv_proj" "hook: qkv merged"
 grep -E 'qkv_proj .*not_comparable: fused' <<<"$out" >/dev/null || fail "hook: qkv not comparable"
 
+# a user profile giving qkv_proj's parts (q:k:v = 2:1:1 for this model's
+# 4 query / 2 KV heads) un-fuses it
+"$PY" - "$DB_SRC/profiles/sglang-hook.yaml" "$DB_TMP/hook_qkv.yaml" <<'PY'
+import sys
+s = open(sys.argv[1]).read().replace("name: sglang-hook", "name: hook-qkv", 1)
+old = "{stage: '^self_attn\\.qkv_proj$', dim: -1, how: fused}"
+assert old in s, "sglang-hook.yaml no longer declares qkv_proj fused"
+s = s.replace(old, old[:-1] + ", parts: [2, 1, 1]}")
+open(sys.argv[2], "w").write(s)
+PY
+expect 1 "hook qkv parts" "$DB_BIN" compare -p "$DB_TMP/hook_qkv.yaml" "$M/hook/ref" "$M/hook/target"
+grep -q ' 0 shape_mismatch, 0 error$' <<<"$out" || fail "hook qkv parts: something left not comparable"
+"$DB_BIN" compare --format csv -p "$DB_TMP/hook_qkv.yaml" "$M/hook/ref" "$M/hook/target" \
+	>"$DB_TMP/hook_qkv.csv"
+
 # Miles / Megatron sequence parallel: no dims, meta sp_size 2; token slices
 # are merged on dim 0, never left target_only or judged alone
 expect 1 "miles SP" "$DB_BIN" compare "$M/miles/ref" "$M/miles/target"
