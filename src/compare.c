@@ -242,40 +242,50 @@ static size_t side_shards(const db_item **in, size_t n, const db_item **out)
 	return 0;
 }
 
+/* A cell's layout from the dump's own metadata. */
+typedef struct meta_layout {
+	db_dims d;
+	db_meta_par par;
+} meta_layout;
+
 /* Per-side cache of meta layouts, by phase, stage and layer: one file
- * read for all passes, ranks and occurrences of a cell. Value: sp * 4096 + kind * 64 +
- * dim (sp: sequence parallel is on). */
+ * read for all passes, ranks and occurrences of a cell. The maps give an
+ * index into lay. */
 typedef struct dims_cache {
 	db_strmap m[2];
+	meta_layout *lay;
+	size_t n, cap;
 } dims_cache;
 
-static db_dims_kind cached_dims(db_compare *c, dims_cache *dc, bool ref, const db_item *it,
-                                int *dim, bool *sp)
+static const meta_layout *cached_layout(db_compare *c, dims_cache *dc, bool ref,
+                                        const db_item *it)
 {
+	static const meta_layout none = {.par = {.sp_size = 1}};
 	char k[340];
 	snprintf(k, sizeof k, "%s\x1f%d\x1f%s", it->f.phase, it->f.layer, it->f.stage);
 	db_strmap *m = &dc->m[ref ? 0 : 1];
 	size_t *v = db_strmap_get(m, k);
-	*dim = 0;
-	*sp = false;
-	if (!v) {
-		db_dims d = {0};
-		int sp_size = 1;
-		char *path = db_index_path(ref ? c->ref : c->tgt, it);
-		char buf[512];
-		if (path && db_meta_dims_read(path, buf, sizeof buf, &sp_size) == 1)
-			db_dims_parse(buf, &d);
-		free(path);
-		if (d.dim < 0 || d.dim >= 64)
-			d.kind = DB_DIMS_UNKNOWN;
-		v = db_strmap_put(m, k, (sp_size > 1) * 4096u + (size_t)d.kind * 64 + (size_t)d.dim,
-		                  NULL);
-		if (!v)
-			return DB_DIMS_NONE;
+	if (v)
+		return &dc->lay[*v];
+	if (dc->n == dc->cap) {
+		size_t cap = dc->cap ? dc->cap * 2 : 16;
+		meta_layout *a = realloc(dc->lay, cap * sizeof *a);
+		if (!a)
+			return &none;
+		dc->lay = a;
+		dc->cap = cap;
 	}
-	*sp = *v >= 4096;
-	*dim = (int)(*v % 64);
-	return (db_dims_kind)(*v % 4096 / 64);
+	meta_layout *l = &dc->lay[dc->n];
+	memset(l, 0, sizeof *l);
+	l->par.sp_size = 1;
+	char *path = db_index_path(ref ? c->ref : c->tgt, it);
+	char buf[512];
+	if (path && db_meta_dims_read(path, buf, sizeof buf, &l->par) == 1)
+		db_dims_parse(buf, &l->d);      /* else kind NONE: no dims */
+	free(path);
+	if (!db_strmap_put(m, k, dc->n, NULL))
+		return &none;
+	return &dc->lay[dc->n++];
 }
 
 /* Sequence parallel: the ranks of the side with more ranks hold token
@@ -378,6 +388,7 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 	bool mixed = nr && nt && (nr != nt || rs[0]->f.rank != ts[0]->f.rank);
 	db_shard_rule rule = {0};
 	bool sharded = false;
+	char layout_msg[200] = "";      /* non-empty: merged, but not comparable */
 	if (g->rule) {
 		rule = *g->rule;
 		sharded = true;
@@ -385,14 +396,21 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 		/* the dump's own metadata ({value, meta} payloads: meta.dims),
 		 * read on the side with more ranks */
 		bool from_ref = nr > nt;
-		int dim;
-		bool sp;
-		db_dims_kind k = cached_dims(c, dc, from_ref, from_ref ? rs[0] : ts[0], &dim, &sp);
-		db_dims d = {.kind = k, .dim = dim};
-		sharded = db_dims_rule(&d, &rule);
+		size_t nm = from_ref ? nr : nt;
+		const meta_layout *l = cached_layout(c, dc, from_ref, from_ref ? rs[0] : ts[0]);
+		sharded = db_dims_rule(&l->d, &rule);
+		if (sharded && l->par.group_size == 1) {
+			/* a group of one rank (moe_ep at EP 1): nothing is split over
+			 * these ranks, each holds the whole tensor */
+			sharded = false;
+		} else if (sharded && l->par.group_size > 1 && (size_t)l->par.group_size != nm) {
+			snprintf(layout_msg, sizeof layout_msg, "meta dims shard over %s of %d ranks, "
+			         "the tree has %zu: the groups cannot be told apart",
+			         l->d.group, l->par.group_size, nm);
+		}
 		/* no dims, but the meta says sequence parallel: activations whose
 		 * token slices add up to the other side's tensor concat on dim 0 */
-		if (!sharded && k != DB_DIMS_UNKNOWN && sp &&
+		if (!sharded && l->d.kind != DB_DIMS_UNKNOWN && l->par.sp_size > 1 &&
 		    (from_ref ? token_split(rs, nr, ts, nt) : token_split(ts, nt, rs, nr))) {
 			memset(&rule, 0, sizeof rule);
 			rule.how = DB_UNSHARD_CONCAT;
@@ -453,6 +471,8 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 	                     msg, sizeof msg) != 0)
 		set_error(p, msg);
 	classify(p);
+	if (layout_msg[0] && p->status != DB_ST_ERROR)
+		set_not_comparable(p, layout_msg);
 	if (mixed && rule.how == DB_UNSHARD_FUSED && !rule.n_parts && p->status != DB_ST_ERROR) {
 		snprintf(msg, sizeof msg, "fused per-rank output across layouts (%zu vs %zu ranks): "
 		         "the ranks' concat is not the other side's tensor; give the shard rule "
@@ -479,7 +499,7 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 	db_strmap gm, rules;
 	db_strmap_init(&gm);
 	db_strmap_init(&rules);         /* stage -> shard rule index + 1 (0 none) */
-	dims_cache dc;
+	dims_cache dc = {0};
 	db_strmap_init(&dc.m[0]);
 	db_strmap_init(&dc.m[1]);
 	group *gs = NULL;
@@ -545,6 +565,7 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 	db_strmap_free(&rules);
 	db_strmap_free(&dc.m[0]);
 	db_strmap_free(&dc.m[1]);
+	free(dc.lay);
 	return rc;
 }
 

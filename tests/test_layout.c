@@ -96,13 +96,24 @@ static void test_meta_dims_read(void **st)
 	/* Megatron sequence parallel: meta megatron_parallel_info.sp_size, no dims */
 	char *f = one_file("miles/target/fwd_only/rollout_0/step=0___rank=1___*layers.2.mlp.output___*");
 	char buf2[64];
-	int sp = 0;
-	assert_int_equal(db_meta_dims_read(f, buf2, sizeof buf2, &sp), 0);
-	assert_int_equal(sp, 2);
+	db_meta_par par;
+	assert_int_equal(db_meta_dims_read(f, buf2, sizeof buf2, &par), 0);
+	assert_int_equal(par.sp_size, 2);
+	assert_int_equal(par.group_size, 0);
 	free(f);
 	f = one_file("miles/ref/fwd_only/rollout_0/step=0___rank=0___*layers.2.mlp.output___*");
-	assert_int_equal(db_meta_dims_read(f, buf2, sizeof buf2, &sp), 0);
-	assert_int_equal(sp, 1);
+	assert_int_equal(db_meta_dims_read(f, buf2, sizeof buf2, &par), 0);
+	assert_int_equal(par.sp_size, 1);
+	free(f);
+	/* the bracketed group's size from sglang_parallel_info (attn_tp_size,
+	 * moe_ep_size: 2 in the hybrid target, 1 in the TP-1 reference) */
+	f = one_file("hybrid/target/dump/*name=moe_expert_output___*layer_id=2___*tp_rank=0.pt");
+	assert_int_equal(db_meta_dims_read(f, buf2, sizeof buf2, &par), 1);
+	assert_int_equal(par.group_size, 2);
+	free(f);
+	f = one_file("hybrid/ref/dump/*name=moe_expert_output___*layer_id=2___*tp_rank=0.pt");
+	assert_int_equal(db_meta_dims_read(f, buf2, sizeof buf2, &par), 1);
+	assert_int_equal(par.group_size, 1);
 	free(f);
 	/* a hook dict has no meta */
 	expect_dims("hook/target/TP1_PP0_Rank1_pid1000/Pass00001.pt", 0, "");
