@@ -1,7 +1,11 @@
 /* Pairing a reference tree with a target tree and measuring every pair.
  * Pairs are joined on (phase, pass, rank, layer, stage, occurrence). For
  * stages the profile marks sharded, a merged pair (rank -1) is added that
- * unshards the per-rank tensors (concat along a dim, or sum of partials). */
+ * unshards the per-rank tensors (concat along a dim, sum of partials, or
+ * un-fusing fused per-rank outputs). When the two sides have different
+ * parallel layouts (TP 1 vs TP 2), a replicated stage pairs every rank with
+ * the other side's one tensor, and a sharded one (profile rule, or the
+ * dump's meta dims / sequence parallel size) is compared merged only. */
 #ifndef DB_COMPARE_H
 #define DB_COMPARE_H
 #include <stdatomic.h>

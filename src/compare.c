@@ -1,6 +1,7 @@
 /* Pairing: join the reference and target indices on (phase, pass, rank,
- * layer, stage, occurrence), add merged pairs for sharded stages, order
- * the pairs by execution order. Metrics are computed by workers.c. */
+ * layer, stage, occurrence), add merged pairs for sharded stages, line up
+ * cells whose two sides have different parallel layouts, order the pairs
+ * by execution order. Metrics are computed by workers.c. */
 #include "db_compare.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
