@@ -256,6 +256,7 @@ typedef struct dims_cache {
 	db_strmap m[2];
 	meta_layout *lay;
 	size_t n, cap;
+	size_t tree_ranks[2];   /* ranks each tree has (highest rank + 1) */
 } dims_cache;
 
 static const meta_layout *cached_layout(db_compare *c, dims_cache *dc, bool ref,
@@ -424,7 +425,13 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 		return 0;
 	}
 	if (mixed && !sharded) {
-		pair_replicated(pv, pairs_by_key, rs, nr, ts, nt);
+		/* a cell lacking ranks its own tree has is missing data (a file
+		 * not written), not another layout: those stay ref_only /
+		 * target_only */
+		bool few_ref = nt >= nr;
+		size_t nf = few_ref ? nr : nt, tr = dc->tree_ranks[few_ref ? 0 : 1];
+		if (nf >= (tr ? tr : 1))
+			pair_replicated(pv, pairs_by_key, rs, nr, ts, nt);
 		free(rs);
 		free(ts);
 		return 0;
@@ -501,6 +508,12 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 	db_strmap_init(&gm);
 	db_strmap_init(&rules);         /* stage -> shard rule index + 1 (0 none) */
 	dims_cache dc = {0};
+	for (size_t i = 0; i < nri + nti; i++) {
+		const db_item *it = i < nri ? ri[i] : ti[i - nri];
+		size_t *tr = &dc.tree_ranks[i < nri ? 0 : 1];
+		if (it->f.rank >= 0 && (size_t)it->f.rank + 1 > *tr)
+			*tr = (size_t)it->f.rank + 1;
+	}
 	db_strmap_init(&dc.m[0]);
 	db_strmap_init(&dc.m[1]);
 	group *gs = NULL;

@@ -33,6 +33,15 @@ expect 1 "hybrid TP2 vs TP2" "$DB_BIN" compare "$M/hybrid/ref_tp2" "$M/hybrid/ta
 has "$out" "first divergence: L3 pre_mlp_residual rank 0 pass 0" "hybrid same layout"
 grep -qE '^\S+ +0 +3 +1 +moe_expert_output ' <<<"$out" || fail "hybrid same layout: per-rank partials"
 
+# same layout with a file missing on one rank: missing data, not another
+# layout -- the reference's rank 1 stays ref_only, never paired with rank 0
+rm -rf "$DB_TMP/miss"
+cp -r "$M/hybrid/target" "$DB_TMP/miss"
+rm "$DB_TMP"/miss/dump/step=0___rank=1___*name=mlp_output___*layer_id=2___*
+expect 1 "missing rank file" "$DB_BIN" compare "$M/hybrid/ref_tp2" "$DB_TMP/miss"
+has "$out" "1 ref_only, 0 target_only" "missing rank file: ref_only"
+grep -qE '^\S+ +0 +2 +1 +mlp_output .*ref_only' <<<"$out" || fail "missing rank file: the row"
+
 # forward hook: no metadata, the profile's shard rules (gate_up fused 1:1,
 # qkv fused with unknown parts: not comparable, never the first divergence)
 expect 1 "hook TP1 vs TP2" "$DB_BIN" compare "$M/hook/ref" "$M/hook/target"
