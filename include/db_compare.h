@@ -1,7 +1,11 @@
 /* Pairing a reference tree with a target tree and measuring every pair.
  * Pairs are joined on (phase, pass, rank, layer, stage, occurrence). For
  * stages the profile marks sharded, a merged pair (rank -1) is added that
- * unshards the per-rank tensors (concat along a dim, or sum of partials). */
+ * unshards the per-rank tensors (concat along a dim, sum of partials, or
+ * un-fusing fused per-rank outputs). When the two sides have different
+ * parallel layouts (TP 1 vs TP 2), a replicated stage pairs every rank with
+ * the other side's one tensor, and a sharded one (profile rule, or the
+ * dump's meta dims / sequence parallel size) is compared merged only. */
 #ifndef DB_COMPARE_H
 #define DB_COMPARE_H
 #include <stdatomic.h>
@@ -105,5 +109,9 @@ bool db_pair_diverges(const db_pair *p);
  * -1 merged/rank-less); -1 when none. */
 long db_first_divergence(const db_compare *c, const char *phase,
                          const char *pass, int rank);
+/* The same, for the first pair worse than drift (band algo or worse, or a
+ * pair that is not ok): when the first divergence is drift — bf16 at
+ * another TP size drifts from layer 0 — this is where a bug shows. */
+long db_first_beyond_drift(const db_compare *c);
 
 #endif

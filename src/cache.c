@@ -122,7 +122,7 @@ static void kint(kbuf *k, long long v)
 }
 
 /* Key of a pair: profile, metric version, then each input item:
- * "v1\x1fPROFILE\x1fMERGED" + per item "\x1e" r|t PATH "\x1f" SIZE "\x1f"
+ * "v1\x1fPROFILE\x1fMERGED[/HOW/DIM[:PART...]]" + per item "\x1e" r|t PATH "\x1f" SIZE "\x1f"
  * MTIME "\x1f" KEY. */
 static char *pair_key(db_compare *c, cache *k, const db_pair *p)
 {
@@ -135,6 +135,16 @@ static char *pair_key(db_compare *c, cache *k, const db_pair *p)
 	kstr(&b, c->profile->name);
 	kput(&b, "\x1f", 1);
 	kint(&b, p->merged);
+	if (p->merged) {        /* how the shards were put together (a profile edit changes it) */
+		kput(&b, "/", 1);
+		kint(&b, p->unshard.how);
+		kput(&b, "/", 1);
+		kint(&b, p->unshard.dim);
+		for (int i = 0; i < p->unshard.n_parts; i++) {
+			kput(&b, ":", 1);
+			kint(&b, p->unshard.parts[i]);
+		}
+	}
 	size_t nr = p->merged ? p->n_ref_shards : 1, nt = p->merged ? p->n_tgt_shards : 1;
 	for (size_t i = 0; i < nr + nt; i++) {
 		bool ref = i < nr;

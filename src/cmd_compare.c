@@ -125,7 +125,10 @@ static void print_table(const db_compare *c, FILE *out)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
 		else
 			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
-		if (p->status == DB_ST_SHAPE_MISMATCH) {
+		if (p->status == DB_ST_SHAPE_MISMATCH ||
+		    (p->status == DB_ST_NOT_COMPARABLE && p->ndim_tgt >= 0 &&
+		     (p->ndim_ref != p->ndim_tgt ||
+		      memcmp(p->shape_ref, p->shape_tgt, (size_t)p->ndim_ref * sizeof *p->shape_ref)))) {
 			size_t l = strlen(shape);
 			snprintf(shape + l, sizeof shape - l, "%s", utf8 ? "≠" : "!=");
 			l = strlen(shape);
@@ -217,6 +220,18 @@ static void print_table(const db_compare *c, FILE *out)
 		        db_band_name(p->band));
 	else
 		fprintf(out, "first divergence: %s: %s\n", lab, db_status_name(p->status));
+	/* drift first (another TP size or dtype): also name where it gets worse */
+	long fb = p->status == DB_ST_OK && p->band == DB_BAND_DRIFT ? db_first_beyond_drift(c) : -1;
+	if (fb >= 0) {
+		const db_pair *q = &c->pairs[fb];
+		db_pair_label(q, lab, sizeof lab);
+		if (q->status == DB_ST_OK)
+			fprintf(out, "first divergence beyond drift: %s: cos %.8f rel %.4e [%s]\n", lab,
+			        q->m.cos, q->m.rel, db_band_name(q->band));
+		else
+			fprintf(out, "first divergence beyond drift: %s: %s\n", lab,
+			        db_status_name(q->status));
+	}
 }
 
 int db_cmd_compare(int argc, char **argv)

@@ -275,7 +275,7 @@ const char *db_pair_glyph(const db_pair *p, bool utf8)
 	case DB_ST_TARGET_ONLY: return ">";
 	case DB_ST_SHAPE_MISMATCH: return utf8 ? "≠" : "!";
 	case DB_ST_ERROR: return "E";
-	case DB_ST_NOT_COMPARABLE: return "~";
+	case DB_ST_NOT_COMPARABLE: return utf8 ? "⊘" : "/";
 	}
 	return "?";
 }

@@ -1,6 +1,7 @@
 /* Pairing: join the reference and target indices on (phase, pass, rank,
- * layer, stage, occurrence), add merged pairs for sharded stages, order
- * the pairs by execution order. Metrics are computed by workers.c. */
+ * layer, stage, occurrence), add merged pairs for sharded stages, line up
+ * cells whose two sides have different parallel layouts, order the pairs
+ * by execution order. Metrics are computed by workers.c. */
 #include "db_compare.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -242,36 +243,72 @@ static size_t side_shards(const db_item **in, size_t n, const db_item **out)
 	return 0;
 }
 
-/* Per-side cache of meta dims layouts, by stage and layer: one file read
- * for all passes, phases and ranks of a cell. Value: kind * 64 + dim. */
+/* A cell's layout from the dump's own metadata. */
+typedef struct meta_layout {
+	db_dims d;
+	db_meta_par par;
+} meta_layout;
+
+/* Per-side cache of meta layouts, by phase, stage and layer: one file
+ * read for all passes, ranks and occurrences of a cell. The maps give an
+ * index into lay. */
 typedef struct dims_cache {
 	db_strmap m[2];
+	meta_layout *lay;
+	size_t n, cap;
+	size_t tree_ranks[2];   /* ranks each tree has (highest rank + 1) */
 } dims_cache;
 
-static db_dims_kind cached_dims(db_compare *c, dims_cache *dc, bool ref, const db_item *it,
-                                int *dim)
+static const meta_layout *cached_layout(db_compare *c, dims_cache *dc, bool ref,
+                                        const db_item *it)
 {
-	char k[300];
-	snprintf(k, sizeof k, "%d\x1f%s", it->f.layer, it->f.stage);
+	static const meta_layout none = {.par = {.sp_size = 1}};
+	char k[340];
+	snprintf(k, sizeof k, "%s\x1f%d\x1f%s", it->f.phase, it->f.layer, it->f.stage);
 	db_strmap *m = &dc->m[ref ? 0 : 1];
 	size_t *v = db_strmap_get(m, k);
-	if (!v) {
-		db_dims d = {0};
-		char *path = db_index_path(ref ? c->ref : c->tgt, it);
-		char buf[512];
-		if (path && db_meta_dims_read(path, buf, sizeof buf) == 1)
-			db_dims_parse(buf, &d);
-		free(path);
-		if (d.dim < 0 || d.dim >= 64)
-			d.kind = DB_DIMS_UNKNOWN;
-		v = db_strmap_put(m, k, (size_t)d.kind * 64 + (size_t)d.dim, NULL);
-		if (!v) {
-			*dim = 0;
-			return DB_DIMS_NONE;
-		}
+	if (v)
+		return &dc->lay[*v];
+	if (dc->n == dc->cap) {
+		size_t cap = dc->cap ? dc->cap * 2 : 16;
+		meta_layout *a = realloc(dc->lay, cap * sizeof *a);
+		if (!a)
+			return &none;
+		dc->lay = a;
+		dc->cap = cap;
 	}
-	*dim = (int)(*v % 64);
-	return (db_dims_kind)(*v / 64);
+	meta_layout *l = &dc->lay[dc->n];
+	memset(l, 0, sizeof *l);
+	l->par.sp_size = 1;
+	char *path = db_index_path(ref ? c->ref : c->tgt, it);
+	char buf[512];
+	if (path && db_meta_dims_read(path, buf, sizeof buf, &l->par) == 1)
+		db_dims_parse(buf, &l->d);      /* else kind NONE: no dims */
+	free(path);
+	if (!db_strmap_put(m, k, dc->n, NULL))
+		return &none;
+	return &dc->lay[dc->n++];
+}
+
+/* Sequence parallel: the ranks of the side with more ranks hold token
+ * slices (dim 0) of the other side's tensor: their dim-0 lengths add up to
+ * it and every other dim is equal. */
+static bool token_split(const db_item **many, size_t nm, const db_item **few, size_t nf)
+{
+	if (nf != 1 || nm < 2)
+		return false;
+	const db_item *w = few[0];
+	int64_t tok = 0;
+	for (size_t i = 0; i < nm; i++) {
+		const db_item *s = many[i];
+		if (s->ndim != w->ndim || s->ndim < 1)
+			return false;
+		for (int d = 1; d < s->ndim; d++)
+			if (s->shape[d] != w->shape[d])
+				return false;
+		tok += s->shape[0];
+	}
+	return tok == w->shape[0] && many[0]->shape[0] != w->shape[0];
 }
 
 static void set_not_comparable(db_pair *p, const char *msg)
@@ -353,6 +390,7 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 	bool mixed = nr && nt && (nr != nt || rs[0]->f.rank != ts[0]->f.rank);
 	db_shard_rule rule = {0};
 	bool sharded = false;
+	char layout_msg[200] = "";      /* non-empty: merged, but not comparable */
 	if (g->rule) {
 		rule = *g->rule;
 		sharded = true;
@@ -360,10 +398,26 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 		/* the dump's own metadata ({value, meta} payloads: meta.dims),
 		 * read on the side with more ranks */
 		bool from_ref = nr > nt;
-		int dim;
-		db_dims_kind k = cached_dims(c, dc, from_ref, from_ref ? rs[0] : ts[0], &dim);
-		db_dims d = {.kind = k, .dim = dim};
-		sharded = db_dims_rule(&d, &rule);
+		size_t nm = from_ref ? nr : nt;
+		const meta_layout *l = cached_layout(c, dc, from_ref, from_ref ? rs[0] : ts[0]);
+		sharded = db_dims_rule(&l->d, &rule);
+		if (sharded && l->par.group_size == 1) {
+			/* a group of one rank (moe_ep at EP 1): nothing is split over
+			 * these ranks, each holds the whole tensor */
+			sharded = false;
+		} else if (sharded && l->par.group_size > 1 && (size_t)l->par.group_size != nm) {
+			snprintf(layout_msg, sizeof layout_msg, "meta dims shard over %s of %d ranks, "
+			         "the tree has %zu: the groups cannot be told apart",
+			         l->d.group, l->par.group_size, nm);
+		}
+		/* no dims, but the meta says sequence parallel: activations whose
+		 * token slices add up to the other side's tensor concat on dim 0 */
+		if (!sharded && l->d.kind != DB_DIMS_UNKNOWN && l->par.sp_size > 1 &&
+		    (from_ref ? token_split(rs, nr, ts, nt) : token_split(ts, nt, rs, nr))) {
+			memset(&rule, 0, sizeof rule);
+			rule.how = DB_UNSHARD_CONCAT;
+			sharded = true;
+		}
 	}
 	if (!nr || !nt || (!mixed && (!sharded || (nr < 2 && nt < 2)))) {
 		free(rs);
@@ -371,7 +425,13 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 		return 0;
 	}
 	if (mixed && !sharded) {
-		pair_replicated(pv, pairs_by_key, rs, nr, ts, nt);
+		/* a cell lacking ranks its own tree has is missing data (a file
+		 * not written), not another layout: those stay ref_only /
+		 * target_only */
+		bool few_ref = nt >= nr;
+		size_t nf = few_ref ? nr : nt, tr = dc->tree_ranks[few_ref ? 0 : 1];
+		if (nf >= (tr ? tr : 1))
+			pair_replicated(pv, pairs_by_key, rs, nr, ts, nt);
 		free(rs);
 		free(ts);
 		return 0;
@@ -419,6 +479,8 @@ static int add_merged(db_compare *c, pvec *pv, group *g, db_strmap *pairs_by_key
 	                     msg, sizeof msg) != 0)
 		set_error(p, msg);
 	classify(p);
+	if (layout_msg[0] && p->status != DB_ST_ERROR)
+		set_not_comparable(p, layout_msg);
 	if (mixed && rule.how == DB_UNSHARD_FUSED && !rule.n_parts && p->status != DB_ST_ERROR) {
 		snprintf(msg, sizeof msg, "fused per-rank output across layouts (%zu vs %zu ranks): "
 		         "the ranks' concat is not the other side's tensor; give the shard rule "
@@ -445,7 +507,13 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 	db_strmap gm, rules;
 	db_strmap_init(&gm);
 	db_strmap_init(&rules);         /* stage -> shard rule index + 1 (0 none) */
-	dims_cache dc;
+	dims_cache dc = {0};
+	for (size_t i = 0; i < nri + nti; i++) {
+		const db_item *it = i < nri ? ri[i] : ti[i - nri];
+		size_t *tr = &dc.tree_ranks[i < nri ? 0 : 1];
+		if (it->f.rank >= 0 && (size_t)it->f.rank + 1 > *tr)
+			*tr = (size_t)it->f.rank + 1;
+	}
 	db_strmap_init(&dc.m[0]);
 	db_strmap_init(&dc.m[1]);
 	group *gs = NULL;
@@ -511,6 +579,7 @@ static int build_merged(db_compare *c, pvec *pv, const db_item **ri, size_t nri,
 	db_strmap_free(&rules);
 	db_strmap_free(&dc.m[0]);
 	db_strmap_free(&dc.m[1]);
+	free(dc.lay);
 	return rc;
 }
 

@@ -312,7 +312,9 @@ static bool same_item(const db_item *a, const db_item *b)
 static bool same_inputs(const db_pair *a, const db_pair *b)
 {
 	if (a->merged != b->merged || a->n_ref_shards != b->n_ref_shards ||
-	    a->n_tgt_shards != b->n_tgt_shards)
+	    a->n_tgt_shards != b->n_tgt_shards || a->unshard.how != b->unshard.how ||
+	    a->unshard.dim != b->unshard.dim || a->unshard.n_parts != b->unshard.n_parts ||
+	    memcmp(a->unshard.parts, b->unshard.parts, sizeof a->unshard.parts))
 		return false;
 	if (!a->merged)
 		return same_item(a->ref, b->ref) && same_item(a->tgt, b->tgt);
@@ -395,6 +397,16 @@ static bool rank_sel(const db_pair *p, int rank)
 	if (rank == -1)
 		return p->merged || p->f.rank == -1;
 	return !p->merged && p->f.rank == rank;
+}
+
+long db_first_beyond_drift(const db_compare *c)
+{
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		if (db_pair_diverges(p) && (p->status != DB_ST_OK || p->band > DB_BAND_DRIFT))
+			return (long)i;
+	}
+	return -1;
 }
 
 long db_first_divergence(const db_compare *c, const char *phase,

@@ -119,6 +119,12 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 		fputs("null", out);
 	fputs(", \"first_divergent_phase\": ", out);
 	db_json_str(out, fd >= 0 ? c->pairs[fd].f.phase : NULL);
+	long fb = db_first_beyond_drift(c);
+	fputs(", \"first_beyond_drift\": ", out);
+	if (fb >= 0)
+		fprintf(out, "%ld", fb);
+	else
+		fputs("null", out);
 	fputs(", \"pairs\": [", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);

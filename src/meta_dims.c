@@ -88,7 +88,8 @@ static const db_pk_val *dict_get(const db_pk_val *d, const char *key)
 }
 
 /* data.pkl of the zip in map[0..size): the dims string. */
-static int dims_in_zip(const char *path, const uint8_t *map, size_t size, char *buf, size_t len)
+static int dims_in_zip(const char *path, const uint8_t *map, size_t size, char *buf, size_t len,
+                       db_meta_par *par)
 {
 	db_zip z;
 	db_err err = {0};
@@ -116,10 +117,23 @@ static int dims_in_zip(const char *path, const uint8_t *map, size_t size, char *
 		rc = -1;
 		goto out;
 	}
-	const db_pk_val *d = dict_get(dict_get(root, "meta"), "dims");
+	const db_pk_val *meta = dict_get(root, "meta");
+	const db_pk_val *sp = dict_get(dict_get(meta, "megatron_parallel_info"), "sp_size");
+	if (sp && sp->type == DB_PK_INT && sp->u.i > 1 && sp->u.i < 1 << 20)
+		par->sp_size = (int)sp->u.i;
+	const db_pk_val *d = dict_get(meta, "dims");
 	if (d && d->type == DB_PK_STR) {
 		snprintf(buf, len, "%s", d->u.str.s);
 		rc = 1;
+		db_dims dd;
+		db_dims_parse(d->u.str.s, &dd);
+		if (dd.group[0]) {
+			char k[48];
+			snprintf(k, sizeof k, "%s_size", dd.group);
+			const db_pk_val *g = dict_get(dict_get(meta, "sglang_parallel_info"), k);
+			if (g && g->type == DB_PK_INT && g->u.i >= 1 && g->u.i < 1 << 20)
+				par->group_size = (int)g->u.i;
+		}
 	}
 out:
 	db_pk_free(vm);
@@ -128,8 +142,13 @@ out:
 	return rc;
 }
 
-int db_meta_dims_read(const char *path, char *buf, size_t len)
+int db_meta_dims_read(const char *path, char *buf, size_t len, db_meta_par *par)
 {
+	db_meta_par dummy;
+	if (!par)
+		par = &dummy;
+	par->sp_size = 1;
+	par->group_size = 0;
 	if (len)
 		buf[0] = '\0';
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -147,7 +166,7 @@ int db_meta_dims_read(const char *path, char *buf, size_t len)
 	int rc = 0;
 	const uint8_t *p = m;
 	if (p[0] == 'P' && p[1] == 'K') /* torch >= 1.6 zip; legacy files carry no v2 meta */
-		rc = dims_in_zip(path, p, (size_t)st.st_size, buf, len);
+		rc = dims_in_zip(path, p, (size_t)st.st_size, buf, len, par);
 	munmap(m, (size_t)st.st_size);
 	return rc;
 }

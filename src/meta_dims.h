@@ -26,10 +26,19 @@ typedef struct db_dims {
 
 /* Parse a dims string. Never fails: unparsable is DB_DIMS_UNKNOWN. */
 void db_dims_parse(const char *s, db_dims *out);
+/* Parallel sizes from the same meta. */
+typedef struct db_meta_par {
+	int sp_size;            /* megatron_parallel_info.sp_size (Megatron sequence
+	                         * parallel: activations split on the token dim); 1 none */
+	int group_size;         /* sglang_parallel_info.<group>_size of the dims'
+	                         * bracketed group ("attn_tp" -> attn_tp_size); 0 unknown */
+} db_meta_par;
+
 /* meta['dims'] of the torch.save file at path into buf (NUL-terminated,
  * truncated to len). 1 found, 0 no such string (or not a dict payload),
- * -1 the file cannot be read. Reads only the pickle, never tensor data. */
-int db_meta_dims_read(const char *path, char *buf, size_t len);
+ * -1 the file cannot be read. Reads only the pickle, never tensor data.
+ * par (may be NULL) gets the parallel sizes, found or not. */
+int db_meta_dims_read(const char *path, char *buf, size_t len, db_meta_par *par);
 /* The shard rule (dim, how) that unshards a tensor of this layout; false
  * when the layout is not split or partial. pattern/re stay NULL. */
 bool db_dims_rule(const db_dims *d, db_shard_rule *r);

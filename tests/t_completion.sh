@@ -55,7 +55,7 @@ complete_words '' >/dev/null || fail "sourcing the completion failed"
 
 # commands
 only "co" compare
-# "rep": the fixtures folder (the cwd) has realdump* folders too
+# "rep": fixtures/realdump* folders (the cwd) also start with "re"
 only "rep" replay
 expect "''" compare ls schema bisect replay export
 # options, per command

@@ -209,9 +209,10 @@ void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
 	if (p->status != DB_ST_OK) {
 		static const char *const what[] = {
 			[DB_ST_REF_ONLY] = "no tgt", [DB_ST_TARGET_ONLY] = "no ref",
-			[DB_ST_SHAPE_MISMATCH] = "shape", [DB_ST_ERROR] = "error"};
+			[DB_ST_SHAPE_MISMATCH] = "shape", [DB_ST_ERROR] = "error",
+			[DB_ST_NOT_COMPARABLE] = "layout"};
 		snprintf(buf, len, "%s %7s", draw_status_glyph(p->status),
-		         p->status <= DB_ST_ERROR && what[p->status] ? what[p->status] : "?");
+		         p->status <= DB_ST_NOT_COMPARABLE && what[p->status] ? what[p->status] : "?");
 		*color = draw_status_color(p->status);
 		return;
 	}

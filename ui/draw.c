@@ -242,6 +242,7 @@ const char *draw_status_glyph(db_status s)
 	case DB_ST_TARGET_ONLY: return G("▷", ">");
 	case DB_ST_SHAPE_MISMATCH: return G("≠", "!");
 	case DB_ST_ERROR: return G("‽", "E");
+	case DB_ST_NOT_COMPARABLE: return G("⊘", "/");
 	default: return " ";
 	}
 }
