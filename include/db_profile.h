@@ -90,6 +90,8 @@ typedef struct db_profile {
 	 * execution order; "@first-divergence" = the first diverging stage
 	 * (weights, which do not accumulate). See db_bisect_choose_probe. */
 	char **probes; size_t n_probes;
+	char **weight_phases; size_t n_weight_phases; /* globs: phases holding weights,
+	                                 * probed as "@first-divergence" */
 	db_layer_class *classes; size_t n_classes;
 	char *dump_command;             /* with {layer}; NULL = none */
 	char *input_ids_pat; void *input_ids_re; /* stages holding token ids */

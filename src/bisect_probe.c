@@ -121,6 +121,15 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 	if (!cov)
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	size_t nc = given ? 1 : (c->profile ? c->profile->n_probes : 0);
+	/* a phase of weights (a trainer's parameters) does not accumulate
+	 * either: the profile's weight_phases probe the first divergence */
+	bool wph = false;
+	for (size_t k = 0; !given && phase && c->profile && k < c->profile->n_weight_phases; k++)
+		if (db_glob_match(c->profile->weight_phases[k], phase)) {
+			given = DB_PROBE_FIRST_DIVERGENCE;
+			nc = 1;
+			wph = true;
+		}
 	char skipped[256] = "";
 	size_t sk = 0;
 	int rc = 0;
@@ -135,8 +144,18 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 			if (rc > 0) {
 				snprintf(why, whylen, "%s, the first diverging stage (%s: weights do not "
 				         "accumulate through layers)", *stage,
-				         given ? "as asked" : "the profile's choice");
+				         wph ? "a phase of weights, the profile's weight_phases"
+				             : given ? "as asked" : "the profile's choice");
 				rc = 0;
+			} else if (rc == 0 && wph) {
+				/* nothing diverges: any weight will do, the bisect says so */
+				for (size_t i = 0; i < c->n_pairs && !*stage; i++)
+					if (c->pairs[i].f.layer >= 0 && sel(&c->pairs[i], phase, pass) &&
+					    both_sides(&c->pairs[i]) &&
+					    !(*stage = strdup(c->pairs[i].f.stage)))
+						rc = db_err_set(err, NULL, NULL, -1, "out of memory");
+				snprintf(why, whylen, "%s: no weight diverges in phase %s (a phase of "
+				         "weights, the profile's weight_phases)", *stage ? *stage : "-", phase);
 			} else if (rc == 0 && given) {
 				rc = db_err_set(err, NULL, NULL, -1, "--stage %s: no layer stage diverges",
 				                DB_PROBE_FIRST_DIVERGENCE);

@@ -547,7 +547,7 @@ static int get_classes(ctx *c, const yaml_node_t *n)
 static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
 	"phase_order, stage_order, dict_order, model_after, substages, substage_separator, "
-	"shard, pass, thresholds, probe, layer_classes, dump_command, input_ids, routing_ids, "
+	"shard, pass, thresholds, probe, weight_phases, layer_classes, dump_command, input_ids, routing_ids, "
 	"rename, rewrite";
 
 typedef struct seen {
@@ -627,6 +627,8 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 	}
 	if (!strcmp(k, "probe"))
 		return get_str_list(c, vn, "probe", &p->probes, &p->n_probes);
+	if (!strcmp(k, "weight_phases"))
+		return get_str_list(c, vn, "weight_phases", &p->weight_phases, &p->n_weight_phases);
 	if (!strcmp(k, "layer_classes"))
 		return get_classes(c, vn);
 	if (!strcmp(k, "dump_command"))
@@ -806,6 +808,7 @@ void db_profile_free(db_profile *p)
 	free(p->shards);
 	free(p->pass_value);
 	free_list(p->probes, p->n_probes);
+	free_list(p->weight_phases, p->n_weight_phases);
 	for (size_t i = 0; i < p->n_classes; i++)
 		free(p->classes[i].name);
 	free(p->classes);

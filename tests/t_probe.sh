@@ -46,6 +46,13 @@ expect 1 "weights" "$DB_BIN" bisect "$L/atom_weights" --auto --format json
   "(2, 'first-divergence', 'attn.wo')" ] ||
 	fail "weights: $(json_get "$out" 'j["first_bad_layer"], j["probe"]')"
 
+# A trainer's parameters (Miles' param__ files, the profile's weight_phases)
+# are probed as weights, and nothing diverging there is said plainly.
+U=$DB_FIXTURES/upstream/miles
+expect 0 "weight phase" "$DB_BIN" bisect "$U/ref" "$U/target" --auto --phase fwd_bwd.param
+has "$out" "no weight diverges in phase fwd_bwd.param (a phase of weights" "weight phase"
+has "$out" "nothing bad" "weight phase"
+
 # Token ids differ: its own status, before anything else.
 expect 1 "input ids" "$DB_BIN" compare "$B/input_ids/ref" "$B/input_ids/target"
 has "$out" "inputs differ: embed.input_ids rank 0 pass 0: 1 of 5 ids differ" "input ids headline"
