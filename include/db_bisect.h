@@ -213,6 +213,9 @@ typedef struct db_substage_row {
 	db_band band;
 	double step_drop;       /* cos(previous row) - cos(this row) */
 	bool culprit;           /* the first row leaving ok or dropping > 0.001 */
+	const char *one_side;   /* static: "only in the reference" / "only in the
+	                           target" when the other tree lacks this module
+	                           at this layer only (pair DB_NO_PAIR), else NULL */
 } db_substage_row;
 
 typedef enum db_bisect_kind {

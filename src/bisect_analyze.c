@@ -175,6 +175,26 @@ static const char *c_layer_class(const db_bisect_run *r, int layer)
 	return r->c->profile ? db_profile_layer_class(r->c->profile, layer) : NULL;
 }
 
+/* stage is in one tree only at layer while some other layer has it in both:
+ * "only in the reference" / "only in the target", else NULL. */
+static const char *one_sided_here(const db_bisect_run *r, int layer, const char *stage)
+{
+	const char *which = NULL;
+	bool elsewhere = false;
+	for (size_t i = 0; i < r->c->n_pairs; i++) {
+		const db_pair *p = &r->c->pairs[i];
+		if (strcmp(p->f.stage, stage) || !db_bisect_pair_in(r, p))
+			continue;
+		if (p->f.layer == layer && p->status == DB_ST_REF_ONLY)
+			which = "only in the reference";
+		else if (p->f.layer == layer && p->status == DB_ST_TARGET_ONLY)
+			which = "only in the target";
+		else if (p->f.layer != layer && p->f.layer >= 0 && p->ref && p->tgt)
+			elsewhere = true;
+	}
+	return elsewhere ? which : NULL;
+}
+
 static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
                       db_bisect_result *res)
 {
@@ -201,11 +221,18 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 	}
 	long culprit = -1;
 	for (size_t j = 0; j < ns; j++) {
-		bool mismatch;
-		size_t pi = db_bisect_pick_pair(r, layer, stages[j], &mismatch, NULL);
-		if (pi == DB_NO_PAIR && !mismatch)
+		bool mismatch, partial;
+		size_t pi = db_bisect_pick_pair(r, layer, stages[j], &mismatch, &partial);
+		/* a module one side lacks here but both have elsewhere (a port that
+		 * dropped it at this layer) is a finding; missing everywhere is a
+		 * dump choice, not a bug */
+		const char *one_side = NULL;
+		if (pi == DB_NO_PAIR && !mismatch && partial)
+			one_side = one_sided_here(r, layer, stages[j]);
+		if (pi == DB_NO_PAIR && !mismatch && !one_side)
 			continue;
 		db_substage_row *w = &res->walk[res->n_walk++];
+		w->one_side = one_side;
 		const char *top = c->profile
 			? db_profile_parent(c->profile, stages[j], stages, ns, w->top, sizeof w->top)
 			: NULL;

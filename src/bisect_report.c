@@ -96,9 +96,13 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fputs("\nintra-layer walk:\n", out);
 		for (size_t i = 0; i < res->n_walk; i++) {
 			const db_substage_row *w = &res->walk[i];
-			fprintf(out, "  %s %-32s cos %-12.8f rel %-10.3g %-8s dcos %+.3g\n",
-			        w->culprit ? ">" : " ", w->stage, w->cos, w->rel, db_band_name(w->band),
-			        isfinite(w->step_drop) ? -w->step_drop : NAN);
+			if (w->one_side)
+				fprintf(out, "  %s %-32s %s (the other layers have it in both)\n",
+				        w->culprit ? ">" : " ", w->stage, w->one_side);
+			else
+				fprintf(out, "  %s %-32s cos %-12.8f rel %-10.3g %-8s dcos %+.3g\n",
+				        w->culprit ? ">" : " ", w->stage, w->cos, w->rel,
+				        db_band_name(w->band), isfinite(w->step_drop) ? -w->step_drop : NAN);
 		}
 	}
 	if (b->n_steps) {

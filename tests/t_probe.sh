@@ -53,6 +53,16 @@ expect 0 "weight phase" "$DB_BIN" bisect "$U/ref" "$U/target" --auto --phase fwd
 has "$out" "no weight diverges in phase fwd_bwd.param (a phase of weights" "weight phase"
 has "$out" "nothing bad" "weight phase"
 
+# A module the target lacks at one layer only (a port that dropped it) is a
+# finding at that layer: the real v2 tree with L5's pre_mlp_residual removed.
+D=$DB_TMP/dropped
+rm -rf "$D"; cp -r "$DB_FIXTURES/realdump/v2_tp1" "$D"
+rm "$D"/target/*/*name=pre_mlp_residual___*layer_id=5___*
+expect 1 "dropped module" "$DB_BIN" bisect "$D/ref" "$D/target" --auto
+has "$out" "> pre_mlp_residual                 only in the reference (the other layers have it in both)" \
+	"dropped module: the walk names it"
+has "$out" "  stage:    pre_mlp_residual" "dropped module: the culprit"
+
 # Token ids differ: its own status, before anything else.
 expect 1 "input ids" "$DB_BIN" compare "$B/input_ids/ref" "$B/input_ids/target"
 has "$out" "inputs differ: embed.input_ids rank 0 pass 0: 1 of 5 ids differ" "input ids headline"
