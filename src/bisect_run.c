@@ -498,6 +498,10 @@ int db_bisect_run_auto(db_bisect_run *r, db_bisect_step_cb cb, void *ctx,
 				db_bisect_auto_step(r, layer, &s);
 			if (rc == 125 || s.auto_verdict == DB_V_NONE)
 				s.verdict = DB_V_SKIP;
+			/* exit 125 is a judgement (the layer cannot be tested), not
+			 * missing data: recorded as an automatic skip, not "not dumped" */
+			if (rc == 125)
+				s.auto_verdict = DB_V_SKIP;
 		}
 		if (db_bisect_record(&r->sm, &s, err) < 0)
 			return -1;

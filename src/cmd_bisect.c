@@ -167,6 +167,11 @@ int db_cmd_bisect(int argc, char **argv)
 		if (!co.profile)
 			co.profile = s->profile;
 	} else {
+		/* a --session that does not exist yet is only a resume when no
+		 * trees are given: say it is the session that is missing */
+		if (!pos[0] && session)
+			return db_cmd_error(&cmd, "%s: no such session file (give REF [TARGET] to start "
+			                    "a new one there)", session);
 		if (!pos[0])
 			return db_cmd_usage_error(&cmd, "REF is missing (or --session FILE to resume)");
 		if (session) {
@@ -214,10 +219,13 @@ int db_cmd_bisect(int argc, char **argv)
 	/* layers the run could not judge: how to dump them */
 	for (size_t i = 0; i < r->sm.n_steps; i++) {
 		const db_bisect_step *st = &r->sm.steps[i];
+		char l[32];
+		if (st->auto_verdict == DB_V_SKIP && r->run_cmd)
+			fprintf(stderr, "dumpbisect bisect: %s skipped: --run exited 125 (a deliberate skip)\n",
+			        db_layer_label(st->layer, l, sizeof l));
 		if (st->auto_verdict != DB_V_NONE)
 			continue;
 		char *hint = db_bisect_dump_hint(r, st->layer);
-		char l[32];
 		fprintf(stderr, "dumpbisect bisect: %s is not dumped on both sides (skipped)%s%s\n",
 		        db_layer_label(st->layer, l, sizeof l), hint ? "; dump it with: " : "",
 		        hint ? hint : "");

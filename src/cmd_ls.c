@@ -211,6 +211,25 @@ static void json_list(const char *title, char **v, size_t n)
 	fputc(']', stdout);
 }
 
+/* Every item got its side only by lacking the other side's marker (atom:
+ * no ref_ prefix means target): in a tree of one run that says nothing,
+ * the same files are the reference when given as REF. */
+static bool unmarked_side(const db_profile *p, const counter *sides)
+{
+	if (sides->n != 1)
+		return false;
+	const char *s = sides->names[0];
+	return (!strcmp(s, "target") && !*p->side_target) || (!strcmp(s, "ref") && !*p->side_ref);
+}
+
+/* Regular files the profile's file pattern does not take (gen.sh, *.json
+ * beside the dumps): the rest of the files seen. */
+static size_t files_other(const db_index *ix)
+{
+	size_t used = ix->n_files + ix->n_unparsed;
+	return ix->n_files_seen > used ? ix->n_files_seen - used : 0;
+}
+
 static int ls_tree(const char *root, const char *profile, bool json)
 {
 	db_profile *p = NULL;
@@ -259,8 +278,9 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		db_json_str(stdout, p->name);
 		fputs(", \"why\": ", stdout);
 		db_json_str(stdout, why);
-		printf(", \"files_seen\": %zu, \"files\": %zu, \"refused\": %zu, \"tensors\": %zu, ",
-		       ix->n_files_seen, ix->n_files, ix->n_refused, ix->n_items);
+		printf(", \"files_seen\": %zu, \"files\": %zu, \"files_other\": %zu, \"refused\": %zu, "
+		       "\"tensors\": %zu, ", ix->n_files_seen, ix->n_files, files_other(ix), ix->n_refused,
+		       ix->n_items);
 		print_counter("sides", &sides, false, true, true);
 		print_counter("phases", &phases, true, true, false);
 		print_counter("passes", &passes, false, true, false);
@@ -287,10 +307,16 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		fputs("]}\n", stdout);
 	} else {
 		printf("profile %s (%s)\nroot    %s\n", p->name, why, root);
-		printf("files   %zu parsed, %zu unparsed, %zu skipped, %zu refused (of %zu files)\n",
-		       ix->n_files, ix->n_unparsed, ix->n_skipped, ix->n_refused, ix->n_files_seen);
+		/* the three parts add up to the regular files seen; refused ones
+		 * are among the parsed, skipped ones (not regular files, loops,
+		 * unreadable) are not among the files seen */
+		printf("files   %zu parsed (%zu refused) + %zu unparsed + %zu not dump-named = %zu files; "
+		       "%zu skipped\n", ix->n_files, ix->n_refused, ix->n_unparsed, files_other(ix),
+		       ix->n_files_seen, ix->n_skipped);
 		printf("tensors %zu\n", ix->n_items);
-		if (any_side)
+		if (any_side && unmarked_side(p, &sides))
+			puts("sides    none marked: one run, REF or TARGET as it is given");
+		else if (any_side)
 			print_counter("sides", &sides, false, false, false);
 		if (phases.n > 1 || (phases.n == 1 && *phases.names[0]))
 			print_counter("phases", &phases, true, false, false);

@@ -138,6 +138,18 @@ rm -f "$D"/*layer_id=1[0-5].pt "$D"/*layer_id=[89].pt
 [ $? -eq 1 ] || fail "--run 125: exit status"
 grep -q '"kind": "inconclusive"' "$R/out2.json" || fail "--run 125: $(head -c 300 "$R/out2.json")"
 grep -q '{"layer": 11, "verdict": "skip"' "$R/out2.json" || fail "--run 125: no skip step for L11"
+# ... said as a deliberate skip, never as a layer not dumped
+rm -f "$D"/*layer_id=1[0-5].pt "$D"/*layer_id=[89].pt
+"$DB_BIN" bisect "$R/ref" "$R/target" --auto --layers 16 \
+	--run "[ {layer} = 11 ] && exit 125; cp '$R'/stash/*layer_id={layer}.pt '$D/'" >"$R/out3" 2>"$R/err3"
+grep -q "L11 skipped: --run exited 125 (a deliberate skip)" "$R/err3" || fail "--run 125 stderr: $(cat "$R/err3")"
+grep -q "not dumped" "$R/out3" "$R/err3" && fail "--run 125 called not dumped: $(cat "$R/out3" "$R/err3")"
+grep -q "^inconclusive: one of L11..L12 (L11 skipped)" "$R/out3" || fail "--run 125 result: $(head -1 "$R/out3")"
+# a --session that does not exist, no trees: the session is what is missing
+"$DB_BIN" bisect --auto --session "$DB_TMP/nosuch.session" >/dev/null 2>"$R/err4"
+[ $? -eq 2 ] || fail "missing session: want exit 2"
+grep -q "nosuch.session: no such session file" "$R/err4" || fail "missing session: $(cat "$R/err4")"
+grep -q "REF is missing" "$R/err4" && fail "missing session blamed REF"
 # other codes abort with a message
 rm -f "$D"/*layer_id=1[0-5].pt "$D"/*layer_id=[89].pt
 "$DB_BIN" bisect "$R/ref" "$R/target" --auto --layers 16 --run "exit 3" >/dev/null 2>"$R/err"

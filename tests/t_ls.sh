@@ -6,7 +6,7 @@
 
 expect 0 "tree" "$DB_BIN" ls "$L/sglang_v1/ref"
 has "$out" "profile sglang-v1 (sglang-v1: " "tree"
-grep -qE '^files +[0-9]+ parsed, 0 unparsed, 0 skipped, 0 refused' <<<"$out" || fail "tree: files line"
+grep -qE '^files +[0-9]+ parsed \(0 refused\) \+ 0 unparsed \+ 0 not dump-named = [0-9]+ files; 0 skipped$' <<<"$out" || fail "tree: files line"
 grep -qE '^ranks +0 [0-9]+, 1 [0-9]+$' <<<"$out" || fail "tree: ranks line"
 grep -qE '^passes +0 [0-9]+, 1 [0-9]+$' <<<"$out" || fail "tree: passes line"
 grep -qE '^layers +-' <<<"$out" || fail "tree: model-level counted as layer -"
@@ -24,7 +24,7 @@ grep -qF '"fwd_only": ' <<<"$out" || fail "tree json: fwd_only"
 # qkv_format ('thd', a string) is no tensor and is left out quietly
 M=$DB_FIXTURES/upstream/miles
 expect 0 "real miles" "$DB_BIN" ls "$M/ref"
-has "$out" "files   145 parsed, 0 unparsed, 0 skipped, 0 refused" "real miles"
+has "$out" "files   145 parsed (0 refused) + 0 unparsed" "real miles"
 has "$out" "tensors 81" "real miles"
 grep -qE '^phases +inference 20, fwd_only 26, fwd_bwd 26, fwd_bwd.grad 8, fwd_bwd.param 1$' <<<"$out" || fail "real miles: phases line"
 grep -qE '^passes +inference: 0 5, 1 5, 2 5, 3 5$' <<<"$out" || fail "real miles: inference passes"
@@ -47,7 +47,7 @@ has "$out" "unparsed (no pattern of the profile matches):" "special files"
 has "$out" "  junk.pt" "special files"
 has "$out" "dump_index=999.pt: FIFO; not opened" "special files"
 has "$out" "loop: symlink loop" "special files"
-grep -qE '^files +[0-9]+ parsed, 1 unparsed, 2 skipped, 0 refused' <<<"$out" || fail "special files: counts"
+grep -qE '^files +[0-9]+ parsed \(0 refused\) \+ 1 unparsed \+ 0 not dump-named = [0-9]+ files; 2 skipped$' <<<"$out" || fail "special files: counts"
 
 # single files
 expect 0 "file json" "$DB_BIN" ls --format json "$DB_FIXTURES/pt/f32.pt"
@@ -65,6 +65,14 @@ mkdir -p "$DB_TMP/empty"
 expect 2 "empty dir" "$DB_BIN" ls "$DB_TMP/empty"
 expect 2 "missing" "$DB_BIN" ls "$DB_TMP/missing"
 expect 2 "fifo path" "$DB_BIN" ls "$T/forward_pass_id=0___rank=0___name=fifo___dump_index=999.pt"
+# a tree of one run under a profile whose sides are marked by a prefix:
+# the files lacking it are not "target" here, and the counts add up
+expect 0 "one run, atom" "$DB_BIN" ls --profile atom "$L/atom_hooks/ref"
+has "$out" "sides    none marked: one run, REF or TARGET as it is given" "atom one run"
+grep -q '^sides.*target' <<<"$out" && fail "atom one run: called target: $(grep ^sides <<<"$out")"
+expect 0 "not dump-named" "$DB_BIN" ls "$DB_FIXTURES/realdump_order"
+has "$out" "files   2 parsed (0 refused) + 0 unparsed + 1 not dump-named = 3 files; 0 skipped" "realdump_order"
+
 expect 2 "no args" "$DB_BIN" ls
 expect 0 "help" "$DB_BIN" ls --help
 has "$out" "usage: dumpbisect ls" "help"

@@ -577,6 +577,11 @@ int tui_main(int argc, char **argv)
 	t->tgt_path = tgt ? tgt : t->session ? t->session->target : NULL;
 	if (!t->profile_opt && t->session)
 		t->profile_opt = t->session->profile;
+	if (!t->ref_path && t->session_path && !t->session) {
+		fprintf(stderr, "dumpbisect: %s: no such session file (give REF [TARGET] to start "
+		        "a new one there)\n", t->session_path);
+		return 2;
+	}
 	if (!t->ref_path) {
 		db_session_free(t->session);
 		return db_cmd_usage_error(&cli, "REF is missing (or --session FILE to resume)");
