@@ -98,6 +98,11 @@ db_band db_band_of(const db_metrics *m, const db_thresholds *t);
 const char *db_band_name(db_band b);     /* "ok", "drift", "algo", "bug", "scramble", "-" */
 /* Glyph for tables: utf8 "✓" "~" "✗" "✗✗" "‼" / ascii "." "~" "x" "X" "#"; none "-" */
 const char *db_band_glyph(db_band b, int utf8);
+/* byte_equal for people, into buf: "≡" ("==" without UTF-8) when every
+ * element is bit-identical (cos 1.0000 may still hide rounding), else the
+ * percentage ("99.5%"; never 100% nor 0% when it is not), "-" for NaN
+ * (dtypes differ). Returns buf. */
+const char *db_fmt_byte_equal(double byte_equal, int utf8, char *buf, size_t len);
 
 /* Per-side statistics (ls --stats, tensor view). Non-finite left out of
  * sum/min/max/mean/std and counted; n = finite values. std is the

@@ -36,7 +36,7 @@ typedef struct db_note_entry {
 	int number;
 	char *name;             /* "03_sign_flip.md" (owned) */
 	char *path;             /* dir/name (owned) */
-	char *title;            /* first "# " line, or the name (owned) */
+	char *title;            /* first "# " line less its "NN — ", or the name (owned) */
 } db_note_entry;
 
 /* Notes in dir (files "NN_*.md"), sorted by number then name. Returns the

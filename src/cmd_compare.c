@@ -115,8 +115,8 @@ static void print_table(const db_compare *c, FILE *out)
 	bool ph = any_phase(c), pa = any_pass(c);
 	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n\n", c->profile->name, c->why,
 	        c->ref_root, c->tgt_root);
-	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %s\n", "", ph ? "phase     " : "",
-	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "status");
+	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
+	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
 	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
@@ -157,7 +157,11 @@ static void print_table(const db_compare *c, FILE *out)
 		fprintf(out, "%-5s %-5s ", layer, rank);
 		put_pad(out, stage, 29);
 		put_pad(out, shape, 19);
-		fprintf(out, "%-12s %-11s %s", cos, rel, p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status));
+		fprintf(out, "%-12s %-11s ", cos, rel);
+		/* the weights question, "bit-identical?", next to cos */
+		char be[16];
+		put_pad(out, p->status == DB_ST_OK ? db_fmt_byte_equal(p->m.byte_equal, utf8, be, sizeof be) : "-", 7);
+		fputs(p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status), out);
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));

@@ -154,7 +154,7 @@ static void csv_field(FILE *out, const char *s)
 int db_export_metrics_csv(FILE *out, const db_compare *c)
 {
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
-	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error\n", out);
+	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		char shape[256];
@@ -187,8 +187,8 @@ int db_export_metrics_csv(FILE *out, const db_compare *c)
 		fputc(',', out);
 		csv_field(out, db_status_name(p->status));
 		const double v[] = {p->m.cos, p->m.rel, p->m.rel_l2, p->m.rel_diff, p->m.max_abs,
-		                    p->m.mean_abs};
-		for (size_t k = 0; k < 6; k++) {
+		                    p->m.mean_abs, p->status == DB_ST_OK ? p->m.byte_equal : NAN};
+		for (size_t k = 0; k < 7; k++) {
 			fputc(',', out);
 			if (v[k] == v[k])
 				fprintf(out, "%.17g", v[k]);

@@ -22,6 +22,7 @@
 #include "metrics_simd.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define BLK 1024                /* components per block: 2 x 8 KiB, L1-resident */
@@ -350,4 +351,20 @@ int db_metrics_compute(const db_tensor *x, const db_tensor *y, db_metrics *m,
 	db_accum_range(&a, x, y, 0, db_tensor_numel(x));
 	db_accum_finish(&a, m);
 	return 0;
+}
+
+const char *db_fmt_byte_equal(double be, int utf8, char *buf, size_t len)
+{
+	double pc = be * 100.0;
+	if (be != be)
+		snprintf(buf, len, "-");
+	else if (be >= 1.0)
+		snprintf(buf, len, "%s", utf8 ? "≡" : "==");
+	else if (pc > 99.9)     /* rounding must not claim all or none */
+		snprintf(buf, len, ">99.9%%");
+	else if (pc > 0 && pc < 0.1)
+		snprintf(buf, len, "<0.1%%");
+	else
+		snprintf(buf, len, "%.1f%%", pc);
+	return buf;
 }

@@ -199,7 +199,9 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static char *read_title(const char *path)
+/* The title of a note: its first "# " line without the "NN — " the note
+ * was written with (lists show the number already). */
+static char *read_title(const char *path, int num)
 {
 	FILE *f = fopen(path, "r");
 	char line[512];
@@ -210,7 +212,13 @@ static char *read_title(const char *path)
 		if (strncmp(line, "# ", 2))
 			continue;
 		line[strcspn(line, "\r\n")] = '\0';
-		t = strdup(line + 2);
+		const char *ti = line + 2;
+		char *end;
+		long n = strtol(ti, &end, 10);
+		if (end != ti && n == num && !strncmp(end, " — ", strlen(" — ")) &&
+		    end[strlen(" — ")])
+			ti = end + strlen(" — ");
+		t = strdup(ti);
 		break;
 	}
 	fclose(f);
@@ -248,7 +256,7 @@ size_t db_notes_list(const char *dir, db_note_entry **out)
 			break;
 		}
 		sprintf(x->path, "%s/%s", dir, e->d_name);
-		x->title = read_title(x->path);
+		x->title = read_title(x->path, x->number);
 		if (!x->title)
 			x->title = strdup(x->name);
 		n++;

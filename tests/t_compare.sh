@@ -83,9 +83,18 @@ echo garbage >"$(ls "$XDG_CACHE_HOME"/dumpbisect/*.cache | head -1)"
 cmp -s "$DB_TMP/t1.json" "$DB_TMP/c3.json" || fail "cache: corrupt cache changed the output"
 
 expect 1 "csv" "$DB_BIN" compare --format csv "$L/generic_st/ref" "$L/generic_st/target"
-[ "$(head -1 <<<"$out")" = "phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error" ] ||
+[ "$(head -1 <<<"$out")" = "phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error" ] ||
 	fail "csv: header"
 [ "$(wc -l <<<"$out")" = 61 ] || fail "csv: $(wc -l <<<"$out") lines, want 61"
+
+# byte-equal: "==" (the ASCII of ≡) for bit-identical pairs, a percentage
+# else, "-" when the dtypes differ; the CSV has the fraction
+expect 1 "bytes" "$DB_BIN" compare "$L/atom_weights"
+grep -qE '^\.   0 +0 +attn\.wq .* 1\.00000000 +0\.0000e\+00 +== +ok$' <<<"$out" || fail "bytes: == for identical"
+grep -qE '^#   2 +1 +attn\.wo .* 0\.0% +scramble$' <<<"$out" || fail "bytes: 0.0% for the sign flip"
+grep -qE ' attn_norm .* 1\.00000000 .* - +ok \(dtype float32 vs bfloat16\)$' <<<"$out" || fail "bytes: - across dtypes"
+expect 1 "bytes csv" "$DB_BIN" compare --format csv "$L/atom_weights"
+grep -q '^,,0,0,attn\.wq,.*,ok,1,0,0,0,0,0,1,ok,$' <<<"$out" || fail "bytes csv: byte_equal 1"
 
 # --filter: only matching stages
 expect 1 "filter" "$DB_BIN" compare --format csv --filter '^attn\.o_proj$' "$L/generic_st/ref" "$L/generic_st/target"

@@ -58,8 +58,8 @@ check "Enter shows the culprit: L7 attn_out on rank 1 (the all-ranks view shows 
 	grep_screen bisect_culprit '^L7 attn_out rank 1 \(worst of 2 ranks\) '
 check "the culprit keeps the all-ranks view" grep_screen bisect_culprit 'rank \[all\] of 2'
 check "mark confirmed" grep_screen bisect_mark '^marked L7 attn_out rank 1 confirmed$'
-check "mark drawn on the heatmap" grep_screen bisect_mark '^▸L7 +◆ ✓  1\.0000 ✓  1\.0000▸✗✗ 0\.8623'
-check "notes view lists it" grep_screen notes '^ 01  # 01 — Sign flip in o_proj|^ 01  .*Sign flip in o_proj'
+check "mark drawn on the heatmap" grep_screen bisect_mark '^▸L7 +◆ ✓  1\.0000 +✓  1\.0000 *▸✗✗ 0\.8623'
+check "notes view lists it, its number once" grep_screen notes '^ 01  Sign flip in o_proj +01_sign_flip_in_o_proj\.md$'
 check "export done" grep_screen export '^exported report\.md, heatmap\.svg, metrics\.json, metrics\.csv to '
 for f in report.md heatmap.svg metrics.json metrics.csv; do
 	check "export wrote $f" test -s "$T/work/dumpbisect-export/$f"

@@ -41,6 +41,7 @@ check "the state names the layers not dumped" \
 	grep_screen gap_done '^\[only-skipped\] one of L7\.\.L11 \(L7–L10 not dumped\)$'
 check "never a first bad layer L11" bash -c "! grep -q 'first bad layer' '$T/gap_done.screen'"
 check "kind inconclusive" grep_screen gap_done '^kind inconclusive'
+check "the strip's skip glyph is not drift's ~" grep_screen gap_done '^ +· · · · · ✓ ✓ ∅ ∅ ∅ ∅  ✗  ✗$'
 check "no culprit to show: Enter is not offered" grep_screen gap_done '^u undo  x reset  w note$'
 
 # refused(WANT ARGS...): exit 2 at once, stderr names WANT, nothing opened.
@@ -67,4 +68,21 @@ check "bisect --layers without --auto: refused" refused \
 	"dumpbisect bisect: --layers works with --auto only" bisect demo/ref demo/target --layers 12
 check "bisect --auto --run still runs" bash -c "cd '$DB_FIXTURES' && '$DB_BIN' bisect demo/ref demo/target \
 	--auto --run true >/dev/null 2>&1; test \$? -eq 1"
+# Accumulated drift: the search ends on a layer but no layer stands out;
+# the state line must not call it found.
+tui_run 100 30 bisect/drift/ref bisect/drift/target <<EOF
+b
+<Enter><Enter><Enter><Enter><Enter>
+:save-display $T/drift_done.screen
+EOF
+check "drift: the analysis says no layer stands out" grep_screen drift_done '^accumulated drift: no single layer stands out'
+check "drift: the state agrees" \
+	grep_screen drift_done '^\[drift\] no single layer stands out; the band is crossed at L4$'
+check "drift: never [found]" bash -c "! grep -q '^\[found\]' '$T/drift_done.screen'"
+
+# A layout without passes: the heatmap header says "-", not "[]".
+tui_run 100 30 layouts/generic_st/ref layouts/generic_st/target <<EOF
+:save-display $T/nopass.screen
+EOF
+check "no passes: pass -" grep_screen nopass '^phase -  pass -  rank '
 finish

@@ -17,7 +17,7 @@ tui_run 140 40 --session "$S" demo/ref demo/target <<EOF
 :export $T/exp_r1
 :rank all
 EOF
-check "the all-ranks screen has L8 attn_out 0.8618" grep_screen all '^ L8 +✗✗ 0\.8590 ✗✗ 0\.8697 ✗✗ 0\.8618 '
+check "the all-ranks screen has L8 attn_out 0.8618" grep_screen all '^ L8 +✗✗ 0\.8590 +✗✗ 0\.8697 +✗✗ 0\.8618 '
 
 # cells SCREEN DIR: compares the screen with the export in DIR; prints what differs.
 cells() {

@@ -24,7 +24,7 @@ EOF
 for s in filter_ffn filter_next filter_prev filter_substage filter_bad filter_none filter_cleared; do
 	tui_expect "$s"
 done
-check "only ffn columns" grep_screen filter_ffn '^cos +ffn_norm… ffn_out *$'
+check "only ffn columns" grep_screen filter_ffn '^cos +ffn_norm_out +ffn_out *$'
 # (all ranks: each cell names the rank it shows, the worst of the two)
 check "n n n walks cells in reading order" grep_screen filter_next '^L1 ffn_out rank [01] \(worst of 2 ranks\) '
 check "N goes back one" grep_screen filter_prev '^L1 ffn_norm_out rank [01] \(worst of 2 ranks\) '
@@ -32,5 +32,5 @@ check "a sub-stage match keeps its column" grep_screen filter_substage '^cos +at
 check "bad regex reported" grep_screen filter_bad '^/\(: missing closing parenthesis'
 check "bad regex keeps the filter" grep_screen filter_bad 'filter /o_proj'
 check "no match reported" grep_screen filter_none 'no stage matches'
-check "cleared" grep_screen filter_cleared '^cos +hidden_in attn_nor… attn_out'
+check "cleared" grep_screen filter_cleared '^cos +hidden_in +attn_norm_out +attn_out'
 finish

@@ -40,7 +40,7 @@ check "the triage line names L7 attn.o_proj on rank 1" \
 	grep_screen heatmap_start 'first divergence L7 attn.o_proj rank 1'
 check "all ranks by default" grep_screen heatmap_start 'rank \[all\] of 2 \(merged where sharded, else worst\)'
 check "the default view shows L7 bad (rank 1's attn_out, the worst)" \
-	grep_screen heatmap_start '^▸L7 +✓  1\.0000 ✓  1\.0000▸✗✗ 0\.8623'
+	grep_screen heatmap_start '^▸L7 +✓  1\.0000 +✓  1\.0000 *▸✗✗ 0\.8623'
 check "f moves to the L7 attn_out cell, which shows rank 1" \
 	grep_screen heatmap_first '^L7 attn_out rank 1 \(worst of 2 ranks\) '
 check "f stays in the all-ranks view" grep_screen heatmap_first 'rank \[all\] of 2'
@@ -53,7 +53,9 @@ check "R from all: the last rank" grep_screen rank_back 'rank \[1\] of 2  metric
 check "c shows rel" grep_screen heatmap_rel '^rel '
 check "C C after rel reaches max_abs" grep_screen heatmap_maxabs 'metric max_abs'
 check "the status line has every metric" \
-	grep_screen heatmap_first 'cos 0\.86.*rel .*rel_l2 .*rel_diff .*max_abs .*mean_abs'
+	grep_screen heatmap_first 'cos 0\.86.*bytes= 0\.0%.*rel .*rel_l2 .*rel_diff .*max_abs '
+check "a bit-identical pair says so, apart from cos 1" \
+	grep_screen heatmap_start '^✓ ok  cos 1\.000000  bytes= ≡ '
 
 # 60x15, the smallest size: rows and columns scroll with the cursor.
 tui_run 60 15 demo/ref demo/target <<EOF
@@ -81,5 +83,8 @@ check "all ranks: a sharded stage's cell is its merged pair" \
 check "all ranks: a replicated stage's cell names its worst rank" \
 	grep_screen worst_cell '^L2 self_attn\.o_proj rank 0 \(worst of 2 ranks\) '
 check "columns in execution order" \
-	grep_screen merged_cell '^cos +input_la… self_att… .* post_att… mlp\.gate… .* hidden_o…'
+	grep_screen merged_cell '^cos +input_laye… self_attn\.… .* post_atten… mlp\.gate_p… .* hidden_out$'
+# names as wide as the screen allows; the cursor's column named in full
+check "the cursor's column name in full" \
+	grep_screen merged_cell '^cos .* self_attn\.attn  '
 finish

@@ -25,6 +25,19 @@ tui_expect resize_back
 check "14 lines is too small" grep_screen resize_small 'terminal too small: 80x14'
 check "72x16 draws the heatmap" grep_screen resize_back '^ L0 '
 
+# Shrink with the cursor on the last column (the heatmap scrolls), grow
+# back: nothing stays scrolled off, the first column shows again.
+tui_run 100 30 demo/ref demo/target <<EOF
+<End>
+:resize 60x30
+:save-display $T/shrunk.screen
+:resize 100x30
+:save-display $T/grown.screen
+EOF
+check "shrunk: scrolled to the cursor" grep_screen shrunk '^cos +◂'
+check "grown: the first column is back" grep_screen grown '^cos +hidden_in +attn_norm_out'
+check "grown: not marked as scrolled" bash -c "! grep -Eq '^cos +◂' '$T/grown.screen'"
+
 # Colours: on by default, off with NO_COLOR set non-empty.
 tui_run 100 30 demo/ref demo/target <<EOF
 :save-colors $T/colors_on.colors

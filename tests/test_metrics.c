@@ -604,6 +604,21 @@ static void test_stats(void **state)
 	assert_int_equal(db_stats_compute(&u, &s, &err), -1);
 }
 
+/* byte_equal for people: all-identical is its own mark, rounding never
+ * claims 100% or 0% */
+static void test_fmt_byte_equal(void **state)
+{
+	(void)state;
+	char b[16];
+	assert_string_equal(db_fmt_byte_equal(1.0, 1, b, sizeof b), "\u2261");
+	assert_string_equal(db_fmt_byte_equal(1.0, 0, b, sizeof b), "==");
+	assert_string_equal(db_fmt_byte_equal(0.9999, 1, b, sizeof b), ">99.9%");
+	assert_string_equal(db_fmt_byte_equal(0.5, 1, b, sizeof b), "50.0%");
+	assert_string_equal(db_fmt_byte_equal(0.0004, 1, b, sizeof b), "<0.1%");
+	assert_string_equal(db_fmt_byte_equal(0.0, 1, b, sizeof b), "0.0%");
+	assert_string_equal(db_fmt_byte_equal(NAN, 1, b, sizeof b), "-");
+}
+
 static void test_topk_rows(void **state)
 {
 	(void)state;
@@ -726,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_bands),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_topk_rows),
+		cmocka_unit_test(test_fmt_byte_equal),
 		cmocka_unit_test(test_torch_cases),
 	};
 	/* The kernels differ per CPU level (portable, AVX2, AVX-512) and must

@@ -138,7 +138,7 @@ static void test_numbering(void **state)
 	size_t n = db_notes_list(dir, &e);
 	assert_int_equal(n, 5);
 	assert_int_equal(e[0].number, 1);
-	assert_string_equal(e[0].title, "01 — First look");
+	assert_string_equal(e[0].title, "First look");   /* less its "01 — " */
 	assert_int_equal(e[1].number, 8);
 	assert_string_equal(e[2].name, "09_second.md");
 	assert_string_equal(e[2].title, "09_second.md");   /* no "# " line */

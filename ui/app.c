@@ -555,9 +555,11 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
 	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	char be[16];
+	db_fmt_byte_equal(m->byte_equal, draw_utf8, be, sizeof be);
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0,
-	                "  cos %.6f  rel %s  rel_l2 %s  rel_diff %s  max_abs %s%s%s  mean_abs %s",
-	                m->cos, rel, rl2, rd, ma, at[0] ? " at " : "", at, me);
+	                "  cos %.6f  bytes= %s  rel %s  rel_l2 %s  rel_diff %s  max_abs %s%s%s  mean_abs %s",
+	                m->cos, be, rel, rl2, rd, ma, at[0] ? " at " : "", at, me);
 	if (m->nan_ref || m->nan_tgt || m->inf_ref || m->inf_tgt)
 		draw_textf(w, y, x, W - x, C_ERROR, 0, "  nan %llu/%llu inf %llu/%llu",
 		           (unsigned long long)m->nan_ref, (unsigned long long)m->nan_tgt,

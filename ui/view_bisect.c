@@ -165,7 +165,7 @@ static const char *verdict_glyph(db_verdict v)
 	switch (v) {
 	case DB_V_GOOD: return G("✓", "g");
 	case DB_V_BAD: return G("✗", "b");
-	case DB_V_SKIP: return G("~", "s");
+	case DB_V_SKIP: return G("∅", "s");     /* not drift's ~ */
 	default: return G("·", ".");
 	}
 }
@@ -240,9 +240,21 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		           db_replay_first_bad(&rp->fresh->sm, b2, sizeof b2),
 		           rp->moved ? " (moved)" : "");
 	} else {
-		x = draw_textf(w, y, 0, W, C_DIM, 0, "[%s] ", db_bisect_phase_name(sm->phase));
-		draw_text(w, y++, x, W - x, db_bisect_done(sm) ? C_HILITE : C_DEFAULT, A_BOLD,
-		          sm->msg);
+		/* accumulated drift: the search ends on a layer, but the analysis
+		 * says no layer is the culprit; "[found]" would contradict it */
+		const char *ph = db_bisect_phase_name(sm->phase), *msg = sm->msg;
+		char dm[160];
+		if (!replay && sm->phase == DB_BP_FOUND && sm->first_bad >= 0) {
+			analyze(t, b);
+			if (b->have_res && b->res.kind == DB_KIND_DRIFT) {
+				snprintf(dm, sizeof dm, "no single layer stands out; the band is crossed at %s",
+				         label(sm->layers[sm->first_bad], a, sizeof a));
+				ph = "drift";
+				msg = dm;
+			}
+		}
+		x = draw_textf(w, y, 0, W, C_DIM, 0, "[%s] ", ph);
+		draw_text(w, y++, x, W - x, db_bisect_done(sm) ? C_HILITE : C_DEFAULT, A_BOLD, msg);
 	}
 	if (sm->good >= 0 || sm->bad >= 0 || sm->n_layers) {
 		draw_textf(w, y++, 0, W, C_DEFAULT, 0,

@@ -10,7 +10,7 @@
 #include "db_session.h"
 
 #define CELL_W 9                /* 2 glyph + 7 value */
-#define COL_W (CELL_W + 1)      /* one separator column before each cell */
+#define NAME_MAX_W 32           /* column names wider than this stay cut */
 
 struct heatmap {
 	size_t cr, cc;                  /* cursor: display row / column */
@@ -24,6 +24,7 @@ struct heatmap {
 	char pat[256];                  /* filter the lists were made with */
 	/* geometry of the last draw (mouse, paging) */
 	int gy, gx, lw, grows, gcols;
+	int cw;                         /* column width: CELL_W or wider for names */
 };
 
 /* Display dimensions: untransposed rows = grid rows, cols = stages. */
@@ -247,7 +248,8 @@ static void draw_tabs(struct tui *t, WINDOW *w, int y)
 		}
 	}
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  pass ");
-	if (!t->n_passes) {
+	if (!t->n_passes || (t->n_passes == 1 && !*tui_pass(t))) {
+		/* the layout has no passes: nothing to choose, not "[]" */
 		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
 	} else {
 		const char *def = t->default_pass;
@@ -361,6 +363,8 @@ static void draw_legend(struct tui *t, WINDOW *w, int y)
 	}
 }
 
+static const char *col_label(struct tui *t, struct heatmap *h, size_t dc);
+
 static void fix_scroll(struct tui *t, struct heatmap *h)
 {
 	size_t nr = n_drows(t, h), nc = n_dcols(t, h);
@@ -377,10 +381,33 @@ static void fix_scroll(struct tui *t, struct heatmap *h)
 		h->left = h->cc;
 	if (h->cc >= h->left + pc)
 		h->left = h->cc - pc + 1;
-	if (nr > pr && h->top > nr - pr)
-		h->top = nr - pr;
-	if (nc > pc && h->left > nc - pc)
-		h->left = nc - pc;
+	/* show as much as fits: after a shrink and a grow (or a filter that
+	 * leaves fewer columns), nothing stays scrolled off for no reason */
+	if (h->top > (nr > pr ? nr - pr : 0))
+		h->top = nr > pr ? nr - pr : 0;
+	if (h->left > (nc > pc ? nc - pc : 0))
+		h->left = nc > pc ? nc - pc : 0;
+}
+
+/* Column width: CELL_W, widened up to the widest column name (capped) when
+ * every column still fits on the screen at that width. */
+static int col_width(struct tui *t, struct heatmap *h, int room)
+{
+	size_t nc = n_dcols(t, h);
+	if (!nc)
+		return CELL_W;
+	int want = CELL_W;
+	for (size_t dc = 0; dc < nc && want < NAME_MAX_W; dc++) {
+		const char *l = col_label(t, h, dc);
+		int x = draw_width(l);
+		want = x > want ? x : want;
+	}
+	if (want > NAME_MAX_W)
+		want = NAME_MAX_W;
+	int fit = room / (int)nc - 1;   /* widest that shows every column */
+	if (fit < CELL_W)
+		return CELL_W;
+	return want < fit ? want : fit;
 }
 
 /* Header text of display column dc. */
@@ -435,7 +462,8 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 	}
 	h->lw = label_width(t, h, t->transposed ? 24 : 16);
 	h->gx = h->lw;
-	h->gcols = (W - h->lw) / COL_W;
+	h->cw = col_width(t, h, W - h->lw);
+	h->gcols = (W - h->lw) / (h->cw + 1);   /* a separator before each cell */
 	if (h->gcols < 1)
 		h->gcols = 1;
 	fix_scroll(t, h);
@@ -464,11 +492,28 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 	           tui_metric_name(t->metric));
 	size_t nr = n_drows(t, h), nc = n_dcols(t, h);
 	char buf[512];
+	int curx = -1;
 	for (int i = 0; i < h->gcols && h->left + (size_t)i < nc; i++) {
 		size_t dc = h->left + (size_t)i;
-		int x = h->gx + i * COL_W + 1;
-		draw_text(w, hy, x, CELL_W, C_DEFAULT, dc == h->cc ? A_BOLD | A_UNDERLINE : A_BOLD,
-		          draw_fit(col_label(t, h, dc), CELL_W, buf, sizeof buf));
+		int x = h->gx + i * (h->cw + 1) + 1;
+		if (dc == h->cc)
+			curx = x;
+		draw_text(w, hy, x, h->cw, C_DEFAULT, dc == h->cc ? A_BOLD | A_UNDERLINE : A_BOLD,
+		          draw_fit(col_label(t, h, dc), h->cw, buf, sizeof buf));
+	}
+	/* the cursor's column name in full when cut: over its neighbours to the
+	 * right (to the left when it would run off the screen) */
+	const char *cl = curx >= 0 ? col_label(t, h, h->cc) : NULL;
+	int clw = cl ? draw_width(cl) : 0;
+	if (cl && clw > h->cw) {
+		int cw1 = h->cw + 1, x = curx + clw + 1 > W ? W - clw - 1 : curx;
+		if (x < h->gx + 1)
+			x = h->gx + 1;
+		/* blank the neighbours it covers, whole, so no cut name remains */
+		int b0 = h->gx + (x - 1 - h->gx) / cw1 * cw1;
+		int b1 = h->gx + (x + clw - h->gx + cw1 - 1) / cw1 * cw1;
+		draw_fill(w, hy, b0, (b1 < W ? b1 : W) - b0, C_DEFAULT, 0);
+		draw_text(w, hy, x, W - x, C_DEFAULT, A_BOLD | A_UNDERLINE, cl);
 	}
 	if (h->left > 0)
 		draw_text(w, hy, h->gx, 1, C_DIM, 0, G("◂", "<"));
@@ -489,7 +534,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 			draw_text(w, y, h->lw - 1, 1, C_HILITE, A_BOLD, G("◆", "+"));
 		for (int i = 0; i < h->gcols && h->left + (size_t)i < nc; i++) {
 			size_t dc = h->left + (size_t)i;
-			int x = h->gx + i * COL_W;
+			int x = h->gx + i * (h->cw + 1);
 			size_t p = pair_at(t, h, dr, dc);
 			bool model = !t->transposed && t->grid.rows[h->vrows[dr]].layer < 0;
 			if (model && i > 0)
@@ -503,12 +548,14 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 			bool cur = dr == h->cr && (dc == h->cc || model);
 			if (p == DB_NO_PAIR) {
 				if (cur)
-					draw_fill(w, y, x + 1, CELL_W, C_DEFAULT, A_REVERSE);
+					draw_fill(w, y, x + 1, h->cw, C_DEFAULT, A_REVERSE);
 				continue;
 			}
 			int color;
 			tui_cell_text(&t->cmp->pairs[p], t->metric, buf, sizeof buf, &color);
-			draw_text(w, y, x + 1, CELL_W, (enum tui_color)color, cur ? A_REVERSE | A_BOLD : 0,
+			if (cur && h->cw > CELL_W)
+				draw_fill(w, y, x + 1, h->cw, C_DEFAULT, A_REVERSE);
+			draw_text(w, y, x + 1, h->cw, (enum tui_color)color, cur ? A_REVERSE | A_BOLD : 0,
 			          buf);
 		}
 	}
@@ -625,7 +672,7 @@ static void heatmap_click(struct view *v, struct tui *t, int y, int x)
 	struct heatmap *h = v->priv;
 	if (y < h->gy || y >= h->gy + h->grows || x < h->gx)
 		return;
-	size_t dr = h->top + (size_t)(y - h->gy), dc = h->left + (size_t)((x - h->gx) / COL_W);
+	size_t dr = h->top + (size_t)(y - h->gy), dc = h->left + (size_t)((x - h->gx) / (h->cw > 0 ? h->cw + 1 : CELL_W + 1));
 	if (dr < n_drows(t, h) && dc < n_dcols(t, h)) {
 		h->cr = dr, h->cc = dc;
 		t->dirty = true;

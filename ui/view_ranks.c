@@ -101,11 +101,12 @@ static void ranks_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	else if (n_ranks)
 		draw_textf(w, y0 + 1, 0, W, C_GOOD, 0, "all %zu ranks ok", n_ranks);
 
-	int hy = y0 + 3, xr = 4, xc = 14, xl = 26, xm = 36, xb = 46;
+	int hy = y0 + 3, xr = 4, xc = 14, xl = 26, xm = 36, xe = 46, xb = 54;
 	draw_text(w, hy, xr, W - xr, C_DIM, A_BOLD, "rank");
 	draw_text(w, hy, xc, W - xc, C_DIM, A_BOLD, "cos");
 	draw_text(w, hy, xl, W - xl, C_DIM, A_BOLD, "rel");
 	draw_text(w, hy, xm, W - xm, C_DIM, A_BOLD, "max_abs");
+	draw_text(w, hy, xe, W - xe, C_DIM, A_BOLD, "bytes=");
 	draw_text(w, hy, xb, W - xb, C_DIM, A_BOLD, "band");
 	r->page = h - 7;
 	list_nav_fix(&r->nav, (int)r->n, r->page);
@@ -141,6 +142,9 @@ static void ranks_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		draw_textf(w, y, xc, W - xc, C_DEFAULT, a, "%.6f", p->m.cos);
 		draw_text(w, y, xl, W - xl, C_DEFAULT, a, rel);
 		draw_text(w, y, xm, W - xm, C_DEFAULT, a, ma);
+		char be[16];
+		draw_text(w, y, xe, W - xe, C_DEFAULT, a,
+		          db_fmt_byte_equal(p->m.byte_equal, draw_utf8, be, sizeof be));
 		x = xb + draw_text(w, y, xb, W - xb, draw_band_color(p->band), a,
 		                   draw_band_glyph(p->band));
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, a, " %s", db_band_name(p->band));
