@@ -54,6 +54,9 @@ enum { DB_PAIR_PENDING = 0, DB_PAIR_RUNNING, DB_PAIR_DONE };
 
 typedef struct db_compare_opts {
 	const char *profile;    /* name or file; NULL = auto-detect */
+	const char *profile_from;       /* where profile came from, for "why"
+	                                   ("recorded in the session"); NULL =
+	                                   given with --profile */
 	const char *filter;     /* PCRE2 regex on stage / key; NULL = all */
 	int threads;            /* 0 = number of CPUs */
 	/* Metrics cache directory; NULL = $XDG_CACHE_HOME/dumpbisect (or

@@ -28,6 +28,10 @@
 #include "db_bisect.h"
 #include "db_err.h"
 
+/* The "why" of a profile taken from a session (db_compare_opts.profile_from):
+ * not --profile, whether or not it was auto-detected back then. */
+#define DB_SESSION_PROFILE_WHY "recorded in the session"
+
 typedef enum db_mark_status {
 	DB_MARK_SUSPECT = 0, DB_MARK_CONFIRMED, DB_MARK_REFUTED
 } db_mark_status;

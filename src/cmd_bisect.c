@@ -164,8 +164,10 @@ int db_cmd_bisect(int argc, char **argv)
 		}
 		if (db_session_check_trees(s, &err) < 0)
 			goto fail;
-		if (!co.profile)
+		if (!co.profile) {
 			co.profile = s->profile;
+			co.profile_from = DB_SESSION_PROFILE_WHY;
+		}
 	} else {
 		/* a --session that does not exist yet is only a resume when no
 		 * trees are given: say it is the session that is missing */

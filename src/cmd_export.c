@@ -52,8 +52,10 @@ int db_cmd_export(int argc, char **argv)
 	bool have_res = false;
 	if (bcli_load_session(file, ref, tgt, &s, &err) < 0)
 		goto fail;
-	if (!co.profile)
+	if (!co.profile) {
 		co.profile = s->profile;
+		co.profile_from = DB_SESSION_PROFILE_WHY;
+	}
 	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
 		goto fail;
 	db_compare_run(c);

@@ -78,8 +78,10 @@ int db_cmd_replay(int argc, char **argv)
 	rc = 2;
 	if (bcli_load_session(file, ref, tgt, &s, &err) < 0)
 		goto fail;
-	if (!co.profile)
+	if (!co.profile) {
 		co.profile = s->profile;
+		co.profile_from = DB_SESSION_PROFILE_WHY;
+	}
 	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
 		goto fail;
 	if (db_replay_session(s, c, &rp, &err) < 0)

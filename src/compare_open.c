@@ -269,7 +269,8 @@ int db_compare_open(const char *ref, const char *tgt,
 	int rc = 0;
 	if (opts->profile && *opts->profile) {
 		if ((rc = db_profile_load(opts->profile, &c->profile, err)) == 0)
-			snprintf(c->why, sizeof c->why, "%s: given with --profile", c->profile->name);
+			snprintf(c->why, sizeof c->why, "%s: %s", c->profile->name,
+			         opts->profile_from ? opts->profile_from : "given with --profile");
 	} else if (t.ref.rc != 0) {
 		rc = db_err_set(err, NULL, NULL, -1, "%s", t.ref.msg);
 	} else {

@@ -36,6 +36,8 @@ want="## Summary ## Divergence point ## Severity ## Bisect log ## Marks ## Notes
 got=$(grep '^## ' "$md" | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "report sections: $got"
 grep -q '^first bad layer L7: hidden_out cos 1 -> 0.85899, rel 0.667\.$' "$md" || fail "report summary"
+# the session recorded the auto-detected profile: not "given with --profile"
+grep -q '^- profile: sglang-v1 (sglang-v1: recorded in the session)$' "$md" || fail "report profile: $(grep '^- profile' "$md")"
 grep -q '^| - | 0 | L7 | attn.o_proj | 1 | `sglang_dump_1700000000.0/forward_pass_id=0___rank=1___name=attn.o_proj' "$md" \
 	|| fail "report divergence point: $(grep -A3 '^## Divergence' "$md")"
 grep -q '^Bad ranks: 1 (the others are good)\.$' "$md" || fail "report bad ranks"

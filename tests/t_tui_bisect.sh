@@ -62,7 +62,7 @@ check "mark drawn on the heatmap" grep_screen bisect_mark '^▸L7 +◆ ✓  1\.0
 check "notes view lists it, its number once" grep_screen notes '^ 01  Sign flip in o_proj +01_sign_flip_in_o_proj\.md$'
 check "export done" grep_screen export '^exported report\.md, heatmap\.svg, metrics\.json, metrics\.csv to '
 for f in report.md heatmap.svg metrics.json metrics.csv; do
-	check "export wrote $f" test -s "$T/work/dumpbisect-export/$f"
+	check "export wrote $f" test -s "$T/work/report/$f"
 done
 check "session has the steps" grep -q 'verdict: bad' "$S"
 check "session has the mark" grep -q 'confirmed' "$S"
@@ -80,6 +80,18 @@ check "resumed on rank 1" grep_screen resumed_heatmap 'rank \[1\] of 2'
 check "resumed with the mark" grep_screen resumed_heatmap '^▸L7 +◆'
 check "resumed with 5 steps" grep_screen bisect_resumed '^history \(5 steps\)$'
 check "resumed at found L7" grep_screen bisect_resumed '^\[found\] first bad layer: L7'
+
+# e on a resumed session, the bisect view never opened: the report has the
+# session's bisect, and says where the profile came from
+rm -rf "$T/work/report"
+tui_run 100 30 --session "$S" <<EOF
+e
+EOF
+RM=$T/work/report/report.md
+check "resumed export: the bisect is in the report" grep -q 'L7' "$RM"
+check "resumed export: not 'No bisect run yet'" bash -c "! grep -q 'No bisect run yet' '$RM'"
+check "resumed export: the profile's why is the detection" grep -q 'profile: sglang-v1 (sglang-v1: 344 of 344 files parsed' "$RM"
+check "resumed export: never 'given with --profile'" bash -c "! grep -q 'given with --profile' '$RM'"
 
 # Replay: step back through the log and watch the range widen again.
 tui_run 100 30 --session "$S" <<EOF

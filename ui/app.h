@@ -174,6 +174,9 @@ void heatmap_goto_pair(struct tui *t, size_t pair);
 void tui_bisect_replay(struct tui *t);
 /* Forget it (the bisect changed, or the workbench ends). */
 void tui_bisect_replay_drop(struct tui *t);
+/* The bisect run (t->bisect), opened once: from the session when it has
+ * bisect settings, else from the selection. -1 after a message. */
+int tui_bisect_ensure(struct tui *t);
 
 /* Prompt for a line of text; done gets it on Enter (not on Esc). */
 void tui_prompt_open(struct tui *t, const char *label,

@@ -256,7 +256,7 @@ void tui_export(struct tui *t, const char *dir)
 		size_t n = slash ? (size_t)(slash - sp) : 0;
 		def = malloc(n + 32);
 		if (def)
-			snprintf(def, n + 32, "%.*s%sdumpbisect-export", (int)n, slash ? sp : "",
+			snprintf(def, n + 32, "%.*s%sreport", (int)n, slash ? sp : "",
 			         slash ? "/" : "");
 		dir = def;
 	}
@@ -264,6 +264,10 @@ void tui_export(struct tui *t, const char *dir)
 	db_bisect_result res;
 	bool have_res = false;
 	db_err err = {{0}};
+	/* a resumed session's bisect is in the report even when the bisect
+	 * view was not opened in this run */
+	if (!t->bisect && s && s->n_steps)
+		tui_bisect_ensure(t);
 	if (t->bisect) {
 		memset(&res, 0, sizeof res);
 		have_res = db_bisect_analyze(t->bisect, &res, &err) == 0;

@@ -575,7 +575,8 @@ int tui_main(int argc, char **argv)
 	const char *ref = cli_ref ? cli_ref : pos[0], *tgt = cli_tgt ? cli_tgt : pos[1];
 	t->ref_path = ref ? ref : t->session ? t->session->ref : NULL;
 	t->tgt_path = tgt ? tgt : t->session ? t->session->target : NULL;
-	if (!t->profile_opt && t->session)
+	bool profile_from_session = !t->profile_opt && t->session && t->session->profile;
+	if (profile_from_session)
 		t->profile_opt = t->session->profile;
 	if (!t->ref_path && t->session_path && !t->session) {
 		fprintf(stderr, "dumpbisect: %s: no such session file (give REF [TARGET] to start "
@@ -614,6 +615,8 @@ int tui_main(int argc, char **argv)
 		timing = fopen(tf, "a");
 
 	co.profile = t->profile_opt;
+	if (profile_from_session)
+		co.profile_from = DB_SESSION_PROFILE_WHY;
 	if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
 		fprintf(stderr, "dumpbisect: %s\n", err.msg);
 		db_session_free(t->session);

@@ -38,7 +38,7 @@ static int replace(char **dst, const char *src)
 
 /* Open the run once per process: from the session when it has bisect
  * settings, else from the current selection and probe. */
-static int ensure_run(struct tui *t)
+int tui_bisect_ensure(struct tui *t)
 {
 	if (t->bisect)
 		return 0;
@@ -118,7 +118,7 @@ static int bisect_open(struct view *v, struct tui *t)
 {
 	struct bisect_view *b = v->priv;
 	b->at = -1;
-	return ensure_run(t);
+	return tui_bisect_ensure(t);
 }
 
 /* Replay: rebuild the state machine from the first `at` steps of the log
