@@ -21,8 +21,10 @@ typedef struct db_item {
 	char *err;              /* read error for this item (file, entry, offset) */
 	int64_t seq;            /* position in this tree's execution order */
 	int occurrence;         /* n-th repeat of the same fields (0 first) */
-	off_t size;             /* file size and mtime: cache key */
+	off_t size;             /* file size, mtime and ident (inode + ctime,
+	                           see walk.h): cache key */
 	int64_t mtime_ns;
+	uint64_t ident;
 } db_item;
 
 typedef struct db_index {

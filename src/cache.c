@@ -1,7 +1,8 @@
 /* Metrics cache (issue 5): results of computed pairs, so reopening a tree
  * shows every number at once. One file per (reference, target, profile)
  * under the cache directory; an entry's key names every input file of the
- * pair by absolute path, size, mtime and inner key, plus the metric
+ * pair by absolute path, size, mtime, inode + ctime (a rewrite with the
+ * mtime put back still changes the ctime) and inner key, plus the metric
  * version — a changed file changes the key, so nothing stale is served.
  * The file is a cache: missing, unreadable or corrupt (checksum) means
  * empty; it is rewritten whole (temp + fsync + rename). Bands are not
@@ -161,6 +162,8 @@ static char *pair_key(db_compare *c, cache *k, const db_pair *p)
 		kint(&b, (long long)it->size);
 		kput(&b, "\x1f", 1);
 		kint(&b, (long long)it->mtime_ns);
+		kput(&b, "\x1f", 1);
+		kint(&b, (long long)it->ident);
 		kput(&b, "\x1f", 1);
 		kstr(&b, it->key);
 	}

@@ -307,7 +307,7 @@ static bool same_item(const db_item *a, const db_item *b)
 	if (!a || !b)
 		return a == b;
 	return !strcmp(a->path, b->path) && !strcmp(a->key, b->key) && a->size == b->size &&
-	       a->mtime_ns == b->mtime_ns && !a->err && !b->err;
+	       a->mtime_ns == b->mtime_ns && a->ident == b->ident && !a->err && !b->err;
 }
 
 static bool same_inputs(const db_pair *a, const db_pair *b)

@@ -23,6 +23,7 @@ typedef struct file_job {
 	db_fields f;
 	off_t size;
 	int64_t mtime_ns;
+	uint64_t ident;
 	ent_meta *ents;
 	size_t n_ents;
 	char *err;              /* the reader refused the whole file */
@@ -114,7 +115,7 @@ static bool side_kept(const char *side, const db_fields *f)
 
 static void read_file_meta(file_job *j, db_icache *ic)
 {
-	if (db_icache_get(ic, j->rel, j->size, j->mtime_ns, &j->ents, &j->n_ents))
+	if (db_icache_get(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents, &j->n_ents))
 		return;
 	db_file *df = NULL;
 	db_err e = {{0}};
@@ -143,7 +144,7 @@ static void read_file_meta(file_job *j, db_icache *ic)
 		}
 	}
 	db_file_close(df);
-	db_icache_put(ic, j->rel, j->size, j->mtime_ns, j->ents, j->n_ents);
+	db_icache_put(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, j->ents, j->n_ents);
 }
 
 static void *open_worker(void *arg)
@@ -254,6 +255,7 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		j->err = NULL;
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
+		it->ident = j->ident;
 		b->ix->n_refused++;
 		return it->path && it->key ? 0 : -1;
 	}
@@ -286,6 +288,7 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		m->err = NULL;
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
+		it->ident = j->ident;
 		if (!it->path || !it->key)
 			return -1;
 	}
@@ -666,6 +669,7 @@ int db_index_scan_walk(const char *root, const db_walk *wp, bool is_file,
 		j->f = f;
 		j->size = w.files[i].size;
 		j->mtime_ns = w.files[i].mtime_ns;
+		j->ident = w.files[i].ident;
 		j->full = ix->root_is_file ? strdup(root) : db_path_join(root, rel);
 		if (!j->full)
 			rc = -1;

@@ -25,7 +25,7 @@
 #include "hash.h"
 #include "walk.h"
 
-#define SNAP_MAGIC "DBISNAP3"     /* 3: seq from recorded order first */
+#define SNAP_MAGIC "DBISNAP4"     /* 3: seq from recorded order first; 4: ident */
 #define DETECT_MAGIC "DBDETEC1"
 #ifndef DB_VERSION
 #define DB_VERSION "dev"
@@ -192,7 +192,8 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 		db_wbuf_str(&b, it->f.stage);
 		int32_t iv[5] = {it->f.rank, it->f.layer, (int32_t)it->dtype, it->ndim,
 		                 it->occurrence};
-		int64_t lv[4] = {it->f.order, it->seq, (int64_t)it->size, it->mtime_ns};
+		int64_t lv[5] = {it->f.order, it->seq, (int64_t)it->size, it->mtime_ns,
+		                 (int64_t)it->ident};
 		uint8_t sf = it->f.stage_is_file;
 		db_wbuf_put(&b, iv, sizeof iv);
 		db_wbuf_put(&b, lv, sizeof lv);
@@ -259,7 +260,7 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 		db_rd_fixed(&r, it->f.pass, sizeof it->f.pass);
 		db_rd_fixed(&r, it->f.stage, sizeof it->f.stage);
 		int32_t iv[5];
-		int64_t lv[4];
+		int64_t lv[5];
 		uint8_t sf;
 		db_rd_take(&r, iv, sizeof iv);
 		db_rd_take(&r, lv, sizeof lv);
@@ -276,6 +277,7 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 		it->seq = lv[1];
 		it->size = (off_t)lv[2];
 		it->mtime_ns = lv[3];
+		it->ident = (uint64_t)lv[4];
 		for (int d = 0; d < it->ndim && !r.bad; d++)
 			db_rd_take(&r, &it->shape[d], 8);
 	}

@@ -135,6 +135,7 @@ static int add_file(db_walk *w, char **rel, const struct stat *st)
 	*rel = NULL;
 	f->size = st->st_size;
 	f->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	f->ident = db_stat_ident(st);
 	return 0;
 }
 
@@ -367,6 +368,7 @@ int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t 
 	w->n_files = w->cap_files = 1;
 	w->files[0].size = st.st_size;
 	w->files[0].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	w->files[0].ident = db_stat_ident(&st);
 	*is_file = true;
 	return 0;
 }
@@ -378,7 +380,7 @@ uint64_t db_walk_hash(const db_walk *w, bool names_only)
 		const db_walk_file *f = &w->files[i];
 		h = db_hash64(f->rel, strlen(f->rel), h);
 		if (!names_only) {
-			int64_t v[2] = {(int64_t)f->size, f->mtime_ns};
+			int64_t v[3] = {(int64_t)f->size, f->mtime_ns, (int64_t)f->ident};
 			h = db_hash64(v, sizeof v, h);
 		}
 	}

@@ -7,13 +7,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 typedef struct db_walk_file {
 	char *rel;              /* path relative to the root (owned) */
 	off_t size;
 	int64_t mtime_ns;
+	uint64_t ident;         /* db_stat_ident */
 } db_walk_file;
+
+/* Inode and ctime (ns) of a file, hashed: a rewrite changes them even when
+ * the size stays and the mtime is put back (touch -r), which size + mtime
+ * alone cannot see. Part of every cache key over file contents. */
+static inline uint64_t db_stat_ident(const struct stat *st)
+{
+	uint64_t h = (uint64_t)st->st_ino * 0x9E3779B97F4A7C15ull;
+	h ^= (uint64_t)st->st_ctim.tv_sec * 1000000000ull + (uint64_t)st->st_ctim.tv_nsec;
+	h ^= (uint64_t)st->st_dev << 17;
+	return h * 0xBF58476D1CE4E5B9ull;
+}
 
 typedef struct db_walk {
 	db_walk_file *files;    /* depth first, each directory in db_natcmp order */

@@ -8,6 +8,7 @@
  * cold page cache. */
 #include "compare_priv.h"
 #include "db_routing.h"
+#include "walk.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -97,7 +98,8 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, db_er
 		return NULL;
 	}
 	int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	if (!S_ISREG(st.st_mode) || st.st_size != it->size || mt != it->mtime_ns) {
+	if (!S_ISREG(st.st_mode) || st.st_size != it->size || mt != it->mtime_ns ||
+	    db_stat_ident(&st) != it->ident) {
 		db_err_set(err, path, NULL, -1, "file changed since the tree was indexed; rescan");
 		return NULL;
 	}

@@ -96,6 +96,23 @@ grep -qE ' attn_norm .* 1\.00000000 .* - +ok \(dtype float32 vs bfloat16\)$' <<<
 expect 1 "bytes csv" "$DB_BIN" compare --format csv "$L/atom_weights"
 grep -q '^,,0,0,attn\.wq,.*,ok,1,0,0,0,0,0,1,ok,$' <<<"$out" || fail "bytes csv: byte_equal 1"
 
+# cache trust: a dump rewritten in place with the same size and its mtime
+# put back (touch -r) is not served from the cache: the key has inode +
+# ctime, which the rewrite changes
+CT=$DB_TMP/trust
+rm -rf "$CT"
+cp -r "$L/generic_npy" "$CT"
+O=$CT/target/layer2.attn.o_proj.npy
+"$DB_BIN" compare --format csv "$CT/ref" "$CT/target" >"$DB_TMP/trust1.csv"
+grep -q ',2,attn\.o_proj,.*,bug,$' "$DB_TMP/trust1.csv" || fail "cache trust: L2 o_proj is not bug before"
+cp -p "$O" "$CT/stamp"
+cat "$CT/ref/layer2.attn.o_proj.npy" >"$O"       # same size, same inode, new bytes
+touch -r "$CT/stamp" "$O"
+[ "$(stat -c %s.%Y "$O")" = "$(stat -c %s.%Y "$CT/stamp")" ] || fail "cache trust: size/mtime not restored"
+"$DB_BIN" compare --format csv "$CT/ref" "$CT/target" >"$DB_TMP/trust2.csv"
+grep -q ',2,attn\.o_proj,.*,ok,1,0,0,0,0,0,1,ok,$' "$DB_TMP/trust2.csv" ||
+	fail "cache trust: old numbers served: $(grep ',2,attn\.o_proj,' "$DB_TMP/trust2.csv")"
+
 # --filter: only matching stages
 expect 1 "filter" "$DB_BIN" compare --format csv --filter '^attn\.o_proj$' "$L/generic_st/ref" "$L/generic_st/target"
 [ "$(wc -l <<<"$out")" = 5 ] || fail "filter: $(wc -l <<<"$out") lines, want 5"
