@@ -69,6 +69,9 @@ typedef struct db_compare_opts {
 typedef struct db_compare {
 	db_profile *profile;    /* owned */
 	char why[512];          /* how the profile was chosen */
+	char cache_err[320];    /* why the metrics cache could not be saved, ""
+	                           when it was (or is off): the numbers are right,
+	                           they are only not kept for next time */
 	char *ref_root, *tgt_root;
 	db_index *ref, *tgt;    /* owned; may be the same scan split by side */
 	db_pair *pairs;         /* in execution order */

@@ -9,6 +9,7 @@
  * stored: they are recomputed from the metrics with the current profile. */
 #include "compare_priv.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -360,10 +361,12 @@ void db_cache_flush(db_compare *c)
 	size_t n = strlen(k->file) + 32;
 	char *tmp = malloc(n);
 	int fd = -1, rc = -1;
+	const char *what = "create";
 	if (tmp && db_mkdirs(pr->cache_dir) == 0) {
 		snprintf(tmp, n, "%s.tmp.%ld", k->file, (long)getpid());
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	}
+	int eno = errno;
 	if (fd >= 0) {
 		/* the whole file is built in memory, checksummed, written once */
 		db_wbuf w = {0};
@@ -383,17 +386,33 @@ void db_cache_flush(db_compare *c)
 		}
 		uint64_t sum = w.err ? 0 : db_hash64(w.p, w.n, DB_HASH_SEED);
 		db_wbuf_put(&w, &sum, 8);
+		what = "write";
 		rc = w.err ? -1 : db_write_all(fd, w.p, w.n);
 		free(w.p);
-		if (rc == 0)
+		if (rc == 0) {
+			what = "fsync";
 			rc = fsync(fd);
-		if (close(fd) != 0)
+		}
+		eno = errno;
+		if (close(fd) != 0 && rc == 0) {
 			rc = -1;
-		if (rc == 0)
+			eno = errno;
+		}
+		if (rc == 0) {
+			what = "rename";
 			rc = rename(tmp, k->file);
+			eno = errno;
+		}
 		if (rc != 0)
 			unlink(tmp);
 	}
+	/* a cache that cannot be kept is worth a word, never a failure: the
+	 * old file (if any) is untouched, the numbers are right */
+	if (rc != 0)
+		snprintf(c->cache_err, sizeof c->cache_err, "%s: %s: %s", k->file, what,
+		         strerror(eno));
+	else
+		c->cache_err[0] = '\0';
 	if (rc == 0)
 		k->dirty = false;
 	free(tmp);

@@ -278,6 +278,9 @@ int db_cmd_compare(int argc, char **argv)
 	else
 		print_table(c, stdout);
 	rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
+	if (c->cache_err[0])
+		fprintf(stderr, "dumpbisect compare: metrics cache not saved: %s (the numbers are right; "
+		        "they are computed again next time)\n", c->cache_err);
 	db_compare_free(c);
 	if (fflush(stdout) != 0)
 		return 2;

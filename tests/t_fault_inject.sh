@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A full disk or a read-only file system during session saves and exports
-# (fault injection with the LD_PRELOAD shim tests/fault_inject.c): every
+# A full disk or a read-only file system during session saves, exports and
+# metrics cache saves (fault injection with the LD_PRELOAD shim tests/fault_inject.c): every
 # failing call (mkstemp, fflush, fsync, rename) gives exit 2 and a message
 # naming the file, the call and the errno text; the file on disk is always
 # the old version or a complete new one, and no temp file is left behind.
@@ -98,6 +98,26 @@ for spec in fflush:0 fsync:0 fsync:2 rename:1 rename:3; do
 	no_temp_files rep2
 done
 [ "$(steps s.yaml)" -ge 3 ] || fail "export touched the session"
+
+# --- the metrics cache: a cache with some pairs, then a run that adds the
+# rest while the disk is full / the cache folder read-only. The output is
+# the same as without faults, one clear line says the cache was not saved,
+# the old cache file is intact and no temp file is left.
+export XDG_CACHE_HOME=$DB_TMP/cache2
+"$DB_BIN" compare --filter hidden "$T/ref" "$T/target" >/dev/null 2>&1 || true
+cache=$(ls "$XDG_CACHE_HOME"/dumpbisect/*.cache)
+cp "$cache" cache.old
+"$DB_BIN" compare --no-cache "$T/ref" "$T/target" >want.out 2>/dev/null || true
+for c in "rename:0|28|rename: No space left on device" "fsync:0|28|fsync: No space left on device" \
+         "open:0|30|create: Read-only file system"; do
+	IFS='|' read -r spec eno what <<<"$c"
+	run 1 "$spec" "$eno" -- "$DB_BIN" compare "$T/ref" "$T/target"
+	cmp -s want.out out || fail "cache $spec: the output changed"
+	grep -q "metrics cache not saved: $cache: $what (the numbers are right" err ||
+		fail "cache $spec: no clear message: $(grep -v fault_inject err)"
+	cmp -s "$cache" cache.old || fail "cache $spec: the old cache file changed"
+	no_temp_files "$XDG_CACHE_HOME"
+done
 
 if [ $fails -ne 0 ]; then
 	echo "$fails failure(s)"
