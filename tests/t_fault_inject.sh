@@ -123,4 +123,4 @@ if [ $fails -ne 0 ]; then
 	echo "$fails failure(s)"
 	exit 1
 fi
-echo "ok: session saves and exports survive injected ENOSPC/EROFS"
+echo "ok: session saves, exports and cache saves survive injected ENOSPC/EROFS"

@@ -3,7 +3,8 @@
 # shim tests/fault_inject.c): each save says "session not saved: FILE:
 # rename ...: No space left on device" on the status line, the in-memory
 # session stays usable (the bisect keeps going), and the file on disk keeps
-# its last good version, with no temp file left behind.
+# its last good version, with no temp file left behind. Notes and exports
+# too, on a full disk and a read-only file system (3.).
 . "$DB_SRC/tests/tui/lib.sh"
 
 cc=${CC:-cc}
@@ -45,4 +46,39 @@ check "the resumed session went on to 4 steps in memory" grep_screen full3 '^his
 check "the save failure is shown" grep_screen full3 '^session not saved: '
 check "the file is still the last good version" cmp -s "$S" "$T/saved.yaml"
 check "no temp file left" bash -c "! ls '$T/work' | grep -q '\.tmp\.'"
+
+# 3. Notes and exports on a full disk (ENOSPC) and a read-only file system
+#    (EROFS; the tests may run as root, who ignores mode bits): a clear
+#    message, the earlier note and report intact, the workbench goes on.
+rm -rf "$T/work/notes" "$T/work/report"
+tui_run 100 30 --session "$S" <<EOF
+w
+first<Enter>
+e
+EOF
+check "a first note" test -s "$T/work/notes/01_first.md"
+check "a first report" test -s "$T/work/report/report.md"
+cp "$T/work/notes/01_first.md" "$T/note.keep"
+cp -r "$T/work/report" "$T/report.keep"
+# (notes are created with open(O_EXCL), reports through mkstemp)
+for f in "fsync:0 28 No space left on device" "open:0,mkstemp:0 30 Read-only file system"; do
+	read -r spec eno text <<<"$f"
+	TUI_ENV="LD_PRELOAD=$T/fault_inject.so DB_FAULT=$spec DB_FAULT_ERRNO=$eno ASAN_OPTIONS=verify_asan_link_order=0" \
+		tui_run 250 30 --session "$S" <<EOF
+w
+second<Enter>
+:save-display $T/note_$eno.screen
+e
+:save-display $T/export_$eno.screen
+j
+:save-display $T/after_$eno.screen
+EOF
+	check "note $spec: a clear message" grep_screen "note_$eno" "$T/work/notes/02_second.md: .*$text"
+	check "note $spec: no partial note left" test ! -e "$T/work/notes/02_second.md"
+	check "note $spec: the earlier note intact" cmp -s "$T/note.keep" "$T/work/notes/01_first.md"
+	check "export $spec: a clear message" grep_screen "export_$eno" "^export failed: $T/work/report/.*$text"
+	check "export $spec: the earlier report intact" diff -r "$T/report.keep" "$T/work/report"
+	check "$spec: the workbench goes on" grep_screen "after_$eno" '^embed\.embed_out rank '
+	check "$spec: no temp file left" bash -c "! find '$T/work' -name '*.tmp.*' | grep -q ."
+done
 finish
