@@ -78,7 +78,7 @@ rc=$?
 set -e
 [ $rc -ne 124 ] || fail "ls of the hostile tree hung"
 nh=$(ls "$H"/*.pt | grep -vc expand_huge)
-grep -Eq " $nh refused" "$DB_TMP/out" || fail "ls of the hostile tree: want $nh refused: $(cat "$DB_TMP/out")"
+grep -Eq "\($nh refused\)" "$DB_TMP/out" || fail "ls of the hostile tree: want $nh refused: $(cat "$DB_TMP/out")"
 grep -q "tree/good.pt:" "$DB_TMP/out" && fail "ls of the hostile tree: good.pt has an error: $(cat "$DB_TMP/out")"
 [ ! -e "$marker" ] || fail "a payload ran in the tree: $marker exists"
 
