@@ -61,8 +61,9 @@ typedef struct db_compare_opts {
 	int threads;            /* 0 = number of CPUs */
 	/* Metrics cache directory; NULL = $XDG_CACHE_HOME/dumpbisect (or
 	 * ~/.cache/dumpbisect), "" = off. One file per (ref, target, profile);
-	 * entries keyed by every input file's path, size, mtime and inner key
-	 * plus the metric version, so a changed file is recomputed. */
+	 * entries keyed by every input file's path, size, mtime, inode + ctime
+	 * and inner key plus the metric version, so a changed file is
+	 * recomputed (even one rewritten with its mtime put back). */
 	const char *cache_dir;
 } db_compare_opts;
 
