@@ -80,6 +80,12 @@ check "drift: the state agrees" \
 	grep_screen drift_done '^\[drift\] no single layer stands out; the band is crossed at L4$'
 check "drift: never [found]" bash -c "! grep -q '^\[found\]' '$T/drift_done.screen'"
 
+# --session naming a file that does not exist, no trees: the session is
+# what is missing, not REF
+TUI_WANT_RC=2 tui_run 100 30 --session "$T/nosuch.session" </dev/null
+check "missing session named" grep -q "nosuch.session: no such session file" "$T/stderr"
+check "REF not blamed" bash -c "! grep -q 'REF is missing' '$T/stderr'"
+
 # A layout without passes: the heatmap header says "-", not "[]".
 tui_run 100 30 layouts/generic_st/ref layouts/generic_st/target <<EOF
 :save-display $T/nopass.screen
