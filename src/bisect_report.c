@@ -114,5 +114,11 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 			        s->by_user ? "user" : "auto", s->cos, s->rel, db_band_name(s->band));
 		}
 	}
-	fprintf(out, "\nstate: %s\n", b->msg);
+	/* the search always ends on a layer; with accumulated drift the
+	 * analysis says no layer is the culprit, and the state must agree */
+	if (res->kind == DB_KIND_DRIFT && b->phase == DB_BP_FOUND && b->first_bad >= 0)
+		fprintf(out, "\nstate: drift: no single layer stands out; the band is crossed at %s\n",
+		        db_layer_label(b->layers[b->first_bad], l, sizeof l));
+	else
+		fprintf(out, "\nstate: %s\n", b->msg);
 }

@@ -145,6 +145,10 @@ rm -f "$D"/*layer_id=1[0-5].pt "$D"/*layer_id=[89].pt
 grep -q "L11 skipped: --run exited 125 (a deliberate skip)" "$R/err3" || fail "--run 125 stderr: $(cat "$R/err3")"
 grep -q "not dumped" "$R/out3" "$R/err3" && fail "--run 125 called not dumped: $(cat "$R/out3" "$R/err3")"
 grep -q "^inconclusive: one of L11..L12 (L11 skipped)" "$R/out3" || fail "--run 125 result: $(head -1 "$R/out3")"
+# accumulated drift: the state line agrees with the analysis (no "first bad layer")
+"$DB_BIN" bisect "$B/drift/ref" "$B/drift/target" --auto >"$R/out5" 2>/dev/null
+grep -q "^state: drift: no single layer stands out; the band is crossed at L4$" "$R/out5" ||
+	fail "drift state: $(tail -1 "$R/out5")"
 # a --session that does not exist, no trees: the session is what is missing
 "$DB_BIN" bisect --auto --session "$DB_TMP/nosuch.session" >/dev/null 2>"$R/err4"
 [ $? -eq 2 ] || fail "missing session: want exit 2"
