@@ -13,6 +13,7 @@
 #include "cmd_util.h"
 #include "db_atomic.h"
 #include "db_cell.h"
+#include "db_hints.h"
 #include "db_json.h"
 #include "db_notes.h"
 #include "db_routing.h"
@@ -88,6 +89,10 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	db_hint h;
+	db_pair_hint(c, p, &h);
+	fputs(", \"hint\": ", out);
+	db_hint_json(out, &h);
 	db_routing rt;
 	db_err e;
 	if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
