@@ -302,6 +302,37 @@ static void md_heatmap(FILE *f, const db_compare *c, const db_grid *g)
 	}
 }
 
+/* Every pair with a root-cause hint, in execution order (the first
+ * HINTS_MAX of them: a missing all-reduce hints on every rank of every
+ * layer after it, and the first ones are what matters). */
+#define HINTS_MAX 20
+static void report_hints(FILE *f, db_compare *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		db_hint h;
+		char ht[256], l[32];
+		db_pair_hint(c, p, &h);
+		if (h.kind == DB_HINT_NONE)
+			continue;
+		if (!n)
+			fputs("\n### Root-cause hints\n\n| phase | pass | layer | stage | rank | hint |\n"
+			      "|---|---|---|---|---|---|\n", f);
+		if (++n > HINTS_MAX)
+			continue;
+		char rank[16];
+		snprintf(rank, sizeof rank, p->merged ? "merged" : p->f.rank >= 0 ? "%d" : "-",
+		         p->f.rank);
+		fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", p->f.phase[0] ? p->f.phase : "-",
+		        p->f.pass[0] ? p->f.pass : "-",
+		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l, sizeof l) : "model", p->f.stage,
+		        rank, db_hint_text(&h, false, ht, sizeof ht));
+	}
+	if (n > HINTS_MAX)
+		fprintf(f, "\n... and %zu more.\n", n - HINTS_MAX);
+}
+
 int db_export_report_md(FILE *f, const db_export_ctx *x)
 {
 	const db_session *s = x->s;
@@ -343,6 +374,11 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		        p->f.stage, rank, rn ? rn : "(missing)", tn ? tn : "(missing)");
 		free(rn);
 		free(tn);
+		db_hint h;
+		char ht[256];
+		db_pair_hint(x->c, p, &h);
+		if (h.kind != DB_HINT_NONE)
+			fprintf(f, "\nHint: **%s**.\n", db_hint_text(&h, false, ht, sizeof ht));
 		if (r && r->layer_class)
 			fprintf(f, "\nLayer class: **%s**.\n", r->layer_class);
 		if (r && r->n_bad_ranks) {
@@ -357,6 +393,8 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	} else {
 		fputs("None: nothing leaves the ok band.\n", f);
 	}
+
+	report_hints(f, x->c);
 
 	fputs("\n## Severity\n\n", f);
 	if (p && p->status == DB_ST_OK) {

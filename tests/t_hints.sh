@@ -70,4 +70,25 @@ grep -E '^.*1 +0 +attn_out .*hint shift: .*by 1\)$' <<<"$out" >/dev/null ||
 expect 1 "table, noisy" "$DB_BIN" compare "$H/noisy/ref" "$H/noisy/target"
 grep -q "drift" <<<"$out" || fail "the noisy case does not drift (it should test drift)"
 ! grep -q "  hint " <<<"$out" || fail "noisy: a hint on drift: $(grep "  hint " <<<"$out")"
+
+# report.md (export) names the hint at the divergence point and lists it
+W=$DB_TMP/work
+mkdir -p "$W"
+expect 0 "session for the export" "$DB_BIN" bisect start "$H/transposed/ref" \
+	"$H/transposed/target" --session "$W/s.yaml"
+expect 0 "export" "$DB_BIN" export "$W/s.yaml" --out "$W/report"
+has "$(cat "$W/report/report.md")" "Hint: **transposed: target ≈ ref.permute(1, 0)**." "report.md"
+has "$(cat "$W/report/report.md")" "| - | 0 | L1 | attn_out | 0 | transposed: target ≈ ref.permute(1, 0) |" \
+	"report.md hint table"
+grep -q '"hint": {"kind": "transposed", "perm": \[1, 0\]}' "$W/report/metrics.json" ||
+	fail "metrics.json has no transposed hint"
+
+# a note written in the workbench on the first divergence carries the hint
+printf 'f\nw\nScaled attn<Enter>\nQ\n' >"$W/keys"
+(cd "$W" && env DUMPBISECT_SCRIPT="$W/keys" DUMPBISECT_WATCHDOG=30 TERM=xterm LINES=30 \
+	COLUMNS=100 "$DB_BIN" --session "$W/n.yaml" "$H/scale/ref" "$H/scale/target" \
+	</dev/null >/dev/null 2>"$W/err") || fail "workbench: $(head -3 "$W/err")"
+note=$(cat "$W"/notes/01_scaled_attn.md 2>/dev/null)
+[ -n "$note" ] || fail "the workbench wrote no note"
+has "$note" "- hint on \`attn_out\` rank 0: **scale: target ≈ 1.999 × ref**" "the note's Data"
 finish t_hints
