@@ -76,8 +76,8 @@ int db_cmd_bisect(int argc, char **argv)
 		.name = "bisect",
 		.args = "REF [TARGET] --auto [options]\n"
 		        "       dumpbisect bisect --session FILE --auto [options]\n"
-		        "       dumpbisect bisect start|good|bad|skip|undo|log|reset|run ... "
-		        "(see bisect VERB --help)",
+		        "       dumpbisect bisect start|good|bad|skip|undo|log|reset|run ...\n"
+		        "       (one verdict per command: dumpbisect bisect VERB --help)",
 		.desc = "Binary search over layers for the first bad one, then its sub-stage and ranks.",
 		.exit = "0 nothing is bad, 1 a bad layer was found (or the result is inconclusive "
 		        "between skipped layers), 2 usage or input error, or a --run command that "

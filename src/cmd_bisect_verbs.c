@@ -182,8 +182,7 @@ static int verb_start(int argc, char **argv)
 	const db_cmd cmd = {
 		.name = "bisect start",
 		.args = "REF [TARGET] [--session FILE] [options]",
-		.desc = "Start a layer bisect judged one shell command at a time; print the first "
-		        "layer to judge.",
+		.desc = "Start a layer bisect, one verdict per command; print the layer to judge.",
 		.exit = "0 started, 2 usage or input error (or a bisect with steps is already in "
 		        "progress in the session: bisect reset first).",
 		.opts = opts,
@@ -300,8 +299,7 @@ static int verb_judge(int argc, char **argv)
 		.name = name,
 		.args = undo ? "[--session FILE] [options]" : "[LAYER] [--session FILE] [options]",
 		.desc = undo ? "Drop the last verdict; print the layer to judge next."
-		             : "Record a verdict on LAYER (default: the proposed layer); print the "
-		               "next layer to judge with its auto verdict.",
+		             : "Record a verdict on LAYER (default: the proposed one); print the next.",
 		.exit = "0 recorded, 2 usage or input error.",
 		.opts = opts,
 		.n_opts = sizeof opts / sizeof *opts,
@@ -375,8 +373,7 @@ static int verb_log_reset(int argc, char **argv)
 	const db_cmd cmd = {
 		.name = reset ? "bisect reset" : "bisect log",
 		.args = "[--session FILE]",
-		.desc = reset ? "End the bisect: drop its verdicts (the session keeps its trees, "
-		                "marks and notes)."
+		.desc = reset ? "End the bisect: drop its verdicts (trees, marks, notes stay)."
 		              : "The verdicts so far, as the shell commands that replay them.",
 		.exit = "0 done, 2 usage or input error.",
 		.opts = opts,
@@ -488,6 +485,14 @@ static int judge_by_cmd(const char *cmd, int layer, db_verdict autov, db_verdict
 	return 0;
 }
 
+static void run_more(FILE *out)
+{
+	fputs("\nCMD runs with $1 and $DUMPBISECT_LAYER the layer (a number or final),\n"
+	      "$DUMPBISECT_AUTO its auto verdict (good, bad or none); its stdout goes to\n"
+	      "stderr. Exit 0 = good, 125 = skip, 1-127 = bad, 128 or more (or a signal)\n"
+	      "aborts, the verdicts so far saved.\n", out);
+}
+
 static int verb_run(int argc, char **argv)
 {
 	const char *session = NULL, *format = "table";
@@ -502,14 +507,13 @@ static int verb_run(int argc, char **argv)
 	const db_cmd cmd = {
 		.name = "bisect run",
 		.args = "CMD [--session FILE] [options]",
-		.desc = "Judge every proposed layer by sh -c CMD ($DUMPBISECT_LAYER and $1 the "
-		        "layer, $DUMPBISECT_AUTO its auto verdict): exit 0 good, 125 skip, 1-127 "
-		        "bad, 128 or more aborts.",
+		.desc = "Judge each proposed layer by the exit status of sh -c CMD (git bisect run).",
 		.exit = "0 the bisect ended, 2 usage or input error, or CMD aborted (the verdicts "
 		        "so far are saved).",
 		.opts = opts,
 		.n_opts = sizeof opts / sizeof *opts,
 		.max_pos = 1,
+		.more = run_more,
 	};
 	const char *pos[1] = {NULL};
 	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
