@@ -159,7 +159,7 @@ static void csv_field(FILE *out, const char *s)
 int db_export_metrics_csv(FILE *out, const db_compare *c)
 {
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
-	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error\n", out);
+	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		char shape[256];
@@ -202,6 +202,10 @@ int db_export_metrics_csv(FILE *out, const db_compare *c)
 		csv_field(out, band_or_null(p));
 		fputc(',', out);
 		csv_field(out, p->status == DB_ST_ERROR ? p->error : NULL);
+		db_hint h;
+		db_pair_hint(c, p, &h);
+		fputc(',', out);
+		csv_field(out, h.kind != DB_HINT_NONE ? db_hint_kind_name(h.kind) : NULL);
 		fputc('\n', out);
 		free(rn);
 		free(tn);

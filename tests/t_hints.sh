@@ -70,6 +70,10 @@ grep -E '^.*1 +0 +attn_out .*hint shift: .*by 1\)$' <<<"$out" >/dev/null ||
 expect 1 "table, noisy" "$DB_BIN" compare "$H/noisy/ref" "$H/noisy/target"
 grep -q "drift" <<<"$out" || fail "the noisy case does not drift (it should test drift)"
 ! grep -q "  hint " <<<"$out" || fail "noisy: a hint on drift: $(grep "  hint " <<<"$out")"
+# CSV: the kind in the last column
+expect 1 "csv" "$DB_BIN" compare "$H/zeros/ref" "$H/zeros/target" --format csv
+[ "$(grep -c ',zeros$' <<<"$out")" = 1 ] || fail "csv: not one pair ending in ,zeros"
+[ "$(head -1 <<<"$out" | awk -F, '{print $NF}')" = hint ] || fail "csv: no hint column"
 
 # report.md (export) names the hint at the divergence point and lists it
 W=$DB_TMP/work
