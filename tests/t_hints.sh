@@ -95,4 +95,12 @@ printf 'f\nw\nScaled attn<Enter>\nQ\n' >"$W/keys"
 note=$(cat "$W"/notes/01_scaled_attn.md 2>/dev/null)
 [ -n "$note" ] || fail "the workbench wrote no note"
 has "$note" "- hint on \`attn_out\` rank 0: **scale: target ≈ 1.999 × ref**" "the note's Data"
+
+# bisect names the culprit's hint (text and JSON): the demo's sign flip
+expect 1 "bisect" env LANG=C.UTF-8 LC_ALL=C.UTF-8 "$DB_BIN" bisect "$DB_FIXTURES/demo/ref" \
+	"$DB_FIXTURES/demo/target" --auto
+has "$out" "  hint:     sign_flip: target ≈ -ref" "bisect text"
+expect 1 "bisect json" "$DB_BIN" bisect "$DB_FIXTURES/demo/ref" "$DB_FIXTURES/demo/target" \
+	--auto --format json
+has "$out" '"first_bad_hint": {"kind": "sign_flip", "factor": -0.9999999' "bisect json"
 finish t_hints
