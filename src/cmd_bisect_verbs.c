@@ -111,7 +111,7 @@ static void report(FILE *out, int fmt, db_bisect_run *r)
 		db_json_str(out, db_bisect_phase_name(b->phase));
 		fputs(", \"message\": ", out);
 		db_json_str(out, b->msg);
-		fprintf(out, ", \"steps\": %zu}\n", b->n_steps);
+		fprintf(out, ", \"n_steps\": %zu}\n", b->n_steps);
 		return;
 	}
 	if (done) {

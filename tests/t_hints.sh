@@ -61,6 +61,14 @@ PYEOF
 	[ -z "$msg" ] || fail "$c: $msg"
 done
 
+# a real bf16-vs-fp32 run (tests/fixtures/bisect/drift, every layer drifts):
+# not one hint
+expect 1 "drift" "$DB_BIN" compare "$DB_FIXTURES/bisect/drift/ref" \
+	"$DB_FIXTURES/bisect/drift/target" --format json
+n=$(grep -o '"hint": {' <<<"$out" | wc -l)
+[ "$n" = 0 ] || fail "bisect/drift: $n false hints"
+grep -q '"severity": "drift"' <<<"$out" || fail "bisect/drift does not drift"
+
 # the table names the hint on the pair's line
 expect 1 "table" "$DB_BIN" compare "$H/scale/ref" "$H/scale/target"
 has "$out" "hint scale: target" "table line of the scaled pair"
