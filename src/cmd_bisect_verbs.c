@@ -70,6 +70,10 @@ static int vstate_open(vstate *x, const char *path, const db_cmd *cmd, const db_
 
 static int vstate_save(vstate *x, db_err *err)
 {
+	/* a session the workbench left without a bisect gets the probe and
+	 * profile this run chose, so the next command judges the same */
+	if (db_session_set_run(x->s, x->r, x->s->profile) < 0)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	if (db_session_sync_bisect(x->s, &x->r->sm, err) < 0)
 		return -1;
 	return db_session_save(x->s, NULL, err);

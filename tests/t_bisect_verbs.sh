@@ -93,6 +93,20 @@ expect 0 "reset" "$DB_BIN" bisect reset --session "$S"
 expect 2 "run aborts" "$DB_BIN" bisect run 'exit 130' --session "$S"
 has "$err" "exited with status 130" "run: 128+ aborts"
 
+# a session the workbench left without a bisect takes the verbs too
+printf 'Q\n' >"$DB_TMP/q.keys"
+expect 0 "workbench session" env DUMPBISECT_SCRIPT="$DB_TMP/q.keys" DUMPBISECT_WATCHDOG=30 \
+	TERM=xterm LINES=30 COLUMNS=100 "$DB_BIN" --session "$DB_TMP/wb.yaml" "$D/ref" "$D/target"
+expect 0 "verb on a workbench session" "$DB_BIN" bisect bad --session "$DB_TMP/wb.yaml"
+has "$out" "next: L5" "verb on a workbench session"
+grep -q '^probe: "hidden_out"' "$DB_TMP/wb.yaml" || fail "the verb did not record the probe"
+
+# the default session file is ./dumpbisect.session
+mkdir -p "$DB_TMP/cwd"
+(cd "$DB_TMP/cwd" && "$DB_BIN" bisect start "$D/ref" "$D/target" >/dev/null 2>&1) ||
+	fail "start with the default session"
+[ -s "$DB_TMP/cwd/dumpbisect.session" ] || fail "no ./dumpbisect.session"
+
 # the verdict-less `bisect REF TARGET` keeps refusing bisect options
 expect 2 "bisect without verb or --auto" "$DB_BIN" bisect "$D/ref" "$D/target" --band ok
 finish t_bisect_verbs
