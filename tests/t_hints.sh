@@ -9,7 +9,7 @@
 fresh_tmp
 need_python "to compare JSON"
 H=$DB_FIXTURES/hints
-for c in scale sign_flip rows_permuted shift transposed partial_sum zeros nan_origin \
+for c in scale sign_flip rows_permuted shift transposed partial_sum partial_sum_tp1v2 zeros nan_origin \
 	inputs_differ clean noisy; do
 	[ -d "$H/$c" ] || { fail "no fixture $c"; continue; }
 	"$DB_BIN" compare "$H/$c/ref" "$H/$c/target" --format json >"$DB_TMP/$c.json" 2>"$DB_TMP/err"
