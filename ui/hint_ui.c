@@ -3,6 +3,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "db_hints.h"
 #include "draw.h"
@@ -38,4 +39,38 @@ const char *tui_pair_hint(const db_compare *c, size_t pair)
 		valid = true;
 	}
 	return text[0] ? text : NULL;
+}
+
+const char *tui_pair_hint_kind(const db_compare *c, size_t pair)
+{
+	/* per pair: a list shows many rows on every redraw. UNKNOWN until the
+	 * hint is final: the pair computed, and for a pair with NaN/Inf every
+	 * pair computed (nan_origin) */
+	enum { UNKNOWN = -1 };
+	static const db_compare *kc;
+	static size_t kn;
+	static signed char *kinds;
+	if (!c || pair >= c->n_pairs)
+		return NULL;
+	if (c != kc || c->n_pairs != kn) {
+		free(kinds);
+		kinds = malloc(c->n_pairs);
+		kc = kinds ? c : NULL;
+		kn = kinds ? c->n_pairs : 0;
+		for (size_t i = 0; i < kn; i++)
+			kinds[i] = UNKNOWN;
+	}
+	const db_pair *p = &c->pairs[pair];
+	db_hint h;
+	if (!kinds || kinds[pair] == UNKNOWN) {
+		if (atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire) != DB_PAIR_DONE)
+			return NULL;
+		db_pair_hint(c, p, &h);
+		bool final = !(p->status == DB_ST_OK && p->m.nonfinite_mismatch) ||
+		             atomic_load(&((db_compare *)c)->n_done) >= c->n_pairs;
+		if (!kinds || !final)
+			return h.kind != DB_HINT_NONE ? db_hint_kind_name(h.kind) : NULL;
+		kinds[pair] = (signed char)h.kind;
+	}
+	return kinds[pair] != DB_HINT_NONE ? db_hint_kind_name((db_hint_kind)kinds[pair]) : NULL;
 }
