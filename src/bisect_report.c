@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cmd_util.h"
 #include "db_json.h"
 
 static void json_layer(FILE *out, int layer)
@@ -28,6 +29,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	db_json_str(out, res->first_bad_stage);
 	fputs(", \"first_bad_substage\": ", out);
 	db_json_str(out, res->first_bad_substage);
+	fputs(", \"first_bad_hint\": ", out);
+	db_hint_json(out, &res->first_bad_hint);
 	fputs(", \"bad_ranks\": [", out);
 	for (size_t i = 0; i < res->n_bad_ranks; i++)
 		fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
@@ -75,6 +78,11 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fprintf(out, "  stage:    %s\n", res->first_bad_stage);
 		if (res->first_bad_substage)
 			fprintf(out, "  substage: %s\n", res->first_bad_substage);
+		if (res->first_bad_hint.kind != DB_HINT_NONE) {
+			char h[256];
+			fprintf(out, "  hint:     %s\n",
+			        db_hint_text(&res->first_bad_hint, !db_term_utf8(), h, sizeof h));
+		}
 	}
 	if (res->n_bad_ranks) {
 		fputs("  bad ranks:", out);

@@ -38,6 +38,10 @@ static bool file_exists(const char *p)
 
 int db_cmd_bisect(int argc, char **argv)
 {
+	/* `bisect start|good|...`: one verdict per command (a tree named like
+	 * a verb is given as ./start) */
+	if (argc > 1 && bcli_is_verb(argv[1]))
+		return bcli_verb(argc, argv);
 	const char *session = NULL, *format = "table", *band = NULL, *cosv = NULL, *relv = NULL,
 	           *good = NULL, *layers = NULL, *ref_opt = NULL, *tgt_opt = NULL;
 	bool autov = false;
@@ -71,7 +75,9 @@ int db_cmd_bisect(int argc, char **argv)
 	const db_cmd cmd = {
 		.name = "bisect",
 		.args = "REF [TARGET] --auto [options]\n"
-		        "       dumpbisect bisect --session FILE --auto [options]",
+		        "       dumpbisect bisect --session FILE --auto [options]\n"
+		        "       dumpbisect bisect start|good|bad|skip|undo|log|reset|run ...\n"
+		        "       (one verdict per command: dumpbisect bisect VERB --help)",
 		.desc = "Binary search over layers for the first bad one, then its sub-stage and ranks.",
 		.exit = "0 nothing is bad, 1 a bad layer was found (or the result is inconclusive "
 		        "between skipped layers), 2 usage or input error, or a --run command that "

@@ -10,6 +10,7 @@
 #include "cmd_util.h"
 #include "db_compare.h"
 #include "db_export.h"
+#include "db_hints.h"
 #include "db_routing.h"
 
 static const char *or_none(const char *s)
@@ -168,6 +169,11 @@ static void print_table(const db_compare *c, FILE *out)
 		if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
 			fprintf(out, " (%lld of %lld tokens chose other experts)", (long long)rt.rerouted,
 			        (long long)rt.tokens);
+		db_hint h;
+		char ht[256];
+		db_pair_hint(c, p, &h);
+		if (h.kind != DB_HINT_NONE)
+			fprintf(out, "  hint %s", db_hint_text(&h, !utf8, ht, sizeof ht));
 		fputc('\n', out);
 		st[p->status]++;
 		if (p->status == DB_ST_OK && p->band <= DB_BAND_INPUTS)

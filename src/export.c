@@ -13,6 +13,7 @@
 #include "cmd_util.h"
 #include "db_atomic.h"
 #include "db_cell.h"
+#include "db_hints.h"
 #include "db_json.h"
 #include "db_notes.h"
 #include "db_routing.h"
@@ -88,6 +89,10 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	db_hint h;
+	db_pair_hint(c, p, &h);
+	fputs(", \"hint\": ", out);
+	db_hint_json(out, &h);
 	db_routing rt;
 	db_err e;
 	if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
@@ -154,7 +159,7 @@ static void csv_field(FILE *out, const char *s)
 int db_export_metrics_csv(FILE *out, const db_compare *c)
 {
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
-	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error\n", out);
+	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		char shape[256];
@@ -197,6 +202,10 @@ int db_export_metrics_csv(FILE *out, const db_compare *c)
 		csv_field(out, band_or_null(p));
 		fputc(',', out);
 		csv_field(out, p->status == DB_ST_ERROR ? p->error : NULL);
+		db_hint h;
+		db_pair_hint(c, p, &h);
+		fputc(',', out);
+		csv_field(out, h.kind != DB_HINT_NONE ? db_hint_kind_name(h.kind) : NULL);
 		fputc('\n', out);
 		free(rn);
 		free(tn);
@@ -297,6 +306,37 @@ static void md_heatmap(FILE *f, const db_compare *c, const db_grid *g)
 	}
 }
 
+/* Every pair with a root-cause hint, in execution order (the first
+ * HINTS_MAX of them: a missing all-reduce hints on every rank of every
+ * layer after it, and the first ones are what matters). */
+#define HINTS_MAX 20
+static void report_hints(FILE *f, db_compare *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		db_hint h;
+		char ht[256], l[32];
+		db_pair_hint(c, p, &h);
+		if (h.kind == DB_HINT_NONE)
+			continue;
+		if (!n)
+			fputs("\n### Root-cause hints\n\n| phase | pass | layer | stage | rank | hint |\n"
+			      "|---|---|---|---|---|---|\n", f);
+		if (++n > HINTS_MAX)
+			continue;
+		char rank[16];
+		snprintf(rank, sizeof rank, p->merged ? "merged" : p->f.rank >= 0 ? "%d" : "-",
+		         p->f.rank);
+		fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", p->f.phase[0] ? p->f.phase : "-",
+		        p->f.pass[0] ? p->f.pass : "-",
+		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l, sizeof l) : "model", p->f.stage,
+		        rank, db_hint_text(&h, false, ht, sizeof ht));
+	}
+	if (n > HINTS_MAX)
+		fprintf(f, "\n... and %zu more.\n", n - HINTS_MAX);
+}
+
 int db_export_report_md(FILE *f, const db_export_ctx *x)
 {
 	const db_session *s = x->s;
@@ -338,6 +378,11 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		        p->f.stage, rank, rn ? rn : "(missing)", tn ? tn : "(missing)");
 		free(rn);
 		free(tn);
+		db_hint h;
+		char ht[256];
+		db_pair_hint(x->c, p, &h);
+		if (h.kind != DB_HINT_NONE)
+			fprintf(f, "\nHint: **%s**.\n", db_hint_text(&h, false, ht, sizeof ht));
 		if (r && r->layer_class)
 			fprintf(f, "\nLayer class: **%s**.\n", r->layer_class);
 		if (r && r->n_bad_ranks) {
@@ -352,6 +397,8 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	} else {
 		fputs("None: nothing leaves the ok band.\n", f);
 	}
+
+	report_hints(f, x->c);
 
 	fputs("\n## Severity\n\n", f);
 	if (p && p->status == DB_ST_OK) {

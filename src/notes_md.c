@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "db_grid.h"
+#include "db_hints.h"
 
 static const db_pair *computed(db_compare *c, size_t i)
 {
@@ -24,6 +25,25 @@ static void cell_row(FILE *f, const db_pair *p, const char *label)
 	}
 	fprintf(f, "| %s | %.8f | %.4g | %.4g | %.4g | %s |\n", label, p->m.cos, p->m.rel,
 	        p->m.rel_l2, p->m.max_abs, db_band_name(p->band));
+}
+
+/* "- hint on `stage` rank r: ..." for each of the pairs that has one */
+static void hint_lines(FILE *f, db_compare *c, const size_t *v, size_t n)
+{
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		const db_pair *p = &c->pairs[v[i]];
+		db_hint h;
+		char t[256];
+		db_pair_hint(c, p, &h);
+		if (h.kind == DB_HINT_NONE)
+			continue;
+		fprintf(f, "%s- hint on `%s`", first ? "\n" : "", p->f.stage);
+		if (!p->merged && p->f.rank >= 0)
+			fprintf(f, " rank %d", p->f.rank);
+		fprintf(f, ": **%s**\n", db_hint_text(&h, false, t, sizeof t));
+		first = false;
+	}
 }
 
 /* open_memstream sets the buffer pointer at fclose, hence char **. */
@@ -69,6 +89,7 @@ char *db_md_cell(db_compare *c, size_t pair)
 		        (unsigned long long)p->m.n);
 	else if (p->error)
 		fprintf(f, "\nerror: %s\n", p->error);
+	hint_lines(f, c, &pair, 1);
 	return finish(f, &buf);
 }
 
@@ -101,6 +122,7 @@ char *db_md_substages(db_compare *c, size_t pair)
 		fputs(" |\n", f);
 		prev = p->m.cos;
 	}
+	hint_lines(f, c, v, n);
 	free(v);
 	return finish(f, &buf);
 }
@@ -128,6 +150,7 @@ char *db_md_ranks(db_compare *c, size_t pair)
 	}
 	if (!n)
 		fputs("| (no per-rank tensors) | | | | | |\n", f);
+	hint_lines(f, c, v, n);
 	free(v);
 	return finish(f, &buf);
 }

@@ -309,11 +309,15 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 				draw_textf(w, y, x, W - x, C_DEFAULT, 0, "   crosses the ok band at %s",
 				           label(res->crossing_layer, c, sizeof c));
 			y++;
-			if (res->first_bad_stage)
-				draw_textf(w, y++, 0, W, C_DEFAULT, 0, "stage %s%s%s",
+			if (res->first_bad_stage) {
+				char ht[256];
+				db_hint_text(&res->first_bad_hint, !draw_utf8, ht, sizeof ht);
+				draw_textf(w, y++, 0, W, C_DEFAULT, 0, "stage %s%s%s%s%s",
 				           res->first_bad_stage,
 				           res->first_bad_substage ? "   first bad sub-stage " : "",
-				           res->first_bad_substage ? res->first_bad_substage : "");
+				           res->first_bad_substage ? res->first_bad_substage : "",
+				           ht[0] ? "   hint " : "", ht);
+			}
 			if (res->n_bad_ranks) {
 				x = draw_text(w, y, 0, W, C_DEFAULT, 0, "bad ranks");
 				for (size_t i = 0; i < res->n_bad_ranks; i++)
