@@ -42,8 +42,9 @@ void db_esc_md_code(const char *s, FILE *out);
 /* The same inside a GFM table cell: a | is written \| (GFM reads that before
  * the code span, so the cell does not split). */
 void db_esc_md_cell(const char *s, FILE *out);
-/* s as Markdown prose (summaries that quote names): escaped, with < > &
- * as entities so no HTML is live, | as \| and newlines as spaces. */
+/* s as Markdown prose (summaries that quote names): escaped, with < and &
+ * as entities (no tag, no character reference is live; a lone > is not
+ * HTML), | as \| and newlines as spaces. */
 void db_esc_md_text(const char *s, FILE *out);
 
 /* s as one CSV text field (RFC 4180): escaped, prefixed with ' when it

@@ -159,8 +159,6 @@ void db_esc_md_text(const char *s, FILE *out)
 		const char *o = ch;
 		if (*s == '<')
 			o = "&lt;";
-		else if (*s == '>')
-			o = "&gt;";
 		else if (*s == '&')
 			o = "&amp;";
 		else if (*s == '|')
