@@ -1,0 +1,47 @@
+#!/bin/bash
+# The workbench on hostile names (tests/fixtures/names, and a tree path with
+# control bytes made here): every string it draws (title paths, column
+# stage names, the first-divergence line, the info lines, sub-stage rows)
+# goes through db_esc first, so the screen shows \x1b, \u202e, \xff, never
+# curses' ^[ glyphs or a raw control, and the widths are those of the
+# escaped text (the title bar still ends at the last column).
+. "$DB_SRC/tests/tui/lib.sh"
+
+# A tree whose own path holds ESC, BEL, U+202E and an invalid byte.
+R=$T/$'ref\e]0;PWNED\a\xe2\x80\xae\xff'
+mkdir -p "$R" "$T/target"
+cp "$DB_FIXTURES"/names/ref/* "$R/"
+cp "$DB_FIXTURES"/names/target/* "$T/target/"
+
+tui_run 120 30 "$R" "$T/target" <<EOF
+:save-display $T/names_start.screen
+f
+:save-display $T/names_first.screen
+s
+:save-display $T/names_sub.screen
+EOF
+
+# safe_screen NAME: valid UTF-8 with no raw control or bidi character and
+# no curses ^X glyph of one.
+safe_screen() {
+	python3 - "$T/$1.screen" <<'PY'
+import re, sys
+b = open(sys.argv[1], "rb").read()
+b.decode("utf-8")
+m = re.search(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]|\^\[", b)
+if m:
+    sys.exit("raw %r at %d" % (m.group(), m.start()))
+PY
+}
+for s in names_start names_first names_sub; do
+	check "$s: nothing raw on the screen" safe_screen "$s"
+done
+check "title: the tree path escaped" grep_screen names_start 'ref\\x1b\]0;PWNED\\x07\\u202e\\xff'
+check "title: width measured after escaping (the view name where the 120-column layout puts it, as in every screen)" \
+	python3 -c 'import sys; l = open(sys.argv[1], encoding="utf-8").readline().rstrip("\n"); sys.exit(len(l) != 118 or not l.endswith("heatmap"))' "$T/names_start.screen"
+check "columns: stage names escaped" grep_screen names_start '\\x1b\]0;P… '
+check "columns: bidi isolates escaped" grep_screen names_start '\\u2066is…'
+check "first-divergence line escaped" grep_screen names_start '^▸ first divergence L0 <script>alert\(1\)</script>\\x1b\[31m  shape_mismatch'
+check "info line: the key escaped" grep_screen names_first '^L0 <script>alert\(1\)</script>\\x1b\[31m  ref \[4, 8\]'
+check "sub-stage rows escaped" grep_screen names_sub '^▸   1   <script>alert\(1\)</script>\\x1b\[31m \[4, 8\]'
+finish
