@@ -94,6 +94,7 @@ S=$DB_TMP/s/session.yaml
 mkdir -p "$DB_TMP/s"
 run "bisect" "$DB_BIN" bisect "$N/ref" "$N/target" --auto --session "$S"
 grepo 'L2' "bisect finds layer 2"
+grepo '    c1\u0085\u009b2J ' "bisect's intra-layer walk names the sub-stage escaped"
 
 # ---- export: report.md (code spans, no raw HTML), metrics.csv
 run "export" "$DB_BIN" export "$S" --out "$DB_TMP/r"
@@ -104,6 +105,9 @@ grep -qF 'bad\xed\xb3\xbf' "$DB_TMP/r/heatmap.svg" || fail "heatmap.svg: invalid
 md=$DB_TMP/r/report.md
 grep -qF '<script>' <(sed 's/`[^`]*`//g' "$md") && fail "report.md: <script> outside a code span"
 grep -qF '`<script>alert(1)</script>\x1b[31m`' "$md" || fail "report.md: the divergent name is not a code span: $(grep -A3 '^## Divergence' "$md")"
+grep -qF '| `c1\u0085\u009b2J` |' "$md" || fail "report.md: the walk's sub-stage is not a code span"
+grep -qF '| `tick`s``and\|pipe` |' "$md" || grep -qF '```tick`s``and\|pipe```' "$md" ||
+	fail "report.md: a name with backticks and a pipe is not one code span: $(grep -F 'tick' "$md")"
 "$PY" - "$DB_TMP/r/metrics.csv" "$DB_TMP/compare.csv" <<'PY' || fail "metrics.csv"
 import csv, sys
 for path in sys.argv[1:]:
