@@ -23,6 +23,15 @@
 /* The scratch tree: ff_root/a/layers.0.fuzz.pt, and the capture file. */
 static char ff_root[64], ff_tree[96], ff_file[128], ff_out[96];
 
+/* The scratch tree goes when the process ends (fuzzer or regress test). */
+static void ff_cleanup(void)
+{
+	unlink(ff_file);
+	unlink(ff_out);
+	rmdir(ff_tree);
+	rmdir(ff_root);
+}
+
 static int ff_setup(void)
 {
 	if (ff_root[0])
@@ -30,10 +39,11 @@ static int ff_setup(void)
 	snprintf(ff_root, sizeof ff_root, "/tmp/fuzz_file.XXXXXX");
 	if (!mkdtemp(ff_root))
 		return -1;
+	atexit(ff_cleanup);
 	snprintf(ff_tree, sizeof ff_tree, "%s/a", ff_root);
 	snprintf(ff_file, sizeof ff_file, "%s/layers.0.fuzz.pt", ff_tree);
 	snprintf(ff_out, sizeof ff_out, "%s/out", ff_root);
-	/* caches (index, metrics) stay in the scratch directory */
+	/* no cache is written (--no-cache, ls FILE); none read from the user's */
 	setenv("XDG_CACHE_HOME", ff_root, 1);
 	return mkdir(ff_tree, 0700);
 }
