@@ -379,11 +379,16 @@ static int init_selection(struct tui *t)
 	/* All ranks: merged where sharded, else the worst rank (tui_grid_worst),
 	 * so a rank that alone goes bad shows on the first screen. */
 	t->rank_sel = 0;
-	/* the curve starts on the probe the bisect would choose */
+	/* the curve starts on the probe the bisect would choose, unless that
+	 * means computing pairs before the first frame (a weights profile) */
+	bool computes = false;
+	for (size_t i = 0; t->cmp->profile && i < t->cmp->profile->n_probes; i++)
+		computes |= !strcmp(t->cmp->profile->probes[i], DB_PROBE_FIRST_DIVERGENCE);
 	char *probe = NULL, why[384];
 	db_probe_how how;
 	db_err err = {{0}};
-	if (db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
+	if (!computes &&
+	    db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
 	                           sizeof why, &err) == 0 && strcmp(probe, DB_PROBE_LAST))
 		snprintf(t->probe, sizeof t->probe, "%s", probe);
 	free(probe);
