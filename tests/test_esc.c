@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_err.h"
 #include "db_esc.h"
 
 /* What a writer prints for s, as a malloc'd string. */
@@ -123,12 +124,24 @@ static void test_csv(void **state)
 	check(db_esc_csv, "\t=1", "\\x09=1");
 }
 
+/* db_err_set escapes where it formats: file, entry and arguments. */
+static void test_err(void **state)
+{
+	(void)state;
+	db_err e;
+	db_err_set(&e, "/t/\x1b]0;x\x07.pt", "k\xe2\x80\xae", 7, "bad key '%s'", "\x9b\xff");
+	assert_string_equal(e.msg, "/t/\\x1b]0;x\\x07.pt: entry 'k\\u202e': byte 7: bad key '\\x9b\\xff'");
+	char *d = db_err_dup(&e);
+	assert_string_equal(d, e.msg);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_term), cmocka_unit_test(test_idempotent),
 		cmocka_unit_test(test_cut),  cmocka_unit_test(test_md),
-		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_csv),  cmocka_unit_test(test_err),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
