@@ -65,4 +65,17 @@ check "note: the sub-stage row as a code span" grep -qF '| `<script>alert(1)</sc
 check "note: no HTML outside code spans" bash -c "! sed 's/\`[^\`]*\`//g' '$N' | grep -q '<script>'"
 check "note: the title as escaped prose" grep -qF '# 01 — a&amp;b\|c' "$N"
 check "note: the tree path as a code span, escaped" grep -qF 'ref\x1b]0;PWNED\x07\u202e\xff` (reference)' "$N"
+
+# The status line: a message quoting a path with ESC, BEL and U+202E (the
+# session's folder, where the note goes).
+W=$T/$'w\e]0;x\a\xe2\x80\xae'
+mkdir -p "$W"
+tui_run 120 30 --session "$W/session.yaml" names/ref names/target <<EOF
+f
+w
+t<Enter>
+:save-display $T/names_msg.screen
+EOF
+check "names_msg: nothing raw on the screen" safe_screen names_msg
+check "status line: the path escaped" grep_screen names_msg '^wrote note 01: .*/w\\x1b\]0;x\\x07\\u202e/notes/01_t\.md'
 finish
