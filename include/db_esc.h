@@ -44,7 +44,8 @@ void db_esc_md_code(const char *s, FILE *out);
 void db_esc_md_cell(const char *s, FILE *out);
 /* s as Markdown prose (summaries that quote names): escaped, with < and &
  * as entities (no tag, no character reference is live; a lone > is not
- * HTML), | as \| and newlines as spaces. */
+ * HTML), | [ ] backslash-escaped (no table cell split, no link or image)
+ * and newlines as spaces. */
 void db_esc_md_text(const char *s, FILE *out);
 
 /* s as one CSV text field (RFC 4180): escaped, prefixed with ' when it

@@ -163,6 +163,10 @@ void db_esc_md_text(const char *s, FILE *out)
 			o = "&amp;";
 		else if (*s == '|')
 			o = "\\|";
+		else if (*s == '[')
+			o = "\\[";       /* no [text](url) link or ![image] */
+		else if (*s == ']')
+			o = "\\]";
 		else if (*s == '\n' || *s == '\r')
 			o = " ";
 		fputs(o, out);

@@ -108,6 +108,8 @@ static void test_md(void **state)
 	check(db_esc_md_code, "a|b", "`a|b`");
 	check(db_esc_md_cell, "a|b", "`a\\|b`");
 	check(db_esc_md_text, "<img src=x onerror=alert(1)> & a|b\x1b", "&lt;img src=x onerror=alert(1)> &amp; a\\|b\\x1b");
+	check(db_esc_md_text, "[click](javascript:alert(1)) ![i](http://x/t.png)",
+	      "\\[click\\](javascript:alert(1)) !\\[i\\](http://x/t.png)");
 }
 
 static void test_csv(void **state)
