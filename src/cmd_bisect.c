@@ -13,6 +13,7 @@
 
 #include "bisect_cli.h"
 #include "db_bisect.h"
+#include "db_esc.h"
 #include "db_session.h"
 
 typedef struct save_ctx {
@@ -226,7 +227,7 @@ int db_cmd_bisect(int argc, char **argv)
 		char l[32];
 		fprintf(stderr, "dumpbisect bisect: %s is not dumped on both sides (skipped)%s%s\n",
 		        db_layer_label(st->layer, l, sizeof l), hint ? "; dump it with: " : "",
-		        hint ? hint : "");
+		        db_esc(hint));
 		free(hint);
 	}
 	if (db_bisect_analyze(r, &res, &err) < 0)

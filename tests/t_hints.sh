@@ -90,7 +90,7 @@ expect 0 "session for the export" "$DB_BIN" bisect start "$H/transposed/ref" \
 	"$H/transposed/target" --session "$W/s.yaml"
 expect 0 "export" "$DB_BIN" export "$W/s.yaml" --out "$W/report"
 has "$(cat "$W/report/report.md")" "Hint: **transposed: target ≈ ref.permute(1, 0)**." "report.md"
-has "$(cat "$W/report/report.md")" "| - | 0 | L1 | attn_out | 0 | transposed: target ≈ ref.permute(1, 0) |" \
+has "$(cat "$W/report/report.md")" "| - | 0 | L1 | \`attn_out\` | 0 | transposed: target ≈ ref.permute(1, 0) |" \
 	"report.md hint table"
 grep -q '"hint": {"kind": "transposed", "perm": \[1, 0\]}' "$W/report/metrics.json" ||
 	fail "metrics.json has no transposed hint"

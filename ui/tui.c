@@ -571,7 +571,7 @@ int tui_main(int argc, char **argv)
 				return 2;
 			}
 		} else if (errno != ENOENT) {
-			fprintf(stderr, "dumpbisect: %s: %s\n", t->session_path, strerror(errno));
+			fprintf(stderr, "dumpbisect: %s: %s\n", db_esc(t->session_path), strerror(errno));
 			return 2;
 		}
 	}
@@ -635,7 +635,7 @@ int tui_main(int argc, char **argv)
 	if (sp && *sp) {
 		char serr[512];
 		if (script_open(sp, serr, sizeof serr) < 0) {
-			fprintf(stderr, "dumpbisect: %s\n", serr);
+			fprintf(stderr, "dumpbisect: %s\n", db_esc(serr));
 			rc = 2;
 			goto out_cmp;
 		}
