@@ -9,6 +9,7 @@
 
 #include "cmd_util.h"
 #include "db_compare.h"
+#include "db_esc.h"
 #include "db_json.h"
 
 static const char *kind_of(const db_pair *p)
@@ -64,7 +65,7 @@ int db_cmd_schema(int argc, char **argv)
 		db_json_str(stdout, c->tgt_root);
 		printf(", \"pairs\": %zu, \"differences\": [", c->n_pairs);
 	} else {
-		printf("profile %s (%s)\n", c->profile->name, c->why);
+		printf("profile %s (%s)\n", db_esc(c->profile->name), db_esc(c->why));
 	}
 	size_t nd = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
@@ -129,7 +130,7 @@ int db_cmd_schema(int argc, char **argv)
 			printf("shape        %s  ref %s target %s\n", lab, sr, stg);
 			break;
 		case DB_ST_ERROR:
-			printf("error        %s  %s\n", lab, p->error ? p->error : "");
+			printf("error        %s  %s\n", lab, db_esc(p->error));
 			break;
 		case DB_ST_OK:
 			printf("dtype        %s  ref %s target %s\n", lab, dr, dt);

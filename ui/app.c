@@ -12,6 +12,7 @@
 
 #include "db_cell.h"
 #include "draw.h"
+#include "hint_ui.h"
 
 const char *tui_phase(const struct tui *t)
 {
@@ -531,9 +532,12 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	case DB_ST_TARGET_ONLY:
 		draw_text(w, y, 0, W, C_MISSING, 0, "only in the target: the reference has no such tensor");
 		return;
-	case DB_ST_SHAPE_MISMATCH:
-		draw_textf(w, y, 0, W, C_SHAPE, 0, "shape mismatch: ref %s vs target %s", sr, stg);
+	case DB_ST_SHAPE_MISMATCH: {
+		const char *hint = tui_pair_hint(t->cmp, pair);
+		draw_textf(w, y, 0, W, C_SHAPE, 0, "shape mismatch: ref %s vs target %s%s%s", sr, stg,
+		           hint ? "  hint " : "", hint ? hint : "");
 		return;
+	}
 	case DB_ST_ERROR:
 		draw_textf(w, y, 0, W, C_ERROR, 0, "error: %s", p->error ? p->error : "?");
 		return;
@@ -555,6 +559,9 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
 	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	const char *hint = tui_pair_hint(t->cmp, pair);
+	if (hint)
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);
 	char be[16];
 	db_fmt_byte_equal(m->byte_equal, draw_utf8, be, sizeof be);
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0,
