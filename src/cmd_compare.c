@@ -11,6 +11,7 @@
 #include "db_compare.h"
 #include "db_export.h"
 #include "db_routing.h"
+#include "db_variants.h"
 
 static const char *or_none(const char *s)
 {
@@ -234,6 +235,68 @@ static void print_table(const db_compare *c, FILE *out)
 	}
 }
 
+/* One line per variant: where it first diverges and its counts, so the
+ * variant that moves (or removes) the first divergence stands out. */
+static void print_variant_summary(const db_variants *vs, FILE *out)
+{
+	fprintf(out, "ref     %s\n", vs->v[0]->ref_root);
+	for (size_t v = 0; v < vs->n; v++) {
+		const db_compare *c = vs->v[v];
+		db_variant_counts k;
+		db_variant_count(c, &k);
+		fprintf(out, "variant %zu %s: ", v + 1, c->tgt_root);
+		long fd = db_first_divergence(c, NULL, NULL, -2);
+		if (fd < 0) {
+			fputs("no divergence", out);
+		} else {
+			const db_pair *p = &c->pairs[fd];
+			char lab[512];
+			db_pair_label(p, lab, sizeof lab);
+			if (p->status == DB_ST_OK)
+				fprintf(out, "first divergence %s [%s]", lab, db_band_name(p->band));
+			else
+				fprintf(out, "first divergence %s: %s", lab, db_status_name(p->status));
+		}
+		fprintf(out, "; %zu pairs: %zu ok, %zu diverge, %zu missing\n", k.pairs, k.ok,
+		        k.diverge, k.missing);
+	}
+}
+
+/* compare REF T1 T2 ...: each target its own comparison with REF. */
+static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char *const *pos,
+                            int npos, int fmt)
+{
+	if (fmt == DB_FMT_CSV)
+		return db_cmd_usage_error(cmd, "--format csv takes one target; with %d use json",
+		                          npos - 1);
+	db_compare_opts o = {0};
+	if (db_cmp_args_apply(cmd, ca, &o) != 0)
+		return 2;
+	db_variants vs;
+	db_err err = {{0}};
+	if (db_variants_open(pos[0], pos + 1, (size_t)npos - 1, &o, &vs, &err) < 0)
+		return db_cmd_error(cmd, "%s", err.msg);
+	for (size_t v = 0; v < vs.n; v++)
+		progress(vs.v[v]);
+	if (fmt == DB_FMT_JSON) {
+		db_variants_json(stdout, &vs);
+	} else {
+		print_variant_summary(&vs, stdout);
+		for (size_t v = 0; v < vs.n; v++) {
+			printf("\n== variant %zu ==\n", v + 1);
+			print_table(vs.v[v], stdout);
+		}
+	}
+	int rc = 0;
+	for (size_t v = 0; v < vs.n; v++)
+		if (db_first_divergence(vs.v[v], NULL, NULL, -2) >= 0)
+			rc = 1;
+	db_variants_free(&vs);
+	if (fflush(stdout) != 0)
+		return 2;
+	return rc;
+}
+
 int db_cmd_compare(int argc, char **argv)
 {
 	const char *format = "table";
@@ -244,15 +307,15 @@ int db_cmd_compare(int argc, char **argv)
 	};
 	const db_cmd cmd = {
 		.name = "compare",
-		.args = "REF [TARGET] [options]",
+		.args = "REF [TARGET...] [options]",
 		.desc = "Pair the tensors of REF and TARGET and measure every pair in float64.",
 		.exit = "0 every pair is in the ok band, 1 something diverges (or a pair is missing, "
 		        "mismatched or unreadable), 2 usage or input error.",
 		.opts = opts,
 		.n_opts = sizeof opts / sizeof *opts,
-		.max_pos = 2,
+		.max_pos = DB_MAX_VARIANTS + 1,
 	};
-	const char *pos[2];
+	const char *pos[DB_MAX_VARIANTS + 1];
 	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
 	if (rc >= 0)
 		return rc;
@@ -262,6 +325,8 @@ int db_cmd_compare(int argc, char **argv)
 	                                      DB_FMT_BIT(DB_FMT_JSON));
 	if (fmt < 0)
 		return 2;
+	if (npos > 2)
+		return compare_variants(&cmd, &ca, pos, npos, fmt);
 	db_compare *c;
 	if ((rc = db_cmd_open_compare(&cmd, &ca, pos, npos, &c)) != 0)
 		return rc;
