@@ -280,14 +280,15 @@ static void cmd_view(struct tui *t, char *args)
 	} v[] = {
 		{"heatmap", A_VIEW_HEATMAP}, {"stages", A_VIEW_STAGES}, {"ranks", A_VIEW_RANKS},
 		{"tensor", A_VIEW_TENSOR}, {"curve", A_VIEW_CURVE}, {"bisect", A_VIEW_BISECT},
-		{"notes", A_VIEW_NOTES}, {"help", A_HELP},
+		{"notes", A_VIEW_NOTES}, {"variants", A_VIEW_VARIANTS}, {"help", A_HELP},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
 		if (!strcmp(args, v[i].name)) {
 			tui_action_run(t, v[i].a);
 			return;
 		}
-	tui_msg(t, true, "view: heatmap, stages, ranks, tensor, curve, bisect, notes or help");
+	tui_msg(t, true, "view: heatmap, stages, ranks, tensor, curve, bisect, notes, variants "
+	        "or help");
 }
 
 static void cmd_bind(struct tui *t, char *args)

@@ -19,6 +19,7 @@
 #include "db_bisect.h"
 #include "db_cmd.h"
 #include "db_session.h"
+#include "db_variants.h"
 #include "draw.h"
 #include "keys.h"
 #include "script.h"
@@ -212,6 +213,20 @@ static void global_action(struct tui *t, enum tui_action a)
 		cycle(&t->rank_sel, t->n_ranks + 1, a == A_RANK_NEXT ? 1 : -1);
 		tui_selection_changed(t);
 		break;
+	case A_VARIANT_NEXT: case A_VARIANT_PREV:
+		if (t->n_variants < 2) {
+			tui_msg(t, false, "one target: dumpbisect REF T1 T2 ... opens variants");
+			break;
+		}
+		tui_variant_select(t, (t->variant + (a == A_VARIANT_NEXT ? 1 : t->n_variants - 1)) %
+		                          t->n_variants);
+		break;
+	case A_VIEW_VARIANTS:
+		if (t->n_variants < 2)
+			tui_msg(t, false, "one target: dumpbisect REF T1 T2 ... opens variants");
+		else
+			tui_push(t, &variants_view, DB_NO_PAIR);
+		break;
 	case A_METRIC_TOGGLE: t->metric = t->metric == M_COS ? M_REL : M_COS; break;
 	case A_METRIC_NEXT: t->metric = (enum tui_metric)((t->metric + 1) % M__COUNT); break;
 	default: {
@@ -352,7 +367,7 @@ static const db_opt cli_opts[] = {
 };
 static const db_cmd cli = {
 	.name = NULL,
-	.args = "[options] REF [TARGET]\n"
+	.args = "[options] REF [TARGET...]\n"
 	        "       dumpbisect [options] --session FILE\n"
 	        "       dumpbisect COMMAND [ARGS]",
 	.desc = "The workbench: heatmap, sub-stages, ranks, tensors, bisect and notes.",
@@ -361,7 +376,7 @@ static const db_cmd cli = {
 	        "scripted run (DUMPBISECT_SCRIPT) that hung past its watchdog.",
 	.opts = cli_opts,
 	.n_opts = sizeof cli_opts / sizeof *cli_opts,
-	.max_pos = 2,
+	.max_pos = DB_MAX_VARIANTS + 1,
 	.more = ui_commands_usage,
 };
 
@@ -370,7 +385,7 @@ void tui_usage(FILE *out)
 	db_cmd_usage(&cli, out);
 }
 
-static int init_selection(struct tui *t)
+void tui_init_selection(struct tui *t)
 {
 	t->n_ranks = db_ranks(t->cmp, &t->ranks);
 	t->phase = 0;           /* causal order: the first phase first */
@@ -388,7 +403,6 @@ static int init_selection(struct tui *t)
 		snprintf(t->probe, sizeof t->probe, "%s", probe);
 	free(probe);
 	tui_selection_changed(t);
-	return 0;
 }
 
 /* The session keeps the view state: selection, metric, axes, probe,
@@ -532,7 +546,7 @@ int tui_main(int argc, char **argv)
 				                          strcmp(o, "--auto") ? " " : "",
 				                          strcmp(o, "--auto") ? o : "", headless[k][1]);
 		}
-	const char *pos[2] = {NULL, NULL};
+	const char *pos[DB_MAX_VARIANTS + 1] = {NULL, NULL};
 	int npos, rc = db_cmd_parse(&cli, argc, argv, pos, &npos);
 	if (rc >= 0)
 		return rc;
@@ -609,7 +623,19 @@ int tui_main(int argc, char **argv)
 		timing = fopen(tf, "a");
 
 	co.profile = t->profile_opt;
-	if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
+	if (npos > 2 && !cli_ref && !cli_tgt) {
+		/* variants: every target against the reference, the first shown */
+		db_variants vs;
+		if (db_variants_open(t->ref_path, pos + 1, (size_t)npos - 1, &co, &vs, &err) < 0) {
+			fprintf(stderr, "dumpbisect: %s\n", err.msg);
+			db_session_free(t->session);
+			return 2;
+		}
+		t->variants = vs.v;
+		t->n_variants = vs.n;
+		t->variant_paths = pos + 1;
+		t->cmp = vs.v[0];
+	} else if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
 		fprintf(stderr, "dumpbisect: %s\n", err.msg);
 		db_session_free(t->session);
 		return 2;
@@ -640,7 +666,7 @@ int tui_main(int argc, char **argv)
 		rc = 2;
 		goto out_cmp;
 	}
-	init_selection(t);
+	tui_init_selection(t);
 	restore_view_state(t);
 	tui_push(t, &heatmap_view, DB_NO_PAIR);
 	if (kbad)
@@ -680,7 +706,12 @@ out_cmp:
 	free(t->phase_div);
 	tui_bisect_replay_drop(t);
 	db_bisect_run_free(t->bisect);
-	db_compare_free(t->cmp);
+	if (t->n_variants) {
+		db_variants vs = {t->variants, t->n_variants};
+		db_variants_free(&vs);
+	} else {
+		db_compare_free(t->cmp);
+	}
 	db_session_free(t->session);
 	if (timing)
 		fclose(timing);

@@ -262,6 +262,11 @@ static void draw_tabs(struct tui *t, WINDOW *w, int y)
 		x += draw_text(w, y, x, W - x, C_TAB, 0, t->n_ranks ? "[all]" : "[-]");
 	if (t->n_ranks)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_ranks);
+	if (t->n_variants) {
+		x += draw_text(w, y, x, W - x, C_DIM, 0, "  variant ");
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%zu]", t->variant + 1);
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_variants);
+	}
 	/* What "all" shows, when it fits beside the metric and the filter. */
 	const char *how = t->has_merged ? " (merged where sharded, else worst)"
 	                                : " (the worst per cell)";
