@@ -61,6 +61,10 @@ typedef struct db_compare_opts {
 	 * entries keyed by every input file's path, size, mtime and inner key
 	 * plus the metric version, so a changed file is recomputed. */
 	const char *cache_dir;
+	/* > 0 (watching trees being written): a file the reader refuses that
+	 * was modified less than settle_ms ago is left out, not an error; a
+	 * rescan retries it (db_compare_settling counts them). */
+	int settle_ms;
 } db_compare_opts;
 
 typedef struct db_compare {
@@ -98,6 +102,9 @@ bool db_compare_finished(const db_compare *c);
 /* Rescan the trees (new files appeared), keeping computed results for
  * unchanged pairs. Used by bisect when layers are dumped one at a time. */
 int db_compare_rescan(db_compare *c, db_err *err);
+
+/* Files left out by the last scan as still being written (settle_ms). */
+size_t db_compare_settling(const db_compare *c);
 
 const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
 /* "path" or "path:key" of an item (malloc'd); NULL for a missing side. */

@@ -25,8 +25,9 @@ void db_variants_free(db_variants *vs);
 /* Per variant: the band counts of its computed pairs and its not-ok
  * statuses, as the table's summary line counts them. */
 typedef struct db_variant_counts {
-	size_t pairs, ok, diverge, missing;   /* missing: ref_only, target_only,
-	                                         shape_mismatch, error */
+	size_t pairs, ok, diverge;
+	size_t missing;         /* ref_only, target_only, shape_mismatch */
+	size_t error;           /* unreadable */
 } db_variant_counts;
 void db_variant_count(const db_compare *c, db_variant_counts *k);
 

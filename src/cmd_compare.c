@@ -3,10 +3,12 @@
 #include "db_cmd.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd_compare_watch.h"
 #include "cmd_util.h"
 #include "db_compare.h"
 #include "db_export.h"
@@ -257,8 +259,8 @@ static void print_variant_summary(const db_variants *vs, FILE *out)
 			else
 				fprintf(out, "first divergence %s: %s", lab, db_status_name(p->status));
 		}
-		fprintf(out, "; %zu pairs: %zu ok, %zu diverge, %zu missing\n", k.pairs, k.ok,
-		        k.diverge, k.missing);
+		fprintf(out, "; %zu pairs: %zu ok, %zu diverge, %zu missing, %zu error\n", k.pairs,
+		        k.ok, k.diverge, k.missing, k.error);
 	}
 }
 
@@ -299,11 +301,15 @@ static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char
 
 int db_cmd_compare(int argc, char **argv)
 {
-	const char *format = "table";
+	const char *format = "table", *timeout = NULL;
+	bool watch = false;
 	db_cmp_args ca = {0};
 	const db_opt opts[] = {
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
 		{"format", 0, "F", &format, NULL, "table (default), csv or json"},
+		{"watch", 0, NULL, NULL, &watch, "print the summary again as files arrive\n"
+		 "(json: one object per summary)"},
+		{"timeout", 0, "S", &timeout, NULL, "--watch: stop after S seconds (default: Ctrl-C)"},
 	};
 	const db_cmd cmd = {
 		.name = "compare",
@@ -325,6 +331,21 @@ int db_cmd_compare(int argc, char **argv)
 	                                      DB_FMT_BIT(DB_FMT_JSON));
 	if (fmt < 0)
 		return 2;
+	double tmo = 0;
+	if (timeout) {
+		char *end;
+		tmo = strtod(timeout, &end);
+		if (*end || !(tmo > 0))
+			return db_cmd_usage_error(&cmd, "--timeout wants seconds > 0, not '%s'", timeout);
+		if (!watch)
+			return db_cmd_usage_error(&cmd, "--timeout goes with --watch");
+	}
+	if (watch) {
+		if (npos > 2 || fmt == DB_FMT_CSV)
+			return db_cmd_usage_error(&cmd, "--watch takes one target and table or json");
+		return db_compare_watch(&cmd, &ca, pos[0], npos > 1 ? pos[1] : NULL,
+		                        fmt == DB_FMT_JSON, tmo);
+	}
 	if (npos > 2)
 		return compare_variants(&cmd, &ca, pos, npos, fmt);
 	db_compare *c;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compare_priv.h"
 #include "index_priv.h"
@@ -136,6 +137,14 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	}
 	*ref = t->ref.ix;
 	*tgt = t->tgt.ix;
+	pr->n_settling = 0;
+	if (pr->settle_ns > 0) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		int64_t cut = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - pr->settle_ns;
+		pr->n_settling = db_index_drop_settling(*ref, cut) +
+		                 (*tgt != *ref ? db_index_drop_settling(*tgt, cut) : 0);
+	}
 	if (one && (!has_side(*ref, "ref") || !has_side(*tgt, "target"))) {
 		bool no_ref = !has_side(*ref, "ref");
 		db_index_free(*ref);
@@ -239,6 +248,7 @@ int db_compare_open(const char *ref, const char *tgt,
 	c->ref_root = strdup(ref);
 	c->tgt_root = strdup(tgt ? tgt : ref);
 	pr->threads = opts->threads;
+	pr->settle_ns = (int64_t)opts->settle_ms * 1000000;
 	if (!c->ref_root || !c->tgt_root)
 		goto oom;
 	if (opts->cache_dir)
@@ -424,4 +434,9 @@ long db_first_divergence(const db_compare *c, const char *phase,
 			return (long)i;
 	}
 	return -1;
+}
+
+size_t db_compare_settling(const db_compare *c)
+{
+	return ((const db_cmp_priv *)c->priv)->n_settling;
 }

@@ -89,6 +89,8 @@ typedef struct db_cmp_priv {
 	_Atomic int *owner;     /* per pair: 0 free, 1 pool, 2 caller */
 	db_pool *pool;
 	char *cache_dir;        /* NULL: cache off */
+	int64_t settle_ns;      /* db_compare_opts.settle_ms; 0 off */
+	size_t n_settling;      /* files the last scan left out as unfinished */
 	void *cache;            /* cache.c state, created on first use */
 	pthread_mutex_t cache_mu;       /* guards creating it */
 } db_cmp_priv;

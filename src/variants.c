@@ -54,6 +54,8 @@ void db_variant_count(const db_compare *c, db_variant_counts *k)
 				k->diverge++;
 			else
 				k->ok++;
+		} else if (p->status == DB_ST_ERROR) {
+			k->error++;
 		} else if (p->status != DB_ST_NOT_COMPARABLE) {
 			k->missing++;
 		}
@@ -163,7 +165,8 @@ int db_variants_json(FILE *out, const db_variants *vs)
 		db_variant_counts k;
 		db_variant_count(c, &k);
 		fprintf(out, ", \"counts\": {\"pairs\": %zu, \"ok\": %zu, \"diverge\": %zu, "
-		        "\"missing\": %zu}", k.pairs, k.ok, k.diverge, k.missing);
+		        "\"missing\": %zu, \"error\": %zu}", k.pairs, k.ok, k.diverge, k.missing,
+		        k.error);
 		fputs(", \"pairs\": [", out);
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			fputs(i ? ",\n  " : "\n  ", out);

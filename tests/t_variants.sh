@@ -14,8 +14,8 @@ cp "$S"/ref/sglang_dump_1700000000.0/*.pt "$V/sglang_dump_1700000100.0/"
 cp "$S"/target/sglang_dump_1700000100.0/*layer_id=3.pt "$V/sglang_dump_1700000100.0/"
 
 expect 1 "three variants" "$DB_BIN" compare --no-cache "$S/ref" "$S/target" "$S/ref" "$V"
-has "$out" "variant 1 $S/target: first divergence L2 attn.o_proj rank 0 pass 0 [bug]; 256 pairs: 154 ok, 102 diverge, 0 missing" "variant 1"
-has "$out" "variant 2 $S/ref: no divergence; 256 pairs: 256 ok, 0 diverge, 0 missing" "variant 2"
+has "$out" "variant 1 $S/target: first divergence L2 attn.o_proj rank 0 pass 0 [bug]; 256 pairs: 154 ok, 102 diverge, 0 missing, 0 error" "variant 1"
+has "$out" "variant 2 $S/ref: no divergence; 256 pairs: 256 ok, 0 diverge, 0 missing, 0 error" "variant 2"
 grep -qE "^variant 3 $V: first divergence L3 " <<<"$out" || fail "variant 3 moves the divergence to L3"
 # summaries first, then one table per variant
 [ "$(grep -c '^== variant [0-9] ==$' <<<"$out")" = 3 ] || fail "one table per variant"
@@ -41,7 +41,7 @@ fd = [v["first_divergence"] for v in vs]
 assert fd[1] is None, fd
 assert vs[0]["pairs"][fd[0]]["layer"] == 2 and vs[0]["pairs"][fd[0]]["stage"] == "attn.o_proj", fd
 assert vs[2]["pairs"][fd[2]]["layer"] == 3, vs[2]["pairs"][fd[2]]
-assert vs[1]["counts"] == {"pairs": 256, "ok": 256, "diverge": 0, "missing": 0}, vs[1]["counts"]
+assert vs[1]["counts"] == {"pairs": 256, "ok": 256, "diverge": 0, "missing": 0, "error": 0}, vs[1]["counts"]
 PY
 # CSV has one header for one target
 expect 2 "csv variants" "$DB_BIN" compare --format csv "$S/ref" "$S/target" "$S/ref"
