@@ -103,6 +103,8 @@ bool db_compare_finished(const db_compare *c);
  * unchanged pairs. Used by bisect when layers are dumped one at a time. */
 int db_compare_rescan(db_compare *c, db_err *err);
 
+/* Set settle_ms after the open (see db_compare_opts): later rescans. */
+void db_compare_set_settle(db_compare *c, int settle_ms);
 /* Files left out by the last scan as still being written (settle_ms). */
 size_t db_compare_settling(const db_compare *c);
 

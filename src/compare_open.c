@@ -440,3 +440,8 @@ size_t db_compare_settling(const db_compare *c)
 {
 	return ((const db_cmp_priv *)c->priv)->n_settling;
 }
+
+void db_compare_set_settle(db_compare *c, int settle_ms)
+{
+	((db_cmp_priv *)c->priv)->settle_ns = (int64_t)settle_ms * 1000000;
+}

@@ -31,7 +31,8 @@ start_tree() {
 for how in inotify poll; do
 	start_tree
 	O=$DB_TMP/watch_$how.out
-	DUMPBISECT_WATCH=$how timeout 60 "$DB_BIN" compare --no-cache --watch \
+	rm -f "$O"      # wait_for must not read a previous run's
+	DUMPBISECT_WATCH=$how "$DB_BIN" compare --no-cache --watch --timeout 60 \
 		"$S/ref" "$DB_TMP/t" >"$O" 2>"$DB_TMP/watch.err" &
 	pid=$!
 	wait_for "$O" '^watch 1: 248 pairs: 128 ok, 8 diverge, 112 missing, 0 error; first divergence L2 hidden_in rank 0 pass 0: ref_only$' "$how: first summary"
@@ -55,7 +56,8 @@ done
 # a file that stays broken becomes an error once older than the window
 start_tree
 O=$DB_TMP/watch_bad.out
-timeout 60 "$DB_BIN" compare --no-cache --watch "$S/ref" "$DB_TMP/t" >"$O" &
+rm -f "$O"
+"$DB_BIN" compare --no-cache --watch --timeout 60 "$S/ref" "$DB_TMP/t" >"$O" &
 pid=$!
 wait_for "$O" '^watch 1: ' "broken: first summary"
 f=$(ls "$SRC"/*layer_id=3.pt | head -1)

@@ -5,6 +5,7 @@
 #define TUI_APP_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "db_compare.h"
 #include "db_grid.h"
 #include "view.h"
@@ -12,6 +13,7 @@
 struct db_session;
 struct db_bisect_run;
 struct db_replay;
+struct db_watch;
 
 enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M__COUNT };
 
@@ -54,6 +56,9 @@ struct tui {
 	db_compare **variants;
 	const char **variant_paths;     /* borrowed from argv */
 	size_t n_variants, variant;
+	struct db_watch *watch;         /* owned; NULL: not watching (--no-watch) */
+	bool watch_pending;             /* changes seen, rescan when possible */
+	int64_t watch_last_ms;          /* last rescan (monotonic) */
 	enum tui_metric metric;
 	bool transposed;
 	char probe[256];                /* probe stage (curve, bisect) */

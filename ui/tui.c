@@ -24,6 +24,7 @@
 #include "keys.h"
 #include "script.h"
 #include "signals.h"
+#include "watch_ui.h"
 
 #define MIN_COLS 60
 #define MIN_LINES 15
@@ -289,6 +290,8 @@ static void loop(struct tui *t)
 	bool key_pending = false;
 	char key_name[32] = "";
 	for (;;) {
+		if (tui_watch_tick(t, 0))
+			t->dirty = true;
 		bool fin = !tui_computing(t), busy = views_busy(t);
 		size_t done = atomic_load(&t->cmp->n_done);
 		if (fin && !shown_fin) {
@@ -315,7 +318,10 @@ static void loop(struct tui *t)
 			break;
 		int key;
 		if (script_active()) {
-			if (!fin || busy) {
+			int ready = fin && !busy ? script_ready() : 0;
+			if (ready == 2)         /* files the test wrote before: seen first */
+				t->dirty |= tui_watch_tick(t, 300);
+			if (ready != 1) {
 				napms(1);
 				continue;
 			}
@@ -323,7 +329,7 @@ static void loop(struct tui *t)
 			if (key < 0)
 				break;
 		} else {
-			timeout(!fin || busy ? 100 : -1);
+			timeout(!fin || busy ? 100 : t->watch ? 200 : -1);
 			wint_t ch;
 			int r = get_wch(&ch);
 			if (r == ERR)
@@ -354,7 +360,7 @@ static void loop(struct tui *t)
 /* The workbench's options: one table for the parsing and the usage. */
 static db_cmp_args cli_cmp;
 static const char *cli_session, *cli_notes, *cli_ref, *cli_tgt;
-static bool cli_no_mouse, cli_keys_man;
+static bool cli_no_mouse, cli_keys_man, cli_no_watch;
 static const db_opt cli_opts[] = {
 	DB_CMP_OPTS(cli_cmp, "profile name or YAML file (default: auto-detect;\n"
 	                     "the session's when resuming)"),
@@ -363,6 +369,7 @@ static const db_opt cli_opts[] = {
 	{"target", 0, "DIR", &cli_tgt, NULL, "the target tree (instead of the session's)"},
 	{"notes", 0, "DIR", &cli_notes, NULL, "notes folder (default: notes/ beside the session)"},
 	{"no-mouse", 0, NULL, NULL, &cli_no_mouse, "do not ask the terminal for mouse clicks"},
+	{"no-watch", 0, NULL, NULL, &cli_no_watch, "do not watch the trees for new files"},
 	{"keys-man", 0, NULL, NULL, &cli_keys_man, "print the key list as man-page text"},
 };
 static const db_cmd cli = {
@@ -675,7 +682,10 @@ int tui_main(int argc, char **argv)
 	else
 		tui_bisect_replay(t);   /* a resumed session on changed dumps */
 	db_compare_start(t->cmp);
+	if (!cli_no_watch)
+		tui_watch_start(t);
 	loop(t);
+	tui_watch_stop(t);
 	db_compare_stop(t->cmp);
 	save_view_state(t);
 

@@ -27,6 +27,11 @@ void tui_variant_select(struct tui *t, size_t k)
 	t->cmp = t->variants[k];
 	t->variant = k;
 	t->tgt_path = t->variant_paths[k];
+	if (t->watch) {         /* files may have come while another was shown */
+		db_err err = {{0}};
+		if (db_compare_rescan(t->cmp, &err) < 0)
+			tui_msg(t, true, "rescan: %s", err.msg);
+	}
 	free(t->ranks);
 	t->ranks = NULL;
 	t->has_merged = false;
