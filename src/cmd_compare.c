@@ -13,6 +13,7 @@
 #include "db_compare.h"
 #include "db_export.h"
 #include "db_routing.h"
+#include "db_slot.h"
 #include "db_variants.h"
 
 static const char *or_none(const char *s)
@@ -128,7 +129,7 @@ static void print_table(const db_compare *c, FILE *out)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
 		else
 			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
-		if (p->status == DB_ST_SHAPE_MISMATCH ||
+		if (p->status == DB_ST_SHAPE_MISMATCH || p->slot.side ||
 		    (p->status == DB_ST_NOT_COMPARABLE && p->ndim_tgt >= 0 &&
 		     (p->ndim_ref != p->ndim_tgt ||
 		      memcmp(p->shape_ref, p->shape_tgt, (size_t)p->ndim_ref * sizeof *p->shape_ref)))) {
@@ -164,6 +165,9 @@ static void print_table(const db_compare *c, FILE *out)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
+		char slot[128];
+		if (*db_slot_str(p, slot, sizeof slot))
+			fprintf(out, " (%s)", slot);
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", p->error);
 		db_routing rt;
@@ -310,6 +314,9 @@ int db_cmd_compare(int argc, char **argv)
 		{"watch", 0, NULL, NULL, &watch, "print the summary again as files arrive\n"
 		 "(json: one object per summary)"},
 		{"timeout", 0, "S", &timeout, NULL, "--watch: stop after S seconds (default: Ctrl-C)"},
+		{"slot", 0, "[SIDE:]DIM:START:LEN", &ca.slot, NULL,
+		 "measure a pair whose shapes differ along DIM on rows\n"
+		 "START..START+LEN-1 of SIDE (ref or target; default: the longer)"},
 	};
 	const db_cmd cmd = {
 		.name = "compare",

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "compare_priv.h"
+#include "db_slot.h"
 #include "index_priv.h"
 #include "strmap.h"
 #include "walk.h"
@@ -187,6 +188,7 @@ void db_compare_free(db_compare *c)
 		free(pr->owner);
 		free(pr->cache_dir);
 		pthread_mutex_destroy(&pr->cache_mu);
+		pthread_mutex_destroy(&pr->slot_mu);
 		free(pr);
 	}
 	db_free_pairs(c);
@@ -243,12 +245,20 @@ int db_compare_open(const char *ref, const char *tgt,
 	}
 	c->priv = pr;
 	pthread_mutex_init(&pr->cache_mu, NULL);
+	pthread_mutex_init(&pr->slot_mu, NULL);
 	atomic_init(&c->n_done, 0);
 	atomic_init(&c->n_cached, 0);
 	c->ref_root = strdup(ref);
 	c->tgt_root = strdup(tgt ? tgt : ref);
 	pr->threads = opts->threads;
 	pr->settle_ns = (int64_t)opts->settle_ms * 1000000;
+	if (opts->slot) {
+		if (db_slot_parse(opts->slot, &pr->slot, err) < 0) {
+			db_compare_free(c);
+			return -1;
+		}
+		pr->has_slot = true;
+	}
 	if (!c->ref_root || !c->tgt_root)
 		goto oom;
 	if (opts->cache_dir)
@@ -302,6 +312,7 @@ int db_compare_open(const char *ref, const char *tgt,
 		db_compare_free(c);
 		return -1;
 	}
+	db_slots_assign(c, pr->has_slot ? &pr->slot : NULL);
 	if (db_build_phases(c) != 0 || alloc_owner(c) != 0)
 		goto oom;
 	*out = c;
@@ -347,7 +358,11 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	tmp.n_phases = 0;
 	if (scan_and_pair(&tmp, &tmp.ref, &tmp.tgt, err) != 0)
 		return -1;
-	if (db_build_pairs(&tmp, err) != 0 || db_build_phases(&tmp) != 0) {
+	db_cmp_priv *pr = c->priv;
+	int brc = db_build_pairs(&tmp, err);
+	if (brc == 0)
+		db_slots_assign(&tmp, pr->has_slot ? &pr->slot : NULL);
+	if (brc != 0 || db_build_phases(&tmp) != 0) {
 		db_free_pairs(&tmp);
 		db_index_free(tmp.ref);
 		db_index_free(tmp.tgt);
@@ -377,6 +392,7 @@ int db_compare_rescan(db_compare *c, db_err *err)
 				np->status = op->status;
 				np->m = op->m;
 				np->band = op->band;
+				atomic_store(&np->slot.start, atomic_load(&op->slot.start));
 				if (op->error)
 					np->error = strdup(op->error);
 				atomic_store(&np->state, DB_PAIR_DONE);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "db_compare.h"
+#include "db_slot.h"
 #include "db_reader.h"
 
 /* A big pair is split into chunks of this many elements; chunk bounds
@@ -91,6 +92,18 @@ typedef struct db_cmp_priv {
 	char *cache_dir;        /* NULL: cache off */
 	int64_t settle_ns;      /* db_compare_opts.settle_ms; 0 off */
 	size_t n_settling;      /* files the last scan left out as unfinished */
+	db_slot_spec slot;      /* --slot, when has_slot */
+	bool has_slot;
+	/* Batch slots found so far, by (side, dim, longer length, length):
+	 * a pair where no block matches well (a bug downstream) takes the
+	 * start an earlier pair of the same geometry matched (input ids do
+	 * exactly). Guarded by slot_mu. */
+	struct db_slot_seen {
+		int side, dim;
+		int64_t big, len, start;
+	} slots_seen[16];
+	size_t n_slots_seen;
+	pthread_mutex_t slot_mu;
 	void *cache;            /* cache.c state, created on first use */
 	pthread_mutex_t cache_mu;       /* guards creating it */
 } db_cmp_priv;

@@ -16,6 +16,7 @@
 #include "db_json.h"
 #include "db_notes.h"
 #include "db_routing.h"
+#include "db_slot.h"
 
 /* ------------------------------------------------------------ metrics */
 
@@ -93,6 +94,7 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
 		fprintf(out, ", \"routing\": {\"tokens\": %lld, \"rerouted\": %lld, \"k\": %d}",
 		        (long long)rt.tokens, (long long)rt.rerouted, rt.k);
+	db_slot_json(out, p);
 	if (p->status == DB_ST_OK)
 		fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
 		        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,

@@ -187,6 +187,53 @@ int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
 
 /* ---- one pair ---------------------------------------------------------- */
 
+/* A batch slot: the longer side's block against the other side. Chunks
+ * of one pair may look for the start at once: they find the same one. */
+static int64_t slot_seen(db_cmp_priv *pr, const db_pair *p, int64_t big, int64_t start)
+{
+	int64_t s = -1;
+	pthread_mutex_lock(&pr->slot_mu);
+	size_t i = 0;
+	for (; i < pr->n_slots_seen; i++) {
+		struct db_slot_seen *q = &pr->slots_seen[i];
+		if (q->side == p->slot.side && q->dim == p->slot.dim && q->big == big &&
+		    q->len == p->slot.len) {
+			s = q->start;
+			break;
+		}
+	}
+	if (i == pr->n_slots_seen && start >= 0 && i < sizeof pr->slots_seen / sizeof *pr->slots_seen) {
+		pr->slots_seen[i] = (struct db_slot_seen){p->slot.side, p->slot.dim, big, p->slot.len,
+		                                          start};
+		pr->n_slots_seen++;
+	}
+	pthread_mutex_unlock(&pr->slot_mu);
+	return s;
+}
+
+static int slot_accum(db_compare *c, const db_pair *p, const db_tensor *x, const db_tensor *y,
+                      int64_t b, int64_t e, db_accum *a, db_err *err)
+{
+	db_pair *mp = (db_pair *)p;
+	const db_tensor *big = p->slot.side == 1 ? x : y, *small = p->slot.side == 1 ? y : x;
+	int64_t s = atomic_load(&mp->slot.start);
+	if (s < 0) {
+		int64_t bl = big->shape[p->slot.dim];
+		s = db_slot_find(small, big, p->slot.dim, err);
+		int64_t seen = slot_seen(c->priv, p, bl, s);
+		if (s < 0 && (s = seen) < 0)
+			return -1;
+		atomic_store(&mp->slot.start, s);
+	}
+	db_tensor v;
+	db_slot_view(big, p->slot.dim, s, p->slot.len, &v);
+	if (p->slot.side == 1)
+		db_accum_range(a, &v, y, b, e);
+	else
+		db_accum_range(a, x, &v, b, e);
+	return 0;
+}
+
 int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                   int64_t e, db_accum *a, db_err *err)
 {
@@ -197,6 +244,8 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	if (db_wctx_tensor(w, c->ref, p->ref, &x, &fx, err) != 0 ||
 	    db_wctx_tensor(w, c->tgt, p->tgt, &y, &fy, err) != 0)
 		return -1;
+	if (p->slot.side)
+		return slot_accum(c, p, x, y, b, e, a, err);
 	db_accum_range(a, x, y, b, e);
 	db_advise(fx, x, b, e, MADV_DONTNEED);
 	db_advise(fy, y, b, e, MADV_DONTNEED);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "db_cell.h"
+#include "db_slot.h"
 #include "draw.h"
 
 const char *tui_phase(const struct tui *t)
@@ -518,6 +519,9 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	if (p->merged)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
 		                p->n_ref_shards, p->n_tgt_shards);
+	char slot[128];
+	if (*db_slot_str(p, slot, sizeof slot))
+		x += draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", slot);
 	const db_item *it = p->ref ? p->ref : p->tgt;
 	if (it && x + 4 < W)
 		draw_textf(w, y, x, W - x, C_DIM, 0, "  %s%s%s", it->path, it->key[0] ? ":" : "",

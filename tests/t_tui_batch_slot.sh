@@ -1,0 +1,12 @@
+#!/bin/bash
+# The workbench on the prompt alone vs the batch whose attention leaks
+# (tests/fixtures/batch): the heatmap header names the batch slot beside
+# the first divergence, and the pair status of a cell names it too.
+. "$DB_SRC/tests/tui/lib.sh"
+tui_run 120 30 --no-cache batch/ref batch/leak <<EOF
+:save-display $T/slot.screen
+EOF
+check "header: first divergence and the slot" \
+	grep_screen slot '^▸ first divergence L1 attn_out rank 0 bug .*  batch slot: target dim 0 \[5:10\]$'
+check "pair status: the slot" grep_screen slot 'ref \[5\] int64  target \[15\] int64  batch slot: target dim 0 \[5:10\]'
+finish
