@@ -315,8 +315,9 @@ int db_cmd_compare(int argc, char **argv)
 		 "(json: one object per summary)"},
 		{"timeout", 0, "S", &timeout, NULL, "--watch: stop after S seconds (default: Ctrl-C)"},
 		{"slot", 0, "[SIDE:]DIM:START:LEN", &ca.slot, NULL,
-		 "measure a pair whose shapes differ along DIM on rows\n"
-		 "START..START+LEN-1 of SIDE (ref or target; default: the longer)"},
+		 "measure a pair whose shapes differ along DIM on\n"
+		 "rows START..START+LEN-1 of SIDE (ref or target;\n"
+		 "default: the longer side)"},
 	};
 	const db_cmd cmd = {
 		.name = "compare",
