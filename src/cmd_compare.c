@@ -12,6 +12,7 @@
 #include "cmd_util.h"
 #include "db_compare.h"
 #include "db_export.h"
+#include "db_grid.h"
 #include "db_routing.h"
 #include "db_slot.h"
 #include "db_variants.h"
@@ -288,6 +289,16 @@ static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char
 		db_variants_json(stdout, &vs);
 	} else {
 		print_variant_summary(&vs, stdout);
+		/* which variant fixes which layer: the first phase, its pass */
+		const db_compare *c0 = vs.v[0];
+		const char *ph = c0->n_phases ? c0->phases[0] : NULL;
+		db_variant_matrix m;
+		if (db_variants_matrix(&vs, ph, db_default_pass(c0, ph), NULL, true, (size_t)-1,
+		                       &m) == 0 && m.n_layers) {
+			putchar('\n');
+			db_variants_text(stdout, &vs, &m);
+		}
+		db_variant_matrix_free(&m);
 		for (size_t v = 0; v < vs.n; v++) {
 			printf("\n== variant %zu ==\n", v + 1);
 			print_table(vs.v[v], stdout);

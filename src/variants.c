@@ -5,6 +5,7 @@
 
 #include "db_bisect.h"
 #include "db_export.h"
+#include "db_grid.h"
 #include "db_json.h"
 
 int db_variants_open(const char *ref, const char *const *tgts, size_t n,
@@ -175,5 +176,151 @@ int db_variants_json(FILE *out, const db_variants *vs)
 		fputs("\n]}", out);
 	}
 	fputs("\n]}\n", out);
+	return ferror(out) ? -1 : 0;
+}
+
+int db_variants_matrix(const db_variants *vs, const char *phase, const char *pass,
+                       const char *stage, bool compute, size_t skip, db_variant_matrix *m)
+{
+	memset(m, 0, sizeof *m);
+	m->n = vs->n;
+	if (!vs->n)
+		return 0;
+	if (stage) {
+		snprintf(m->stage, sizeof m->stage, "%s", stage);
+	} else {
+		char *st = NULL, why[256];
+		db_probe_how how;
+		db_err err = {{0}};
+		if (db_bisect_choose_probe(vs->v[0], phase, pass, NULL, &st, &how, why, sizeof why,
+		                           &err) == 0)
+			snprintf(m->stage, sizeof m->stage, "%s", st);
+		else
+			snprintf(m->stage, sizeof m->stage, "%s", DB_PROBE_LAST);
+		free(st);
+	}
+	m->n_layers = db_variants_layers(vs, &m->layers);
+	if (!m->n_layers)
+		return 0;
+	m->pair = malloc(m->n_layers * vs->n * sizeof *m->pair);
+	if (!m->pair) {
+		free(m->layers);
+		m->layers = NULL;
+		return -1;
+	}
+	for (size_t l = 0; l < m->n_layers; l++)
+		for (size_t v = 0; v < vs->n; v++) {
+			db_compare *c = vs->v[v];
+			long p = db_variant_probe_pair(c, phase, pass, m->stage, m->layers[l]);
+			m->pair[l * vs->n + v] = p;
+			if (p >= 0 && compute && v != skip)
+				db_compare_pair(c, &c->pairs[p]);
+		}
+	return 0;
+}
+
+void db_variant_matrix_free(db_variant_matrix *m)
+{
+	free(m->layers);
+	free(m->pair);
+	memset(m, 0, sizeof *m);
+}
+
+const db_pair *db_variant_cell(const db_variants *vs, const db_variant_matrix *m, size_t l,
+                               size_t v)
+{
+	long p = m->pair[l * m->n + v];
+	return p >= 0 ? &vs->v[v]->pairs[p] : NULL;
+}
+
+static bool done(const db_pair *p)
+{
+	return atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire) == DB_PAIR_DONE;
+}
+
+char *db_variant_fixed_by(const db_variants *vs, const db_variant_matrix *m, size_t l,
+                          char *buf, size_t len)
+{
+	bool any_bad = false;
+	for (size_t v = 0; v < m->n; v++) {
+		const db_pair *p = db_variant_cell(vs, m, l, v);
+		any_bad |= p && (p->status != DB_ST_OK || (done(p) && db_pair_diverges(p)));
+	}
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t v = 0; any_bad && v < m->n && n < len; v++) {
+		const db_pair *p = db_variant_cell(vs, m, l, v);
+		if (p && p->status == DB_ST_OK && done(p) && !db_pair_diverges(p))
+			n += (size_t)snprintf(buf + n, len - n, "%s%zu", n ? " " : "", v + 1);
+	}
+	return buf;
+}
+
+/* "0.907335 bug", "shape_mismatch", "-" (not dumped), "…" (pending). */
+static void cell_text(const db_pair *p, char *buf, size_t len)
+{
+	if (!p)
+		snprintf(buf, len, "-");
+	else if (p->status != DB_ST_OK)
+		snprintf(buf, len, "%s", db_status_name(p->status));
+	else if (!done(p))
+		snprintf(buf, len, "...");
+	else
+		snprintf(buf, len, "%.6f %s", p->m.cos, db_band_name(p->band));
+}
+
+int db_variants_md(FILE *out, const db_variants *vs, const db_variant_matrix *m)
+{
+	fprintf(out, "Probe `%s` per layer and variant (cos; band):\n\n", m->stage);
+	for (size_t v = 0; v < vs->n; v++)
+		fprintf(out, "- variant %zu: `%s`\n", v + 1, vs->v[v]->tgt_root);
+	fputs("\n| layer |", out);
+	for (size_t v = 0; v < vs->n; v++)
+		fprintf(out, " %zu |", v + 1);
+	fputs(" ok in |\n|---|", out);
+	for (size_t v = 0; v < vs->n; v++)
+		fputs("---|", out);
+	fputs("---|\n", out);
+	for (size_t l = 0; l < m->n_layers; l++) {
+		fprintf(out, "| L%d |", m->layers[l]);
+		for (size_t v = 0; v < vs->n; v++) {
+			char c[64];
+			cell_text(db_variant_cell(vs, m, l, v), c, sizeof c);
+			fprintf(out, " %s |", c);
+		}
+		char fb[128];
+		fprintf(out, " %s |\n", db_variant_fixed_by(vs, m, l, fb, sizeof fb));
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+int db_variants_text(FILE *out, const db_variants *vs, const db_variant_matrix *m)
+{
+	fprintf(out, "probe %s per layer (cos, band; ok in: the variants ok where another is "
+	        "bad)\n%-6s", m->stage, "layer");
+	for (size_t v = 0; v < vs->n; v++) {
+		char h[32];
+		snprintf(h, sizeof h, "variant %zu", v + 1);
+		fprintf(out, " %-22s", h);
+	}
+	fputs(" ok in\n", out);
+	for (size_t l = 0; l < m->n_layers; l++) {
+		char line[4096];
+		size_t o = (size_t)snprintf(line, sizeof line, "L%-5d", m->layers[l]);
+		for (size_t v = 0; v < vs->n && o < sizeof line; v++) {
+			char c[64];
+			cell_text(db_variant_cell(vs, m, l, v), c, sizeof c);
+			o += (size_t)snprintf(line + o, sizeof line - o, " %-22s", c);
+		}
+		char fb[128];
+		if (o < sizeof line)
+			snprintf(line + o, sizeof line - o, " %s",
+			         db_variant_fixed_by(vs, m, l, fb, sizeof fb));
+		/* no trailing blanks when no variant fixes the layer */
+		size_t e = strlen(line);
+		while (e && line[e - 1] == ' ')
+			line[--e] = 0;
+		fprintf(out, "%s\n", line);
+	}
 	return ferror(out) ? -1 : 0;
 }

@@ -25,6 +25,8 @@ which variant fixes which layer<Enter>
 <Right><Right><Down><Down><Down>
 <Enter>
 :save-display $T/v_third.screen
+:export $T/exp
+:save-display $T/v_export.screen
 EOF
 check "header names variant 1 of 3" grep_screen v_start 'rank \[all\] of 2  variant \[1\] of 3'
 check "variant 1 diverges at L2" grep_screen v_start 'first divergence L2 attn\.o_proj'
@@ -40,4 +42,7 @@ N=$(ls "$T"/notes/*.md 2>/dev/null | head -1)
 check "a note was written" test -n "$N"
 check "the note has the table row of L2" grep -qE '^\| L2 \| 0\.[0-9]+ bug \| 1\.000000 ok \| 1\.000000 ok \| 2 3 \|$' "$N"
 check "the note names variant 3's tree" grep -qF -- "- variant 3: \`$V\`" "$N"
+check "the export names variants.md" grep_screen v_export 'metrics\.csv, variants\.md to '
+check "variants.md has the L3 row" grep -qE '^\| L3 \| 0\.891180 bug \| 1\.000000 ok \| 0\.891180 bug \| 2 \|$' "$T/exp/variants.md"
+check "the export's metrics are the shown variant's (3)" grep -qF "$V" "$T/exp/report.md"
 finish

@@ -17,6 +17,11 @@ expect 1 "three variants" "$DB_BIN" compare --no-cache "$S/ref" "$S/target" "$S/
 has "$out" "variant 1 $S/target: first divergence L2 attn.o_proj rank 0 pass 0 [bug]; 256 pairs: 154 ok, 102 diverge, 0 missing, 0 error" "variant 1"
 has "$out" "variant 2 $S/ref: no divergence; 256 pairs: 256 ok, 0 diverge, 0 missing, 0 error" "variant 2"
 grep -qE "^variant 3 $V: first divergence L3 " <<<"$out" || fail "variant 3 moves the divergence to L3"
+# which variant fixes which layer: the probe per layer and variant
+has "$out" "probe hidden_out per layer (cos, band; ok in: the variants ok where another is bad)" "matrix"
+grep -qE '^L1 +1\.000000 ok +1\.000000 ok +1\.000000 ok$' <<<"$out" || fail "matrix: L1 ok everywhere, none named"
+grep -qE '^L2 +0\.907335 bug +1\.000000 ok +1\.000000 ok +2 3$' <<<"$out" || fail "matrix: L2 fixed by 2 and 3"
+grep -qE '^L3 +0\.891180 bug +1\.000000 ok +0\.891180 bug +2$' <<<"$out" || fail "matrix: L3 fixed by 2 only"
 # summaries first, then one table per variant
 [ "$(grep -c '^== variant [0-9] ==$' <<<"$out")" = 3 ] || fail "one table per variant"
 [ "$(grep -n '^variant 3 ' <<<"$out" | cut -d: -f1)" -lt "$(grep -n '^== variant 1 ==' <<<"$out" | cut -d: -f1)" ] ||

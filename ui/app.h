@@ -159,6 +159,8 @@ char *tui_item_path(const struct tui *t, const db_item *it, bool ref);
 /* Make variant k the comparison every view shows (views above the
  * heatmap close, the bisect starts over: its pairs were the other's). */
 void tui_variant_select(struct tui *t, size_t k);
+/* variants.md (the probe per layer and variant) into an export's dir. */
+int tui_variants_export(struct tui *t, const char *dir, db_err *err);
 /* The first selection of a comparison (ui/tui.c). */
 void tui_init_selection(struct tui *t);
 

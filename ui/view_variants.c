@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_atomic.h"
 #include "db_bisect.h"
 #include "db_variants.h"
 #include "draw.h"
@@ -47,56 +48,32 @@ void tui_variant_select(struct tui *t, size_t k)
 }
 
 struct variants {
-	int *layers;
-	size_t n_layers;
-	long *pair;                     /* [layer * n_variants + variant], -1 none */
+	db_variant_matrix m;
 	struct list_nav nav;
 	size_t col;                     /* variant under the cursor */
-	const struct tui *t;            /* for busy() */
 	int page;
+	const struct tui *t;            /* for busy() */
 };
 
-static const char *probe_of(const struct tui *t)
+static db_variants all(const struct tui *t)
 {
-	return t->probe[0] ? t->probe : DB_PROBE_LAST;
-}
-
-static bool bad(const db_pair *p)
-{
-	return p->status != DB_ST_OK || (draw_pair_done(p) && db_pair_diverges(p));
-}
-
-static bool ok_done(const db_pair *p)
-{
-	return p->status == DB_ST_OK && draw_pair_done(p) && !db_pair_diverges(p);
+	return (db_variants){t->variants, t->n_variants};
 }
 
 static int variants_open(struct view *v, struct tui *t)
 {
 	struct variants *r = v->priv;
-	db_variants vs = {t->variants, t->n_variants};
-	r->n_layers = db_variants_layers(&vs, &r->layers);
-	if (!r->n_layers) {
+	db_variants vs = all(t);
+	/* The other variants have no worker pool running: their few probe
+	 * pairs are computed here. The shown one's pool gets to them. */
+	if (db_variants_matrix(&vs, tui_phase(t), tui_pass(t), t->probe[0] ? t->probe : NULL,
+	                       true, t->variant, &r->m) < 0)
+		return -1;
+	if (!r->m.n_layers) {
+		db_variant_matrix_free(&r->m);
 		tui_msg(t, true, "no layers in these trees");
 		return -1;
 	}
-	r->pair = malloc(r->n_layers * t->n_variants * sizeof *r->pair);
-	if (!r->pair) {
-		free(r->layers);
-		return -1;
-	}
-	const char *ph = tui_phase(t), *pa = tui_pass(t);
-	for (size_t l = 0; l < r->n_layers; l++)
-		for (size_t k = 0; k < t->n_variants; k++) {
-			db_compare *c = t->variants[k];
-			long p = db_variant_probe_pair(c, ph, pa, probe_of(t), r->layers[l]);
-			r->pair[l * t->n_variants + k] = p;
-			/* The other variants have no worker pool running: their few
-			 * probe pairs are computed here. The shown one's pool gets
-			 * to them itself. */
-			if (p >= 0 && k != t->variant)
-				db_compare_pair(c, &c->pairs[p]);
-		}
 	r->col = t->variant;
 	r->t = t;
 	return 0;
@@ -106,42 +83,16 @@ static void variants_done(struct view *v, struct tui *t)
 {
 	struct variants *r = v->priv;
 	(void)t;
-	free(r->layers);
-	free(r->pair);
-}
-
-static const db_pair *cell(const struct tui *t, const struct variants *r, size_t l, size_t k)
-{
-	long p = r->pair[l * t->n_variants + k];
-	return p >= 0 ? &t->variants[k]->pairs[p] : NULL;
-}
-
-/* "2 3" into buf: the variants whose probe is ok at row l while another's
- * is bad (they fix this layer); "" when none. */
-static char *fixed_by(const struct tui *t, const struct variants *r, size_t l, char *buf,
-                      size_t len)
-{
-	bool any_bad = false;
-	for (size_t k = 0; k < t->n_variants; k++) {
-		const db_pair *p = cell(t, r, l, k);
-		any_bad |= p && bad(p);
-	}
-	size_t n = 0;
-	buf[0] = 0;
-	for (size_t k = 0; any_bad && k < t->n_variants && n < len; k++) {
-		const db_pair *p = cell(t, r, l, k);
-		if (p && ok_done(p))
-			n += (size_t)snprintf(buf + n, len - n, "%s%zu", n ? " " : "", k + 1);
-	}
-	return buf;
+	db_variant_matrix_free(&r->m);
 }
 
 static void variants_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 {
 	struct variants *r = v->priv;
+	db_variants vs = all(t);
 	int W = getmaxx(w);
 	int x = draw_textf(w, y0, 0, W, C_DEFAULT, A_BOLD, "Variants: probe %s per layer",
-	                   probe_of(t));
+	                   r->m.stage);
 	draw_textf(w, y0, x, W - x, C_DIM, 0, "  (shown: variant %zu)", t->variant + 1);
 	/* One line per variant naming its tree: the columns are numbered. */
 	int y = y0 + 1;
@@ -158,17 +109,17 @@ static void variants_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int 
 	r->page = y0 + h - 2 - (hy + 1);
 	if (r->page < 1)
 		r->page = 1;
-	list_nav_fix(&r->nav, (int)r->n_layers, r->page);
+	list_nav_fix(&r->nav, (int)r->m.n_layers, r->page);
 	for (int i = 0; i < r->page; i++) {
 		size_t l = (size_t)(r->nav.top + i);
-		if (l >= r->n_layers)
+		if (l >= r->m.n_layers)
 			break;
 		int yy = hy + 1 + i;
 		bool cur = (int)l == r->nav.cur;
-		draw_textf(w, yy, xl, W, C_DEFAULT, cur ? A_BOLD : 0, "L%-4d", r->layers[l]);
+		draw_textf(w, yy, xl, W, C_DEFAULT, cur ? A_BOLD : 0, "L%-4d", r->m.layers[l]);
 		for (size_t k = 0; k < t->n_variants; k++) {
 			int xx = xc + (int)k * cw;
-			const db_pair *p = cell(t, r, l, k);
+			const db_pair *p = db_variant_cell(&vs, &r->m, l, k);
 			attr_t a = cur && k == r->col ? A_REVERSE : 0;
 			if (!p) {
 				draw_text(w, yy, xx, W - xx, C_MISSING, a, "        -");
@@ -180,7 +131,8 @@ static void variants_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int 
 			draw_text(w, yy, xx, W - xx, (enum tui_color)color, a, buf);
 		}
 		char fb[128];
-		draw_text(w, yy, xf, W - xf, C_GOOD, 0, fixed_by(t, r, l, fb, sizeof fb));
+		draw_text(w, yy, xf, W - xf, C_GOOD, 0, db_variant_fixed_by(&vs, &r->m, l, fb,
+		                                                            sizeof fb));
 	}
 	size_t sel = v->ops->selected(v, t);
 	tui_draw_pair_status(t, w, y0 + h - 2, sel);
@@ -189,7 +141,7 @@ static void variants_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int 
 static bool variants_request(struct view *v, struct tui *t, enum tui_action a)
 {
 	struct variants *r = v->priv;
-	if (list_nav_request(&r->nav, a, (int)r->n_layers, r->page)) {
+	if (list_nav_request(&r->nav, a, (int)r->m.n_layers, r->page)) {
 		t->dirty = true;
 		return true;
 	}
@@ -202,7 +154,7 @@ static bool variants_request(struct view *v, struct tui *t, enum tui_action a)
 		return true;
 	case A_ENTER: {
 		/* Show that variant, its cell under the heatmap's cursor. */
-		long p = r->pair[(size_t)r->nav.cur * t->n_variants + r->col];
+		long p = r->m.pair[(size_t)r->nav.cur * t->n_variants + r->col];
 		tui_variant_select(t, r->col);   /* closes this view when it switches */
 		while (t->n_views > 1)
 			tui_pop(t);
@@ -220,9 +172,9 @@ static bool variants_request(struct view *v, struct tui *t, enum tui_action a)
 static size_t variants_selected(struct view *v, struct tui *t)
 {
 	struct variants *r = v->priv;
-	if (!r->n_layers)
+	if (!r->m.n_layers)
 		return DB_NO_PAIR;
-	long p = r->pair[(size_t)r->nav.cur * t->n_variants + t->variant];
+	long p = r->m.pair[(size_t)r->nav.cur * t->n_variants + t->variant];
 	return p >= 0 ? (size_t)p : DB_NO_PAIR;
 }
 
@@ -231,8 +183,11 @@ static bool variants_busy(struct view *v)
 {
 	const struct variants *r = v->priv;
 	const struct tui *t = r->t;
-	for (size_t l = 0; t && l < r->n_layers; l++) {
-		const db_pair *p = cell(t, r, l, t->variant);
+	if (!t)
+		return false;
+	db_variants vs = all(t);
+	for (size_t l = 0; l < r->m.n_layers; l++) {
+		const db_pair *p = db_variant_cell(&vs, &r->m, l, t->variant);
 		if (p && p->status == DB_ST_OK && !draw_pair_done(p))
 			return true;
 	}
@@ -243,32 +198,31 @@ static bool variants_busy(struct view *v)
 static void variants_note(struct view *v, struct tui *t, FILE *out)
 {
 	struct variants *r = v->priv;
-	fprintf(out, "Probe `%s` per layer and variant (cos; band):\n\n", probe_of(t));
-	for (size_t k = 0; k < t->n_variants; k++)
-		fprintf(out, "- variant %zu: `%s`\n", k + 1, t->variant_paths[k]);
-	fputs("\n| layer |", out);
-	for (size_t k = 0; k < t->n_variants; k++)
-		fprintf(out, " %zu |", k + 1);
-	fputs(" ok in |\n|---|", out);
-	for (size_t k = 0; k < t->n_variants; k++)
-		fputs("---|", out);
-	fputs("---|\n", out);
-	for (size_t l = 0; l < r->n_layers; l++) {
-		fprintf(out, "| L%d |", r->layers[l]);
-		for (size_t k = 0; k < t->n_variants; k++) {
-			const db_pair *p = cell(t, r, l, k);
-			if (!p)
-				fputs(" - |", out);
-			else if (p->status != DB_ST_OK)
-				fprintf(out, " %s |", db_status_name(p->status));
-			else if (!draw_pair_done(p))
-				fputs(" … |", out);
-			else
-				fprintf(out, " %.6f %s |", p->m.cos, db_band_name(p->band));
-		}
-		char fb[128];
-		fprintf(out, " %s |\n", fixed_by(t, r, l, fb, sizeof fb));
-	}
+	db_variants vs = all(t);
+	db_variants_md(out, &vs, &r->m);
+}
+
+static int write_md(FILE *f, void *ctx, db_err *err)
+{
+	const struct tui *t = ctx;
+	db_variants vs = all(t);
+	db_variant_matrix m;
+	if (db_variants_matrix(&vs, tui_phase(t), tui_pass(t), t->probe[0] ? t->probe : NULL,
+	                       true, (size_t)-1, &m) < 0)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	int rc = db_variants_md(f, &vs, &m);
+	db_variant_matrix_free(&m);
+	return rc < 0 ? db_err_set(err, NULL, NULL, -1, "write error") : 0;
+}
+
+int tui_variants_export(struct tui *t, const char *dir, db_err *err)
+{
+	/* the export runs once the scan is done: the shown variant's pairs are
+	 * computed, the others' probe pairs are computed here */
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof path, "%s/variants.md", dir) >= sizeof path)
+		return db_err_set(err, dir, NULL, -1, "path too long");
+	return db_atomic_write(path, write_md, t, err);
 }
 
 const struct view_ops variants_view = {
