@@ -87,29 +87,50 @@ int db_compare_watch(const db_cmd *cmd, const db_cmp_args *ca, const char *ref,
 		return 2;
 	o.settle_ms = SETTLE_MS;
 	db_err err = {{0}};
-	db_compare *c;
-	if (db_compare_open(ref, tgt, &o, &c, &err) < 0)
-		return db_cmd_error(cmd, "%s", err.msg);
-	const char *roots[2] = {c->ref_root, c->tgt_root};
+	const char *roots[2] = {ref, tgt ? tgt : ref};
 	db_watch *w;
-	if (db_watch_open(roots, 2, &w, &err) < 0) {
-		db_compare_free(c);
+	if (db_watch_open(roots, 2, &w, &err) < 0)
 		return db_cmd_error(cmd, "%s", err.msg);
-	}
 	struct sigaction sa, old_int, old_term;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_int;         /* no SA_RESTART: waits end early */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	double end = timeout_s > 0 ? now_s() + timeout_s : 0;
+	/* Nothing to compare yet (the target's first files are still being
+	 * written): say so once and wait for files. */
+	db_compare *c = NULL;
+	bool said = false;
+	while (db_compare_open(ref, tgt, &o, &c, &err) < 0) {
+		if (!said && !json)
+			printf("waiting: %s\n", err.msg);
+		fflush(stdout);
+		said = true;
+		double left = end > 0 ? end - now_s() : TICK_MS / 1000.0;
+		if (interrupted || left <= 0) {
+			sigaction(SIGINT, &old_int, NULL);
+			sigaction(SIGTERM, &old_term, NULL);
+			db_watch_free(w);
+			return db_cmd_error(cmd, "%s", err.msg);
+		}
+		db_watch_changed(w, left * 1000 < TICK_MS ? (int)(left * 1000) + 1 : TICK_MS);
+	}
+	if (said) {     /* a tree that appeared meanwhile is watched from now on */
+		db_watch *nw;
+		if (db_watch_open(roots, 2, &nw, &err) == 0) {
+			db_watch_free(w);
+			w = nw;
+		}
+	}
 	if (!json)
 		fprintf(stdout, "watching %s and %s (%s); %s\n", c->ref_root, c->tgt_root,
 		        db_watch_how(w), timeout_s > 0 ? "until --timeout" : "until Ctrl-C");
-	double end = timeout_s > 0 ? now_s() + timeout_s : 0;
 	char last[1024] = "", cur[1024];
 	unsigned round = 0;
 	int rc = 0;
 	bool scan = true;
+	bool force = said;      /* files written before the new watcher: once more */
 	while (!interrupted) {
 		if (scan) {
 			db_compare_run(c);
@@ -127,7 +148,8 @@ int db_compare_watch(const db_cmd *cmd, const db_cmp_args *ca, const char *ref,
 			break;
 		int ms = left * 1000 < TICK_MS ? (int)(left * 1000) + 1 : TICK_MS;
 		/* unfinished files are retried every tick until they read or age */
-		scan = db_watch_changed(w, ms) == 1 || db_compare_settling(c) > 0;
+		scan = db_watch_changed(w, ms) == 1 || db_compare_settling(c) > 0 || force;
+		force = false;
 		if (scan && !interrupted && db_compare_rescan(c, &err) < 0) {
 			rc = db_cmd_error(cmd, "rescan: %s", err.msg);
 			break;

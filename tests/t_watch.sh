@@ -67,6 +67,20 @@ wait_for "$O" ', [1-9][0-9]* error' "broken: an error once old"
 kill -INT "$pid"
 wait "$pid"
 
+# an empty target: wait for its first files
+rm -rf "$DB_TMP/t" && mkdir -p "$DB_TMP/t"
+O=$DB_TMP/watch_empty.out
+rm -f "$O"
+"$DB_BIN" compare --no-cache --watch --timeout 60 "$S/ref" "$DB_TMP/t" >"$O" &
+pid=$!
+wait_for "$O" '^waiting: .*no tensors in the target' "empty: waiting"
+mkdir -p "$DB_TMP/t/d"
+cp "$SRC"/*.pt "$DB_TMP/t/d/"
+wait_for "$O" '^watch [0-9]+: 256 pairs: 154 ok, 102 diverge' "empty: files arrived"
+kill -INT "$pid"
+wait "$pid"
+[ $? = 1 ] || fail "empty: exit status"
+
 # --timeout ends it by itself; json: one object per summary
 expect 1 "timeout" "$DB_BIN" compare --no-cache --watch --timeout 0.3 --format json "$S/ref" "$S/target"
 [ "$(grep -c '^{"round": ' <<<"$out")" = 1 ] || fail "timeout: one summary: $out"
