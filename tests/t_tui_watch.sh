@@ -52,6 +52,7 @@ check "the workbench exits 0 (stderr: $(cat "$T/stderr"))" test "$rc" = 0
 
 check "before: the L2 row has no target" grep_screen w_before '^.L2 +.?◁  no tgt'
 check "bisect then: L2 is not dumped" grep_screen w_bisect1 'next L2: not dumped on both sides yet'
+check "bisect then: it says the layer shows once written" grep_screen w_bisect1 "it shows here once written \(the trees are watched\)"
 check "bisect now: L2 is probed, bad" grep_screen w_bisect2 'next L2: cos 0\.907335 .*auto verdict: bad'
 check "after: the L2 row is there, diverging" grep_screen w_after '^.L2 .*✗'
 check "after: the first divergence is L2 attn.o_proj" grep_screen w_after 'first divergence L2 attn\.o_proj'
