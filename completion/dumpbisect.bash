@@ -38,7 +38,7 @@ _dumpbisect()
 	# command that opens a comparison takes the same four ($cmp, --no-cache)
 	local cmp="--profile -p --filter --threads -j"
 	local -A valopts=(
-		[tui]="$cmp --session --ref --target --notes"
+		[tui]="$cmp --session --ref --target --notes --slot"
 		[compare]="$cmp --format --timeout --slot"
 		[ls]="--profile -p --format"
 		[schema]="$cmp --format"

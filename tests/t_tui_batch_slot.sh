@@ -9,4 +9,11 @@ EOF
 check "header: first divergence and the slot" \
 	grep_screen slot '^▸ first divergence L1 attn_out rank 0 bug .*  batch slot: target dim 0 \[5:10\]$'
 check "pair status: the slot" grep_screen slot 'ref \[5\] int64  target \[15\] int64  batch slot: target dim 0 \[5:10\]'
+# by hand: another prompt's tokens
+tui_run 120 30 --no-cache --slot target:0:10:5 batch/ref batch/target <<EOF
+:save-display $T/slot_hand.screen
+EOF
+check "--slot: the workbench measures the slot given" \
+	grep_screen slot_hand 'batch slot: target dim 0 \[10:15\]'
+check "--slot: another prompt, other tokens" grep_screen slot_hand 'first divergence embed\.input_ids'
 finish

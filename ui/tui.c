@@ -370,6 +370,8 @@ static const db_opt cli_opts[] = {
 	{"notes", 0, "DIR", &cli_notes, NULL, "notes folder (default: notes/ beside the session)"},
 	{"no-mouse", 0, NULL, NULL, &cli_no_mouse, "do not ask the terminal for mouse clicks"},
 	{"no-watch", 0, NULL, NULL, &cli_no_watch, "do not watch the trees for new files"},
+	{"slot", 0, "[SIDE:]DIM:START:LEN", &cli_cmp.slot, NULL,
+	 "the batch slot by hand (as compare --slot)"},
 	{"keys-man", 0, NULL, NULL, &cli_keys_man, "print the key list as man-page text"},
 };
 static const db_cmd cli = {
