@@ -188,7 +188,6 @@ void db_compare_free(db_compare *c)
 		free(pr->owner);
 		free(pr->cache_dir);
 		pthread_mutex_destroy(&pr->cache_mu);
-		pthread_mutex_destroy(&pr->slot_mu);
 		free(pr);
 	}
 	db_free_pairs(c);
@@ -245,7 +244,6 @@ int db_compare_open(const char *ref, const char *tgt,
 	}
 	c->priv = pr;
 	pthread_mutex_init(&pr->cache_mu, NULL);
-	pthread_mutex_init(&pr->slot_mu, NULL);
 	atomic_init(&c->n_done, 0);
 	atomic_init(&c->n_cached, 0);
 	c->ref_root = strdup(ref);

@@ -94,16 +94,6 @@ typedef struct db_cmp_priv {
 	size_t n_settling;      /* files the last scan left out as unfinished */
 	db_slot_spec slot;      /* --slot, when has_slot */
 	bool has_slot;
-	/* Batch slots found so far, by (side, dim, longer length, length):
-	 * a pair where no block matches well (a bug downstream) takes the
-	 * start an earlier pair of the same geometry matched (input ids do
-	 * exactly). Guarded by slot_mu. */
-	struct db_slot_seen {
-		int side, dim;
-		int64_t big, len, start;
-	} slots_seen[16];
-	size_t n_slots_seen;
-	pthread_mutex_t slot_mu;
 	void *cache;            /* cache.c state, created on first use */
 	pthread_mutex_t cache_mu;       /* guards creating it */
 } db_cmp_priv;

@@ -187,51 +187,63 @@ int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
 
 /* ---- one pair ---------------------------------------------------------- */
 
-/* A batch slot: the longer side's block against the other side. Chunks
- * of one pair may look for the start at once: they find the same one. */
-static int64_t slot_seen(db_cmp_priv *pr, const db_pair *p, int64_t big, int64_t start)
+/* The block of the longer side that matches the other side best (-1 with
+ * err when none is close). Loads the pair's tensors into w. */
+static int64_t slot_own(db_compare *c, db_wctx *w, const db_pair *p, db_err *err)
 {
-	int64_t s = -1;
-	pthread_mutex_lock(&pr->slot_mu);
-	size_t i = 0;
-	for (; i < pr->n_slots_seen; i++) {
-		struct db_slot_seen *q = &pr->slots_seen[i];
-		if (q->side == p->slot.side && q->dim == p->slot.dim && q->big == big &&
-		    q->len == p->slot.len) {
-			s = q->start;
-			break;
-		}
-	}
-	if (i == pr->n_slots_seen && start >= 0 && i < sizeof pr->slots_seen / sizeof *pr->slots_seen) {
-		pr->slots_seen[i] = (struct db_slot_seen){p->slot.side, p->slot.dim, big, p->slot.len,
-		                                          start};
-		pr->n_slots_seen++;
-	}
-	pthread_mutex_unlock(&pr->slot_mu);
-	return s;
+	const db_tensor *x, *y;
+	if (db_wctx_tensor(w, c->ref, p->ref, &x, NULL, err) != 0 ||
+	    db_wctx_tensor(w, c->tgt, p->tgt, &y, NULL, err) != 0)
+		return -1;
+	return p->slot.side == 1 ? db_slot_find(y, x, p->slot.dim, err)
+	                         : db_slot_find(x, y, p->slot.dim, err);
 }
 
-static int slot_accum(db_compare *c, const db_pair *p, const db_tensor *x, const db_tensor *y,
-                      int64_t b, int64_t e, db_accum *a, db_err *err)
+static int64_t longer(const db_pair *p)
+{
+	return p->slot.side == 1 ? p->shape_ref[p->slot.dim] : p->shape_tgt[p->slot.dim];
+}
+
+/* The start of p's block: its own best match when one is close; else (a bug
+ * downstream leaves no block close) the match of the earliest pair with the
+ * same slot geometry (token ids match exactly). The same start whatever
+ * order the pairs are computed in; chunks of one pair that resolve it at
+ * once store the same value. */
+static int slot_resolve(db_compare *c, db_wctx *w, const db_pair *p, db_err *err)
 {
 	db_pair *mp = (db_pair *)p;
-	const db_tensor *big = p->slot.side == 1 ? x : y, *small = p->slot.side == 1 ? y : x;
-	int64_t s = atomic_load(&mp->slot.start);
-	if (s < 0) {
-		int64_t bl = big->shape[p->slot.dim];
-		s = db_slot_find(small, big, p->slot.dim, err);
-		int64_t seen = slot_seen(c->priv, p, bl, s);
-		if (s < 0 && (s = seen) < 0)
-			return -1;
-		atomic_store(&mp->slot.start, s);
+	int64_t s = slot_own(c, w, p, err);
+	size_t tried = 0;
+	for (size_t i = 0; s < 0 && i < c->n_pairs && tried < 8; i++) {
+		const db_pair *q = &c->pairs[i];
+		if (q == p || q->slot.side != p->slot.side || q->slot.dim != p->slot.dim ||
+		    q->slot.len != p->slot.len || longer(q) != longer(p))
+			continue;
+		tried++;
+		int64_t t = atomic_load(&((db_pair *)q)->slot.start);
+		db_err e2 = {{0}};
+		if (t < 0)
+			t = slot_own(c, w, q, &e2);
+		if (t >= 0)
+			s = t;
 	}
+	if (s < 0)
+		return -1;
+	atomic_store(&mp->slot.start, s);
+	return 0;
+}
+
+/* A batch slot: the longer side's block against the other side. */
+static void slot_accum(const db_pair *p, const db_tensor *x, const db_tensor *y, int64_t b,
+                       int64_t e, db_accum *a)
+{
+	int64_t s = atomic_load(&((db_pair *)p)->slot.start);
 	db_tensor v;
-	db_slot_view(big, p->slot.dim, s, p->slot.len, &v);
+	db_slot_view(p->slot.side == 1 ? x : y, p->slot.dim, s, p->slot.len, &v);
 	if (p->slot.side == 1)
 		db_accum_range(a, &v, y, b, e);
 	else
 		db_accum_range(a, x, &v, b, e);
-	return 0;
 }
 
 int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
@@ -239,13 +251,19 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 {
 	if (p->merged)
 		return db_unshard_accum(c, w, p, b, e, a, err);
+	/* first: resolving may read other pairs' files into w */
+	if (p->slot.side && atomic_load(&((db_pair *)p)->slot.start) < 0 &&
+	    slot_resolve(c, w, p, err) < 0)
+		return -1;
 	const db_tensor *x, *y;
 	const db_file *fx = NULL, *fy = NULL;
 	if (db_wctx_tensor(w, c->ref, p->ref, &x, &fx, err) != 0 ||
 	    db_wctx_tensor(w, c->tgt, p->tgt, &y, &fy, err) != 0)
 		return -1;
-	if (p->slot.side)
-		return slot_accum(c, p, x, y, b, e, a, err);
+	if (p->slot.side) {
+		slot_accum(p, x, y, b, e, a);
+		return 0;
+	}
 	db_accum_range(a, x, y, b, e);
 	db_advise(fx, x, b, e, MADV_DONTNEED);
 	db_advise(fy, y, b, e, MADV_DONTNEED);

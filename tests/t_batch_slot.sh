@@ -21,6 +21,12 @@ grep -qE ' L?1 .*attn_out .* bug \(batch slot: target dim 0 \[5:10\]\)$' <<<"$ou
 	fail "leak: L1 attn_out measured on the same slot"
 has "$out" "0 shape_mismatch, 0 error" "leak"
 
+# the bisect computes the final output first, where the leak leaves no block
+# close: the slot the token ids match is used, whatever the order
+expect 1 "bisect on a slot" "$DB_BIN" bisect --no-cache "$B/ref" "$B/leak" --auto
+has "$out" "state: first bad layer: L1" "bisect on a slot"
+has "$out" "1. final  bad  (auto) cos 0.66494579" "bisect: the final output measured on the slot"
+
 # the reference the longer side: the slot is in the reference
 expect 0 "reversed" "$DB_BIN" compare --no-cache "$B/target" "$B/ref"
 [ "$(grep -c '(batch slot: ref dim 0 \[5:10\])$' <<<"$out")" = 11 ] || fail "reversed: $out"
