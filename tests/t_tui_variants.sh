@@ -27,6 +27,10 @@ which variant fixes which layer<Enter>
 :save-display $T/v_third.screen
 :export $T/exp
 :save-display $T/v_export.screen
+:variant 2
+:save-display $T/v_cmd.screen
+:variant 4
+:save-display $T/v_cmd_bad.screen
 EOF
 check "header names variant 1 of 3" grep_screen v_start 'rank \[all\] of 2  variant \[1\] of 3'
 check "variant 1 diverges at L2" grep_screen v_start 'first divergence L2 attn\.o_proj'
@@ -45,4 +49,6 @@ check "the note names variant 3's tree" grep -qF -- "- variant 3: \`$V\`" "$N"
 check "the export names variants.md" grep_screen v_export 'metrics\.csv, variants\.md to '
 check "variants.md has the L3 row" grep -qE '^\| L3 \| 0\.891180 bug \| 1\.000000 ok \| 0\.891180 bug \| 2 \|$' "$T/exp/variants.md"
 check "the export's metrics are the shown variant's (3)" grep -qF "$V" "$T/exp/report.md"
+check ":variant 2 shows variant 2" grep_screen v_cmd 'variant \[2\] of 3'
+check ":variant 4 is refused" grep_screen v_cmd_bad 'variant 4: 1 \.\. 3'
 finish

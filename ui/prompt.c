@@ -208,6 +208,19 @@ static void cmd_rank(struct tui *t, char *args)
 	tui_msg(t, true, "rank %s: not in these trees (all or a rank number)", args);
 }
 
+/* variant N (1-based, as the header counts) */
+static void cmd_variant(struct tui *t, char *args)
+{
+	char *end;
+	long k = strtol(args, &end, 10);
+	if (!*args || *end || k < 1 || (size_t)k > t->n_variants) {
+		tui_msg(t, true, "variant %s: 1 .. %zu (dumpbisect REF T1 T2 ... opens variants)",
+		        args, t->n_variants);
+		return;
+	}
+	tui_variant_select(t, (size_t)k - 1);
+}
+
 /* goto L7 [stage] | goto 7 [stage] | goto embed */
 static void cmd_goto(struct tui *t, char *args)
 {
@@ -359,6 +372,7 @@ static const struct {
 	{"phase", "NAME", "select a phase", cmd_phase},
 	{"pass", "NAME", "select a pass / step / call", cmd_pass},
 	{"rank", "N|all", "select a rank or all (merged or worst per cell)", cmd_rank},
+	{"variant", "N", "show variant N (dumpbisect REF T1 T2 ...)", cmd_variant},
 	{"goto", "LAYER [STAGE]", "move the heatmap cursor (L7, 7, embed)", cmd_goto},
 	{"filter", "[REGEX]", "same as /; no regex clears", cmd_filter},
 	{"transpose", "", "swap the heatmap's axes", cmd_transpose},
