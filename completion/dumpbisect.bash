@@ -107,6 +107,12 @@ _dumpbisect()
 	fi
 
 	case $cmd in
+	bisect)
+		# a verb (bisect start|good|..., one verdict per command) or REF
+		((COMP_CWORD == 2)) &&
+			COMPREPLY=($(compgen -W "start good bad skip undo log reset run" -- "$cur"))
+		_dumpbisect_files -d "$cur"
+		;;
 	replay | export) _dumpbisect_files -f "$cur" ;; # SESSION
 	ls) _dumpbisect_files -f "$cur" ;;             # a tree or one file
 	*) _dumpbisect_files -d "$cur" ;;              # REF [TARGET]

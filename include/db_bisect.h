@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include "db_compare.h"
 #include "db_err.h"
+#include "db_hints.h"
 #include "db_metrics.h"
 
 /* ------------------------------------------------------------ verdicts */
@@ -263,6 +264,8 @@ typedef struct db_bisect_result {
 	char *first_bad_stage;  /* top-level stage of the culprit (probe when
 	                           no walk), NULL when nothing bad */
 	char *first_bad_substage;/* first sub-stage leaving ok / dropping; NULL */
+	db_hint first_bad_hint; /* the culprit pair's root-cause hint (db_hints.h);
+	                           kind DB_HINT_NONE when none */
 	const char *layer_class;/* borrowed from the profile; NULL none */
 	int *bad_ranks;         /* every rank bad at the culprit, ascending */
 	size_t n_bad_ranks;

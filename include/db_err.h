@@ -10,7 +10,10 @@ typedef struct db_err {
 
 /* Formats "FILE: entry 'ENTRY': byte OFFSET: MESSAGE". file/entry may be NULL
  * and offset < 0 to leave that part out. err may be NULL (then it is a no-op).
- * Always returns -1 so callers can `return db_err_set(...)`. */
+ * Always returns -1 so callers can `return db_err_set(...)`. The message is
+ * made terminal-safe as it is formatted (db_esc_buf): file, entry and the
+ * arguments are foreign text, and every sink of a db_err shows it to a
+ * person. Escaping is idempotent, so a sink that escapes again is harmless. */
 int db_err_set(db_err *err, const char *file, const char *entry, int64_t offset,
                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -272,6 +272,8 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 		res->first_bad_substage = strdup(w->stage);
 	if (!res->first_bad_stage || (strcmp(w->stage, w->top) && !res->first_bad_substage))
 		return -1;
+	if (w->pair != DB_NO_PAIR)
+		db_pair_hint(c, &c->pairs[w->pair], &res->first_bad_hint);
 	/* bad ranks at the culprit, when only some are */
 	size_t n_ranks = 0, n_bad = 0;
 	int *bad = malloc((c->n_pairs + 1) * sizeof *bad);

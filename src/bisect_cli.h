@@ -23,4 +23,11 @@ int bcli_load_session(const char *file, const char *ref, const char *target, db_
 int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const char *target,
                   const db_cmp_args *a);
 
+/* The git-bisect verbs (src/cmd_bisect_verbs.c): `bisect VERB ...`, the
+ * session file as the state. bcli_is_verb says whether argv[1] names one;
+ * bcli_verb runs it (argv[0] = "bisect") and returns the exit code. */
+#define BCLI_DEFAULT_SESSION "dumpbisect.session"
+bool bcli_is_verb(const char *s);
+int bcli_verb(int argc, char **argv);
+
 #endif

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cmd_util.h"
+#include "db_esc.h"
 #include "db_json.h"
 
 static void json_layer(FILE *out, int layer)
@@ -28,6 +30,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	db_json_str(out, res->first_bad_stage);
 	fputs(", \"first_bad_substage\": ", out);
 	db_json_str(out, res->first_bad_substage);
+	fputs(", \"first_bad_hint\": ", out);
+	db_hint_json(out, &res->first_bad_hint);
 	fputs(", \"bad_ranks\": [", out);
 	for (size_t i = 0; i < res->n_bad_ranks; i++)
 		fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
@@ -66,15 +70,20 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
                            const db_bisect_result *res)
 {
 	char l[32];
-	fprintf(out, "%s\n", res->summary);
+	fprintf(out, "%s\n", db_esc(res->summary));
 	if (res->phase[0])
-		fprintf(out, "  phase:    %s\n", res->phase);
+		fprintf(out, "  phase:    %s\n", db_esc(res->phase));
 	if (res->probe_why[0])
-		fprintf(out, "  probe:    %s\n", res->probe_why);
+		fprintf(out, "  probe:    %s\n", db_esc(res->probe_why));
 	if (res->first_bad_stage && res->kind == DB_KIND_SUDDEN) {
-		fprintf(out, "  stage:    %s\n", res->first_bad_stage);
+		fprintf(out, "  stage:    %s\n", db_esc(res->first_bad_stage));
 		if (res->first_bad_substage)
-			fprintf(out, "  substage: %s\n", res->first_bad_substage);
+			fprintf(out, "  substage: %s\n", db_esc(res->first_bad_substage));
+		if (res->first_bad_hint.kind != DB_HINT_NONE) {
+			char h[256];
+			fprintf(out, "  hint:     %s\n",
+			        db_hint_text(&res->first_bad_hint, !db_term_utf8(), h, sizeof h));
+		}
 	}
 	if (res->n_bad_ranks) {
 		fputs("  bad ranks:", out);
@@ -98,10 +107,10 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 			const db_substage_row *w = &res->walk[i];
 			if (w->one_side)
 				fprintf(out, "  %s %-32s %s (the other layers have it in both)\n",
-				        w->culprit ? ">" : " ", w->stage, w->one_side);
+				        w->culprit ? ">" : " ", db_esc(w->stage), db_esc(w->one_side));
 			else
 				fprintf(out, "  %s %-32s cos %-12.8f rel %-10.3g %-8s dcos %+.3g\n",
-				        w->culprit ? ">" : " ", w->stage, w->cos, w->rel,
+				        w->culprit ? ">" : " ", db_esc(w->stage), w->cos, w->rel,
 				        db_band_name(w->band), isfinite(w->step_drop) ? -w->step_drop : NAN);
 		}
 	}
@@ -114,5 +123,5 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 			        s->by_user ? "user" : "auto", s->cos, s->rel, db_band_name(s->band));
 		}
 	}
-	fprintf(out, "\nstate: %s\n", b->msg);
+	fprintf(out, "\nstate: %s\n", db_esc(b->msg));
 }

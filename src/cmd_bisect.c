@@ -13,6 +13,7 @@
 
 #include "bisect_cli.h"
 #include "db_bisect.h"
+#include "db_esc.h"
 #include "db_session.h"
 
 typedef struct save_ctx {
@@ -38,6 +39,10 @@ static bool file_exists(const char *p)
 
 int db_cmd_bisect(int argc, char **argv)
 {
+	/* `bisect start|good|...`: one verdict per command (a tree named like
+	 * a verb is given as ./start) */
+	if (argc > 1 && bcli_is_verb(argv[1]))
+		return bcli_verb(argc, argv);
 	const char *session = NULL, *format = "table", *band = NULL, *cosv = NULL, *relv = NULL,
 	           *good = NULL, *layers = NULL, *ref_opt = NULL, *tgt_opt = NULL;
 	bool autov = false;
@@ -71,7 +76,9 @@ int db_cmd_bisect(int argc, char **argv)
 	const db_cmd cmd = {
 		.name = "bisect",
 		.args = "REF [TARGET] --auto [options]\n"
-		        "       dumpbisect bisect --session FILE --auto [options]",
+		        "       dumpbisect bisect --session FILE --auto [options]\n"
+		        "       dumpbisect bisect start|good|bad|skip|undo|log|reset|run ...\n"
+		        "       (one verdict per command: dumpbisect bisect VERB --help)",
 		.desc = "Binary search over layers for the first bad one, then its sub-stage and ranks.",
 		.exit = "0 nothing is bad, 1 a bad layer was found (or the result is inconclusive "
 		        "between skipped layers), 2 usage or input error, or a --run command that "
@@ -220,7 +227,7 @@ int db_cmd_bisect(int argc, char **argv)
 		char l[32];
 		fprintf(stderr, "dumpbisect bisect: %s is not dumped on both sides (skipped)%s%s\n",
 		        db_layer_label(st->layer, l, sizeof l), hint ? "; dump it with: " : "",
-		        hint ? hint : "");
+		        db_esc(hint));
 		free(hint);
 	}
 	if (db_bisect_analyze(r, &res, &err) < 0)

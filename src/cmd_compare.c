@@ -11,8 +11,10 @@
 #include "cmd_compare_watch.h"
 #include "cmd_util.h"
 #include "db_compare.h"
+#include "db_esc.h"
 #include "db_export.h"
 #include "db_grid.h"
+#include "db_hints.h"
 #include "db_routing.h"
 #include "db_slot.h"
 #include "db_variants.h"
@@ -68,7 +70,7 @@ static void explain_unpaired(const db_compare *c, FILE *out)
 		snprintf(lab, sizeof lab, "%s", a->f.stage);
 	fprintf(out, "unpaired: %zu ref tensor%s %s a target tensor of the same layer and stage; "
 	        "e.g. %s differs in %s (ref vs target)\n", n, n == 1 ? "" : "s",
-	        n == 1 ? "has" : "have", lab, why);
+	        n == 1 ? "has" : "have", db_esc(lab), db_esc(why));
 }
 
 static void progress(db_compare *c)
@@ -118,8 +120,8 @@ static void print_table(const db_compare *c, FILE *out)
 {
 	bool utf8 = db_term_utf8();
 	bool ph = any_phase(c), pa = any_pass(c);
-	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n\n", c->profile->name, c->why,
-	        c->ref_root, c->tgt_root);
+	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n\n", db_esc(c->profile->name),
+	        db_esc(c->why), db_esc(c->ref_root), db_esc(c->tgt_root));
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "status");
 	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
@@ -156,26 +158,35 @@ static void print_table(const db_compare *c, FILE *out)
 		snprintf(stage, sizeof stage, p->occurrence ? "%s #%d" : "%s", p->f.stage, p->occurrence);
 		put_pad(out, db_pair_glyph(p, utf8), 4);
 		if (ph)
-			fprintf(out, "%-9s ", p->f.phase);
+			fprintf(out, "%-9s ", db_esc(p->f.phase));
 		if (pa)
-			fprintf(out, "%-6s ", p->f.pass);
+			fprintf(out, "%-6s ", db_esc(p->f.pass));
 		fprintf(out, "%-5s %-5s ", layer, rank);
-		put_pad(out, stage, 29);
+		put_pad(out, db_esc(stage), 29);
 		put_pad(out, shape, 19);
 		fprintf(out, "%-12s %-11s %s", cos, rel, p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status));
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
 		char slot[128];
-		if (*db_slot_str(p, slot, sizeof slot))
+		db_hint sh;
+		if (p->slot.side)
+			db_pair_hint(c, p, &sh);
+		/* the hint names the slot, unless another one (inputs) wins */
+		if (p->slot.side && sh.kind != DB_HINT_BATCH_SLOT && *db_slot_str(p, slot, sizeof slot))
 			fprintf(out, " (%s)", slot);
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
-			fprintf(out, ": %s", p->error);
+			fprintf(out, ": %s", db_esc(p->error));
 		db_routing rt;
 		db_err e;
 		if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
 			fprintf(out, " (%lld of %lld tokens chose other experts)", (long long)rt.rerouted,
 			        (long long)rt.tokens);
+		db_hint h;
+		char ht[256];
+		db_pair_hint(c, p, &h);
+		if (h.kind != DB_HINT_NONE)
+			fprintf(out, "  hint %s", db_hint_text(&h, !utf8, ht, sizeof ht));
 		fputc('\n', out);
 		st[p->status]++;
 		if (p->status == DB_ST_OK && p->band <= DB_BAND_INPUTS)
@@ -220,7 +231,7 @@ static void print_table(const db_compare *c, FILE *out)
 	}
 	const db_pair *p = &c->pairs[fd];
 	if (ph)
-		fprintf(out, "first divergent phase: %s\n", p->f.phase);
+		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
 	char lab[512];
 	db_pair_label(p, lab, sizeof lab);
 	if (p->status == DB_ST_OK)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bisect_cli.h"
+#include "db_esc.h"
 #include "db_export.h"
 #include "db_session.h"
 
@@ -84,8 +85,8 @@ int db_cmd_export(int argc, char **argv)
 	                   .notes_dir = notes};
 	if (db_export_all(&x, outdir, &err) < 0)
 		goto fail;
-	printf("%s/report.md\n%s/heatmap.svg\n%s/metrics.json\n%s/metrics.csv\n", outdir, outdir,
-	       outdir, outdir);
+	const char *o = db_esc(outdir);
+	printf("%s/report.md\n%s/heatmap.svg\n%s/metrics.json\n%s/metrics.csv\n", o, o, o, o);
 	rc = 0;
 	goto done;
 fail:

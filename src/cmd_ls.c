@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cmd_util.h"
+#include "db_esc.h"
 #include "db_index.h"
 #include "db_json.h"
 #include "db_metrics.h"
@@ -37,7 +38,7 @@ static int ls_file(const char *path, bool json, bool stats)
 		db_json_str(stdout, db_format_name(f->format));
 		fputs(", \"tensors\": [", stdout);
 	} else {
-		printf("%s (%s, %zu tensors)\n", path, db_format_name(f->format), f->n_entries);
+		printf("%s (%s, %zu tensors)\n", db_esc(path), db_format_name(f->format), f->n_entries);
 		if (stats)
 			printf("%-32s %-14s %-20s %14s %14s %14s %14s\n", "key", "dtype", "shape", "sum",
 			       "min", "max", "mean");
@@ -50,7 +51,7 @@ static int ls_file(const char *path, bool json, bool stats)
 		db_stats s;
 		bool have_stats = false;
 		if (e->err) {
-			fprintf(stderr, "dumpbisect ls: %s\n", e->err);
+			fprintf(stderr, "dumpbisect ls: %s\n", db_esc(e->err));
 			rc = 2;
 		} else if (stats) {
 			db_err se;
@@ -81,12 +82,12 @@ static int ls_file(const char *path, bool json, bool stats)
 			}
 			fputc('}', stdout);
 		} else if (e->err) {
-			printf("%-32s error: %s\n", *key ? key : "(tensor)", e->err);
+			printf("%-32s error: %s\n", *key ? db_esc(key) : "(tensor)", db_esc(e->err));
 		} else if (stats && have_stats) {
-			printf("%-32s %-14s %-20s %14.6g %14.6g %14.6g %14.6g\n", *key ? key : "(tensor)",
+			printf("%-32s %-14s %-20s %14.6g %14.6g %14.6g %14.6g\n", *key ? db_esc(key) : "(tensor)",
 			       db_dtype_name(e->t.dtype), shape, s.sum, s.min, s.max, s.mean);
 		} else {
-			printf("%-32s %-14s %s%s\n", *key ? key : "(tensor)", db_dtype_name(e->t.dtype),
+			printf("%-32s %-14s %s%s\n", *key ? db_esc(key) : "(tensor)", db_dtype_name(e->t.dtype),
 			       shape, stats ? "  (no stats: not comparable)" : "");
 		}
 	}
@@ -165,9 +166,9 @@ static void print_counter(const char *title, counter *c, bool keep_order, bool j
 		}
 		fputs("}", stdout);
 	} else if (c->n) {
-		printf("%-8s", title);
+		printf("%-8s", db_esc(title));
 		for (size_t k = 0; k < c->n; k++)
-			printf("%s%s %zu", k ? ", " : " ", *c->names[ord[k]] ? c->names[ord[k]] : "(none)",
+			printf("%s%s %zu", k ? ", " : " ", *c->names[ord[k]] ? db_esc(c->names[ord[k]]) : "(none)",
 			       c->counts[ord[k]]);
 		putchar('\n');
 	}
@@ -286,7 +287,7 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		}
 		fputs("]}\n", stdout);
 	} else {
-		printf("profile %s (%s)\nroot    %s\n", p->name, why, root);
+		printf("profile %s (%s)\nroot    %s\n", db_esc(p->name), db_esc(why), db_esc(root));
 		printf("files   %zu parsed, %zu unparsed, %zu skipped, %zu refused (of %zu files)\n",
 		       ix->n_files, ix->n_unparsed, ix->n_skipped, ix->n_refused, ix->n_files_seen);
 		printf("tensors %zu\n", ix->n_items);
@@ -304,24 +305,24 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		if (ix->n_unparsed) {
 			puts("unparsed (no pattern of the profile matches):");
 			for (size_t i = 0; i < ix->n_unparsed; i++)
-				printf("  %s\n", ix->unparsed[i]);
+				printf("  %s\n", db_esc(ix->unparsed[i]));
 		}
 		if (ix->n_skipped) {
 			puts("skipped:");
 			for (size_t i = 0; i < ix->n_skipped; i++)
-				printf("  %s\n", ix->skipped[i]);
+				printf("  %s\n", db_esc(ix->skipped[i]));
 		}
 		if (n_err) {
 			puts("errors:");
 			for (size_t i = 0; i < ix->n_items; i++)
 				if (ix->items[i].err)
-					printf("  %s\n", ix->items[i].err);
+					printf("  %s\n", db_esc(ix->items[i].err));
 		}
 	}
 	int rc = 0;
 	if (ix->n_items == 0) {
-		fprintf(stderr, "dumpbisect ls: %s: no tensors the profile %s understands\n", root,
-		        p->name);
+		fprintf(stderr, "dumpbisect ls: %s: no tensors the profile %s understands\n",
+		        db_esc(root), db_esc(p->name));
 		rc = 2;
 	}
 	for (size_t k = 0; k < 6; k++)
@@ -364,9 +365,9 @@ static int ls_profiles(bool json)
 			db_json_str(stdout, ok ? NULL : err.msg);
 			fputc('}', stdout);
 		} else if (ok) {
-			printf("%-*s  %s\n", w, names[i], origin);
+			printf("%-*s  %s\n", w, db_esc(names[i]), db_esc(origin));
 		} else {
-			printf("%-*s  error: %s\n", w, names[i], err.msg);
+			printf("%-*s  error: %s\n", w, db_esc(names[i]), err.msg);
 		}
 		if (!ok)
 			rc = 2;

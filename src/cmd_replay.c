@@ -14,6 +14,7 @@
 
 #include "bisect_cli.h"
 #include "db_bisect.h"
+#include "db_esc.h"
 #include "db_json.h"
 #include "db_replay.h"
 #include "db_session.h"
@@ -116,8 +117,8 @@ int db_cmd_replay(int argc, char **argv)
 		json_first_bad(stdout, now);
 		printf(", \"first_bad_moved\": %s}\n", moved ? "true" : "false");
 	} else {
-		printf("replay of %s (%zu steps) against\n  ref    %s\n  target %s\n\n", file,
-		       s->n_steps, s->ref, s->target ? s->target : "(same tree)");
+		printf("replay of %s (%zu steps) against\n  ref    %s\n  target %s\n\n", db_esc(file),
+		       s->n_steps, db_esc(s->ref), s->target ? db_esc(s->target) : "(same tree)");
 		for (size_t i = 0; i < s->n_steps; i++) {
 			const db_replay_row *w = &rows[i];
 			printf("  %2zu. %-6s %-4s (%s)  then %-4s cos %-12.8f  now %-4s cos %-12.8f  %s\n",

@@ -9,11 +9,19 @@
 
 #include "cmd_util.h"
 #include "db_compare.h"
+#include "db_esc.h"
 #include "db_json.h"
+
+/* A batch slot (db_slot.h) is measured by compare, but its shapes differ:
+ * the schema names it as a shape change. */
+static db_status status_of(const db_pair *p)
+{
+	return p->slot.side ? DB_ST_SHAPE_MISMATCH : p->status;
+}
 
 static const char *kind_of(const db_pair *p)
 {
-	switch (p->status) {
+	switch (status_of(p)) {
 	case DB_ST_REF_ONLY: return "ref_only";
 	case DB_ST_TARGET_ONLY: return "target_only";
 	case DB_ST_SHAPE_MISMATCH: return "shape";
@@ -64,7 +72,7 @@ int db_cmd_schema(int argc, char **argv)
 		db_json_str(stdout, c->tgt_root);
 		printf(", \"pairs\": %zu, \"differences\": [", c->n_pairs);
 	} else {
-		printf("profile %s (%s)\n", c->profile->name, c->why);
+		printf("profile %s (%s)\n", db_esc(c->profile->name), db_esc(c->why));
 	}
 	size_t nd = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
@@ -72,8 +80,9 @@ int db_cmd_schema(int argc, char **argv)
 		const char *kind = kind_of(p);
 		if (!kind)
 			continue;
-		int k = p->status == DB_ST_REF_ONLY ? 0 : p->status == DB_ST_TARGET_ONLY ? 1
-		      : p->status == DB_ST_SHAPE_MISMATCH ? 2 : p->status == DB_ST_ERROR ? 4 : 3;
+		db_status st = status_of(p);
+		int k = st == DB_ST_REF_ONLY ? 0 : st == DB_ST_TARGET_ONLY ? 1
+		      : st == DB_ST_SHAPE_MISMATCH ? 2 : st == DB_ST_ERROR ? 4 : 3;
 		counts[k]++;
 		char sr[128], stg[128], lab[512];
 		db_fmt_shape(p->ndim_ref, p->shape_ref, sr, sizeof sr);
@@ -118,7 +127,7 @@ int db_cmd_schema(int argc, char **argv)
 			continue;
 		}
 		db_pair_label(p, lab, sizeof lab);
-		switch (p->status) {
+		switch (st) {
 		case DB_ST_REF_ONLY:
 			printf("ref_only     %s  %s %s\n", lab, sr, dr);
 			break;
@@ -129,7 +138,7 @@ int db_cmd_schema(int argc, char **argv)
 			printf("shape        %s  ref %s target %s\n", lab, sr, stg);
 			break;
 		case DB_ST_ERROR:
-			printf("error        %s  %s\n", lab, p->error ? p->error : "");
+			printf("error        %s  %s\n", lab, db_esc(p->error));
 			break;
 		case DB_ST_OK:
 			printf("dtype        %s  ref %s target %s\n", lab, dr, dt);
@@ -138,7 +147,7 @@ int db_cmd_schema(int argc, char **argv)
 			break;
 		}
 		/* a shape mismatch can hide a dtype change too */
-		if (p->status == DB_ST_SHAPE_MISMATCH && p->dtype_ref != p->dtype_tgt)
+		if (st == DB_ST_SHAPE_MISMATCH && p->dtype_ref != p->dtype_tgt)
 			printf("dtype        %s  ref %s target %s\n", lab, dr, dt);
 	}
 	size_t total = counts[0] + counts[1] + counts[2] + counts[3] + counts[4];

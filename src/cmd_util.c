@@ -1,5 +1,7 @@
 #include "cmd_util.h"
 
+#include "db_esc.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,20 @@ static const char *sep(const db_cmd *c)
 static int vmessage(const db_cmd *c, bool hint, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "dumpbisect%s%s: ", sep(c), c->name ? c->name : "");
-	vfprintf(stderr, fmt, ap);
+	/* The arguments are paths and names from the user's trees: escaped
+	 * whole (db_esc), as every message is, so none reaches the terminal raw. */
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (msg) {
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+		db_esc_fputs(msg, stderr);
+		free(msg);
+	} else {
+		fputs("out of memory", stderr);
+	}
 	fputc('\n', stderr);
 	if (hint)
 		fprintf(stderr, "Try 'dumpbisect%s%s --help' for more information.\n", sep(c),
@@ -284,21 +299,24 @@ const char *db_pair_glyph(const db_pair *p, bool utf8)
 
 void db_pair_label(const db_pair *p, char *buf, size_t len)
 {
-	size_t n = 0;
+	char raw[1024];
+	size_t n = 0, cap = sizeof raw;
 	if (p->f.layer >= 0)
-		n = (size_t)snprintf(buf, len, "L%d %s", p->f.layer, p->f.stage);
+		n = (size_t)snprintf(raw, cap, "L%d %s", p->f.layer, p->f.stage);
 	else
-		n = (size_t)snprintf(buf, len, "%s", p->f.stage);
-	if (n < len && p->occurrence)
-		n += (size_t)snprintf(buf + n, len - n, " #%d", p->occurrence);
-	if (n < len && p->merged)
-		n += (size_t)snprintf(buf + n, len - n, " (merged ranks)");
-	else if (n < len && p->f.rank >= 0)
-		n += (size_t)snprintf(buf + n, len - n, " rank %d", p->f.rank);
-	if (n < len && p->f.pass[0])
-		n += (size_t)snprintf(buf + n, len - n, " pass %s", p->f.pass);
-	if (n < len && p->f.phase[0])
-		snprintf(buf + n, len - n, " phase %s", p->f.phase);
+		n = (size_t)snprintf(raw, cap, "%s", p->f.stage);
+	if (n < cap && p->occurrence)
+		n += (size_t)snprintf(raw + n, cap - n, " #%d", p->occurrence);
+	if (n < cap && p->merged)
+		n += (size_t)snprintf(raw + n, cap - n, " (merged ranks)");
+	else if (n < cap && p->f.rank >= 0)
+		n += (size_t)snprintf(raw + n, cap - n, " rank %d", p->f.rank);
+	if (n < cap && p->f.pass[0])
+		n += (size_t)snprintf(raw + n, cap - n, " pass %s", p->f.pass);
+	if (n < cap && p->f.phase[0])
+		snprintf(raw + n, cap - n, " phase %s", p->f.phase);
+	/* stage, pass and phase come from the dump's names */
+	db_esc_buf(buf, len, raw);
 }
 
 void db_json_shape(FILE *out, int ndim, const int64_t *shape)

@@ -21,7 +21,8 @@ bool db_term_utf8(void);
 void db_fmt_shape(int ndim, const int64_t *shape, char *buf, size_t len);
 /* Glyph of a pair: its band, or a status mark for pairs not computed. */
 const char *db_pair_glyph(const db_pair *p, bool utf8);
-/* "L3 attn_out" / "final_logits", with rank/pass/phase when set. */
+/* "L3 attn_out" / "final_logits", with rank/pass/phase when set; escaped
+ * for a terminal (db_esc_buf), as the names come from the dumps. */
 void db_pair_label(const db_pair *p, char *buf, size_t len);
 /* A field as JSON: "" -> null; pass: all digits -> a number. */
 void db_json_field(FILE *out, const char *s, bool numeric_if_digits);

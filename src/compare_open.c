@@ -391,6 +391,7 @@ int db_compare_rescan(db_compare *c, db_err *err)
 				np->m = op->m;
 				np->band = op->band;
 				atomic_store(&np->slot.start, atomic_load(&op->slot.start));
+				np->slot.side = op->slot.side;  /* 0: no block matched */
 				if (op->error)
 					np->error = strdup(op->error);
 				atomic_store(&np->state, DB_PAIR_DONE);

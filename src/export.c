@@ -13,10 +13,11 @@
 #include "cmd_util.h"
 #include "db_atomic.h"
 #include "db_cell.h"
+#include "db_hints.h"
+#include "db_esc.h"
 #include "db_json.h"
 #include "db_notes.h"
 #include "db_routing.h"
-#include "db_slot.h"
 
 /* ------------------------------------------------------------ metrics */
 
@@ -89,12 +90,15 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	db_hint h;
+	db_pair_hint(c, p, &h);
+	fputs(", \"hint\": ", out);
+	db_hint_json(out, &h);
 	db_routing rt;
 	db_err e;
 	if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
 		fprintf(out, ", \"routing\": {\"tokens\": %lld, \"rerouted\": %lld, \"k\": %d}",
 		        (long long)rt.tokens, (long long)rt.rerouted, rt.k);
-	db_slot_json(out, p);
 	if (p->status == DB_ST_OK)
 		fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
 		        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,
@@ -136,27 +140,10 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 	return ferror(out) ? -1 : 0;
 }
 
-static void csv_field(FILE *out, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 int db_export_metrics_csv(FILE *out, const db_compare *c)
 {
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
-	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error\n", out);
+	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,severity,error,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		char shape[256];
@@ -165,9 +152,9 @@ int db_export_metrics_csv(FILE *out, const db_compare *c)
 		else
 			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
 		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
-		csv_field(out, p->f.phase);
+		db_esc_csv(p->f.phase, out);
 		fputc(',', out);
-		csv_field(out, p->f.pass);
+		db_esc_csv(p->f.pass, out);
 		fputc(',', out);
 		if (!p->merged && p->f.rank >= 0)
 			fprintf(out, "%d", p->f.rank);
@@ -175,19 +162,19 @@ int db_export_metrics_csv(FILE *out, const db_compare *c)
 		if (p->f.layer >= 0)
 			fprintf(out, "%d", p->f.layer);
 		fputc(',', out);
-		csv_field(out, p->f.stage);
+		db_esc_csv(p->f.stage, out);
 		fputc(',', out);
-		csv_field(out, rn);
+		db_esc_csv(rn, out);
 		fputc(',', out);
-		csv_field(out, tn);
+		db_esc_csv(tn, out);
 		fputc(',', out);
-		csv_field(out, shape);
+		db_esc_csv(shape, out);
 		fputc(',', out);
-		csv_field(out, p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : NULL);
+		db_esc_csv(p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : NULL, out);
 		fputc(',', out);
-		csv_field(out, p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : NULL);
+		db_esc_csv(p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : NULL, out);
 		fputc(',', out);
-		csv_field(out, db_status_name(p->status));
+		db_esc_csv(db_status_name(p->status), out);
 		const double v[] = {p->m.cos, p->m.rel, p->m.rel_l2, p->m.rel_diff, p->m.max_abs,
 		                    p->m.mean_abs};
 		for (size_t k = 0; k < 6; k++) {
@@ -196,9 +183,13 @@ int db_export_metrics_csv(FILE *out, const db_compare *c)
 				fprintf(out, "%.17g", v[k]);
 		}
 		fputc(',', out);
-		csv_field(out, band_or_null(p));
+		db_esc_csv(band_or_null(p), out);
 		fputc(',', out);
-		csv_field(out, p->status == DB_ST_ERROR ? p->error : NULL);
+		db_esc_csv(p->status == DB_ST_ERROR ? p->error : NULL, out);
+		db_hint h;
+		db_pair_hint(c, p, &h);
+		fputc(',', out);
+		db_esc_csv(h.kind != DB_HINT_NONE ? db_hint_kind_name(h.kind) : NULL, out);
 		fputc('\n', out);
 		free(rn);
 		free(tn);
@@ -242,15 +233,15 @@ static size_t focus_pair(const db_export_ctx *x)
 	return fd >= 0 ? (size_t)fd : DB_NO_PAIR;
 }
 
-static void md_escape_line(FILE *f, const char *s)
+/* A link target: escaped, and what would end the (...) or break it
+ * percent-encoded. */
+static void md_url(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		if (*s == '\n' || *s == '\r')
-			fputc(' ', f);
-		else if (*s == '|')
-			fputs("\\|", f);
+	for (const char *e = db_esc(s); *e; e++) {
+		if (strchr(" ()<>[]", *e))
+			fprintf(f, "%%%02X", (unsigned char)*e);
 		else
-			fputc(*s, f);
+			fputc(*e, f);
 	}
 }
 
@@ -279,15 +270,20 @@ static void md_heatmap(FILE *f, const db_compare *c, const db_grid *g)
 	else
 		fprintf(f, "cos and band per cell, rank %d.\n\n", g->rank);
 	fputs("| |", f);
-	for (size_t k = 0; k < g->n_cols; k++)
-		fprintf(f, " %s |", g->cols[k]);
+	for (size_t k = 0; k < g->n_cols; k++) {
+		fputc(' ', f);
+		db_esc_md_cell(g->cols[k], f);
+		fputs(" |", f);
+	}
 	fputs("\n|---|", f);
 	for (size_t k = 0; k < g->n_cols; k++)
 		fputs("---|", f);
 	fputc('\n', f);
 	for (size_t r = 0; r < g->n_rows; r++) {
 		const db_grid_row *row = &g->rows[r];
-		fprintf(f, "| %s |", row->label);
+		fputs("| ", f);
+		db_esc_md_text(row->label, f);
+		fputs(" |", f);
 		size_t nc = row->layer < 0 ? 1 : g->n_cols;
 		for (size_t k = 0; k < g->n_cols; k++) {
 			fputc(' ', f);
@@ -297,6 +293,41 @@ static void md_heatmap(FILE *f, const db_compare *c, const db_grid *g)
 		}
 		fputc('\n', f);
 	}
+}
+
+/* Every pair with a root-cause hint, in execution order (the first
+ * HINTS_MAX of them: a missing all-reduce hints on every rank of every
+ * layer after it, and the first ones are what matters). */
+#define HINTS_MAX 20
+static void report_hints(FILE *f, db_compare *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		db_hint h;
+		char ht[256], l[32];
+		db_pair_hint(c, p, &h);
+		if (h.kind == DB_HINT_NONE)
+			continue;
+		if (!n)
+			fputs("\n### Root-cause hints\n\n| phase | pass | layer | stage | rank | hint |\n"
+			      "|---|---|---|---|---|---|\n", f);
+		if (++n > HINTS_MAX)
+			continue;
+		char rank[16];
+		snprintf(rank, sizeof rank, p->merged ? "merged" : p->f.rank >= 0 ? "%d" : "-",
+		         p->f.rank);
+		/* names from the dump: escaped as everywhere in the report */
+		fputs("| ", f);
+		db_esc_md_text(p->f.phase[0] ? p->f.phase : "-", f);
+		fputs(" | ", f);
+		db_esc_md_text(p->f.pass[0] ? p->f.pass : "-", f);
+		fprintf(f, " | %s | ", p->f.layer >= 0 ? db_layer_label(p->f.layer, l, sizeof l) : "model");
+		db_esc_md_cell(p->f.stage, f);
+		fprintf(f, " | %s | %s |\n", rank, db_hint_text(&h, false, ht, sizeof ht));
+	}
+	if (n > HINTS_MAX)
+		fprintf(f, "\n... and %zu more.\n", n - HINTS_MAX);
 }
 
 int db_export_report_md(FILE *f, const db_export_ctx *x)
@@ -309,19 +340,37 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	const db_pair *p = fp != DB_NO_PAIR ? &c->pairs[fp] : NULL;
 
 	fputs("# dumpbisect report\n\n", f);
-	fprintf(f, "- reference: `%s`\n- target: `%s`\n- profile: %s (%s)\n",
-	        c->ref_root ? c->ref_root : "", c->tgt_root ? c->tgt_root : "(same tree)",
-	        c->profile ? c->profile->name : "-", c->why);
-	if (s && s->path)
-		fprintf(f, "- session: `%s`\n", s->path);
-	fputs("\n## Summary\n\n", f);
-	if (r)
-		fprintf(f, "%s.\n", r->summary);
-	else if (p)
-		fprintf(f, "No bisect run yet; the first divergent pair is `%s` in layer %s.\n",
-		        p->f.stage, p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "-");
+	/* Every name below is foreign text: code spans or escaped prose
+	 * (db_esc_md_*), never raw HTML or control bytes. */
+	fputs("- reference: ", f);
+	db_esc_md_code(c->ref_root ? c->ref_root : "", f);
+	fputs("\n- target: ", f);
+	if (c->tgt_root)
+		db_esc_md_code(c->tgt_root, f);
 	else
+		fputs("(same tree)", f);
+	fputs("\n- profile: ", f);
+	db_esc_md_text(c->profile ? c->profile->name : "-", f);
+	fputs(" (", f);
+	db_esc_md_text(c->why, f);
+	fputs(")\n", f);
+	if (s && s->path) {
+		fputs("- session: ", f);
+		db_esc_md_code(s->path, f);
+		fputc('\n', f);
+	}
+	fputs("\n## Summary\n\n", f);
+	if (r) {
+		db_esc_md_text(r->summary, f);
+		fputs(".\n", f);
+	} else if (p) {
+		fputs("No bisect run yet; the first divergent pair is ", f);
+		db_esc_md_code(p->f.stage, f);
+		fprintf(f, " in layer %s.\n",
+		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "-");
+	} else {
 		fputs("Every pair is in the ok band.\n", f);
+	}
 
 	fputs("\n## Divergence point\n\n", f);
 	if (p) {
@@ -333,13 +382,31 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 			snprintf(rank, sizeof rank, "%d", p->f.rank);
 		else
 			snprintf(rank, sizeof rank, "-");
-		fprintf(f, "| phase | pass | layer | stage | rank | ref tensor | target tensor |\n"
-		        "|---|---|---|---|---|---|---|\n| %s | %s | %s | %s | %s | `%s` | `%s` |\n",
-		        p->f.phase[0] ? p->f.phase : "-", p->f.pass[0] ? p->f.pass : "-",
-		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "model",
-		        p->f.stage, rank, rn ? rn : "(missing)", tn ? tn : "(missing)");
+		fputs("| phase | pass | layer | stage | rank | ref tensor | target tensor |\n"
+		      "|---|---|---|---|---|---|---|\n| ", f);
+		db_esc_md_text(p->f.phase[0] ? p->f.phase : "-", f);
+		fputs(" | ", f);
+		db_esc_md_text(p->f.pass[0] ? p->f.pass : "-", f);
+		fprintf(f, " | %s | ", p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "model");
+		db_esc_md_cell(p->f.stage, f);
+		fprintf(f, " | %s | ", rank);
+		if (rn)
+			db_esc_md_cell(rn, f);
+		else
+			fputs("(missing)", f);
+		fputs(" | ", f);
+		if (tn)
+			db_esc_md_cell(tn, f);
+		else
+			fputs("(missing)", f);
+		fputs(" |\n", f);
 		free(rn);
 		free(tn);
+		db_hint h;
+		char ht[256];
+		db_pair_hint(x->c, p, &h);
+		if (h.kind != DB_HINT_NONE)
+			fprintf(f, "\nHint: **%s**.\n", db_hint_text(&h, false, ht, sizeof ht));
 		if (r && r->layer_class)
 			fprintf(f, "\nLayer class: **%s**.\n", r->layer_class);
 		if (r && r->n_bad_ranks) {
@@ -355,6 +422,8 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		fputs("None: nothing leaves the ok band.\n", f);
 	}
 
+	report_hints(f, x->c);
+
 	fputs("\n## Severity\n\n", f);
 	if (p && p->status == DB_ST_OK) {
 		fprintf(f, "rel_diff = %.3g: %s. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band **%s**.\n",
@@ -365,13 +434,16 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 			      "| sub-stage | cos | rel | band | step drop | |\n|---|---|---|---|---|---|\n", f);
 			for (size_t i = 0; i < r->n_walk; i++) {
 				const db_substage_row *w = &r->walk[i];
-				fprintf(f, "| %s | %.8f | %.4g | %s | %.3g | %s |\n", w->stage, w->cos, w->rel,
+				fputs("| ", f);
+				db_esc_md_cell(w->stage, f);
+				fprintf(f, " | %.8f | %.4g | %s | %.3g | %s |\n", w->cos, w->rel,
 				        db_band_name(w->band), w->step_drop, w->culprit ? "**culprit**" : "");
 			}
 		}
 	} else if (p) {
-		fprintf(f, "Status %s%s%s.\n", db_status_name(p->status), p->error ? ": " : "",
-		        p->error ? p->error : "");
+		fprintf(f, "Status %s%s", db_status_name(p->status), p->error ? ": " : "");
+		db_esc_md_text(p->error, f);
+		fputs(".\n", f);
 	} else {
 		fputs("None.\n", f);
 	}
@@ -391,14 +463,18 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		fputs("| layer | stage | rank | status | text |\n|---|---|---|---|---|\n", f);
 		for (size_t i = 0; i < s->n_marks; i++) {
 			const db_mark *m = &s->marks[i];
-			fprintf(f, "| %s | %s | ", m->layer >= 0 ? db_layer_label(m->layer, l1, sizeof l1) : "model",
-			        m->stage ? m->stage : "(row)");
+			fprintf(f, "| %s | ", m->layer >= 0 ? db_layer_label(m->layer, l1, sizeof l1) : "model");
+			if (m->stage)
+				db_esc_md_cell(m->stage, f);
+			else
+				fputs("(row)", f);
+			fputs(" | ", f);
 			if (m->rank >= 0)
 				fprintf(f, "%d", m->rank);
 			else
 				fputs("all", f);
 			fprintf(f, " | %s | ", db_mark_status_name(m->status));
-			md_escape_line(f, m->text);
+			db_esc_md_text(m->text, f);
 			fputs(" |\n", f);
 		}
 	} else {
@@ -411,12 +487,18 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	size_t nn = ndir ? db_notes_list(ndir, &ne) : 0;
 	if (nn) {
 		for (size_t i = 0; i < nn; i++) {
-			fprintf(f, "- [%s](%s) — ", ne[i].name, ne[i].path);
-			md_escape_line(f, ne[i].title);
+			fputs("- [", f);
+			db_esc_md_text(ne[i].name, f);
+			fputs("](", f);
+			md_url(f, ne[i].path);
+			fputs(") — ", f);
+			db_esc_md_text(ne[i].title, f);
 			fputc('\n', f);
 		}
 	} else {
-		fprintf(f, "No notes in `%s`.\n", ndir ? ndir : "notes");
+		fputs("No notes in ", f);
+		db_esc_md_code(ndir ? ndir : "notes", f);
+		fputs(".\n", f);
 	}
 	db_notes_list_free(ne, nn);
 	free(ndir);

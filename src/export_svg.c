@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_esc.h"
+
 #define CELL_W 92
 #define CELL_H 22
 #define LABEL_W 150
@@ -27,18 +29,23 @@ static const char *band_fill(db_band b)
 	}
 }
 
+/* Foreign names as XML text: db_esc's rule first (an SVG must be valid
+ * UTF-8 and is shown by viewers that honour bidi controls), then the XML
+ * entities. */
 static void xml_text(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
+	size_t n = s ? strlen(s) : 0;
+	char ch[DB_ESC_CHAR_MAX];
+	while (n > 0) {
+		size_t k = db_esc_char(s, n, ch);
+		switch (ch[0]) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\t')
-				fputc(*s, f);
+		default: fputs(ch, f);
 		}
+		s += k, n -= k;
 	}
 }
 

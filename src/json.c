@@ -1,6 +1,9 @@
 #include "db_json.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "db_esc.h"
 
 void db_json_str(FILE *out, const char *s)
 {
@@ -9,19 +12,31 @@ void db_json_str(FILE *out, const char *s)
 		return;
 	}
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\r': fputs("\\r", out); break;
-		case '\t': fputs("\\t", out); break;
-		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
+	size_t n = strlen(s);
+	char ch[DB_ESC_CHAR_MAX];
+	while (n > 0) {
+		const unsigned char c = (unsigned char)*s;
+		size_t k = db_esc_char(s, n, ch);
+		if (c == '"')
+			fputs("\\\"", out);
+		else if (c == '\\')
+			fputs("\\\\", out);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\r')
+			fputs("\\r", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else if (ch[0] == '\\')
+			/* db_esc's rule: a C1 or bidi control as the same \uNNNN
+			 * (JSON decodes it back), a byte that is not UTF-8 as the
+			 * text \xNN (JSON cannot hold it; shown as a terminal would) */
+			fprintf(out, "\\%s", ch[1] == 'u' ? ch + 1 : ch);
+		else
+			fputs(ch, out);
+		s += k, n -= k;
 	}
 	fputc('"', out);
 }

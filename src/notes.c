@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db_esc.h"
+
 /* Leading number of "NN_..." (2+ digits then '_'), -1 otherwise. */
 static int note_number(const char *name)
 {
@@ -165,8 +167,10 @@ int db_notes_create(const char *dir, const char *title,
 	struct tm tm;
 	if (localtime_r(&now, &tm))
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-	fprintf(f, "# %02d — %s\n\n_%s, written with dumpbisect_\n\n", num,
-	        title && *title ? title : "note", when);
+	/* The title may quote a stage name: escaped prose (db_esc_md_text). */
+	fprintf(f, "# %02d — ", num);
+	db_esc_md_text(title && *title ? title : "note", f);
+	fprintf(f, "\n\n_%s, written with dumpbisect_\n\n", when);
 	section(f, "Hypothesis", sec ? sec->hypothesis : NULL);
 	section(f, "Experiment", sec ? sec->experiment : NULL);
 	section(f, "Data", sec ? sec->data : NULL);

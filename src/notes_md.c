@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "db_esc.h"
 #include "db_grid.h"
+#include "db_hints.h"
 
 static const db_pair *computed(db_compare *c, size_t i)
 {
@@ -16,14 +18,36 @@ static const db_pair *computed(db_compare *c, size_t i)
 	return p;
 }
 
+/* label: a stage name (foreign text, as a code span) or a rank number. */
 static void cell_row(FILE *f, const db_pair *p, const char *label)
 {
+	fputs("| ", f);
+	db_esc_md_cell(label, f);
 	if (p->status != DB_ST_OK) {
-		fprintf(f, "| %s | %s | | | | |\n", label, db_status_name(p->status));
+		fprintf(f, " | %s | | | | |\n", db_status_name(p->status));
 		return;
 	}
-	fprintf(f, "| %s | %.8f | %.4g | %.4g | %.4g | %s |\n", label, p->m.cos, p->m.rel,
+	fprintf(f, " | %.8f | %.4g | %.4g | %.4g | %s |\n", p->m.cos, p->m.rel,
 	        p->m.rel_l2, p->m.max_abs, db_band_name(p->band));
+}
+
+/* "- hint on `stage` rank r: ..." for each of the pairs that has one */
+static void hint_lines(FILE *f, db_compare *c, const size_t *v, size_t n)
+{
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		const db_pair *p = &c->pairs[v[i]];
+		db_hint h;
+		char t[256];
+		db_pair_hint(c, p, &h);
+		if (h.kind == DB_HINT_NONE)
+			continue;
+		fprintf(f, "%s- hint on `%s`", first ? "\n" : "", p->f.stage);
+		if (!p->merged && p->f.rank >= 0)
+			fprintf(f, " rank %d", p->f.rank);
+		fprintf(f, ": **%s**\n", db_hint_text(&h, false, t, sizeof t));
+		first = false;
+	}
 }
 
 /* open_memstream sets the buffer pointer at fclose, hence char **. */
@@ -53,22 +77,36 @@ char *db_md_cell(db_compare *c, size_t pair)
 		snprintf(rank, sizeof rank, "-");
 	else
 		snprintf(rank, sizeof rank, "%d", p->f.rank);
-	fprintf(f, "- phase `%s`, pass `%s`, %s, stage `%s`, rank %s\n",
-	        p->f.phase[0] ? p->f.phase : "-", p->f.pass[0] ? p->f.pass : "-",
-	        p->f.layer >= 0 ? db_layer_label(p->f.layer, lab, sizeof lab) : "model-level",
-	        p->f.stage, rank);
+	/* Names from the dumps go in code spans (db_esc_md_code): no HTML,
+	 * no control byte. */
+	fputs("- phase ", f);
+	db_esc_md_code(p->f.phase[0] ? p->f.phase : "-", f);
+	fputs(", pass ", f);
+	db_esc_md_code(p->f.pass[0] ? p->f.pass : "-", f);
+	fprintf(f, ", %s, stage ",
+	        p->f.layer >= 0 ? db_layer_label(p->f.layer, lab, sizeof lab) : "model-level");
+	db_esc_md_code(p->f.stage, f);
+	fprintf(f, ", rank %s\n", rank);
 	char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
-	fprintf(f, "- ref `%s`\n- target `%s`\n", rn ? rn : "(missing)", tn ? tn : "(missing)");
+	fputs("- ref ", f);
+	db_esc_md_code(rn ? rn : "(missing)", f);
+	fputs("\n- target ", f);
+	db_esc_md_code(tn ? tn : "(missing)", f);
+	fputc('\n', f);
 	free(rn);
 	free(tn);
 	fputs("\n| stage | cos | rel | rel_l2 | max_abs | band |\n|---|---|---|---|---|---|\n", f);
 	cell_row(f, p, p->f.stage);
-	if (p->status == DB_ST_OK)
+	if (p->status == DB_ST_OK) {
 		fprintf(f, "\nrel_diff %.4g, mean_abs %.4g, argmax %lld, %llu elements compared\n",
 		        p->m.rel_diff, p->m.mean_abs, (long long)p->m.argmax,
 		        (unsigned long long)p->m.n);
-	else if (p->error)
-		fprintf(f, "\nerror: %s\n", p->error);
+	} else if (p->error) {
+		fputs("\nerror: ", f);
+		db_esc_md_text(p->error, f);
+		fputc('\n', f);
+	}
+	hint_lines(f, c, &pair, 1);
 	return finish(f, &buf);
 }
 
@@ -90,17 +128,22 @@ char *db_md_substages(db_compare *c, size_t pair)
 	for (size_t i = 0; i < n; i++) {
 		const db_pair *p = computed(c, v[i]);
 		if (p->status != DB_ST_OK) {
-			fprintf(f, "| %s | %s | | | |\n", p->f.stage, db_status_name(p->status));
+			fputs("| ", f);
+			db_esc_md_cell(p->f.stage, f);
+			fprintf(f, " | %s | | | |\n", db_status_name(p->status));
 			continue;
 		}
 		double drop = prev - p->m.cos;
-		fprintf(f, "| %s | %.8f | %.4g | %s | ", p->f.stage, p->m.cos, p->m.rel,
+		fputs("| ", f);
+		db_esc_md_cell(p->f.stage, f);
+		fprintf(f, " | %.8f | %.4g | %s | ", p->m.cos, p->m.rel,
 		        db_band_name(p->band));
 		if (isfinite(drop))
 			fprintf(f, "%+.6f%s", -drop, drop > 0.001 ? " **drop**" : "");
 		fputs(" |\n", f);
 		prev = p->m.cos;
 	}
+	hint_lines(f, c, v, n);
 	free(v);
 	return finish(f, &buf);
 }
@@ -118,8 +161,9 @@ char *db_md_ranks(db_compare *c, size_t pair)
 		free(v);
 		return NULL;
 	}
-	fprintf(f, "`%s` per rank:\n\n| rank | cos | rel | rel_l2 | max_abs | band |\n"
-	        "|---|---|---|---|---|---|\n", c->pairs[pair].f.stage);
+	db_esc_md_code(c->pairs[pair].f.stage, f);
+	fputs(" per rank:\n\n| rank | cos | rel | rel_l2 | max_abs | band |\n"
+	      "|---|---|---|---|---|---|\n", f);
 	for (size_t i = 0; i < n; i++) {
 		char lab[32];
 		const db_pair *p = computed(c, v[i]);
@@ -128,6 +172,7 @@ char *db_md_ranks(db_compare *c, size_t pair)
 	}
 	if (!n)
 		fputs("| (no per-rank tensors) | | | | | |\n", f);
+	hint_lines(f, c, v, n);
 	free(v);
 	return finish(f, &buf);
 }
@@ -140,7 +185,9 @@ char *db_md_bisect(const db_bisect *b)
 	if (!f)
 		return NULL;
 	char l1[32], l2[32];
-	fprintf(f, "Bisect state: **%s** — %s\n\n", db_bisect_phase_name(b->phase), b->msg);
+	fprintf(f, "Bisect state: **%s** — ", db_bisect_phase_name(b->phase));
+	db_esc_md_text(b->msg, f);
+	fputs("\n\n", f);
 	if (b->n_layers)
 		fprintf(f, "- candidates: %s..%s (%zu)\n",
 		        db_layer_label(b->layers[0], l1, sizeof l1),

@@ -131,21 +131,6 @@ int64_t db_slot_find(const db_tensor *small, const db_tensor *big, int dim, db_e
 	return best;
 }
 
-void db_slot_json(FILE *out, const db_pair *p)
-{
-	if (!p->slot.side)
-		return;
-	int64_t s = atomic_load(&((db_pair *)p)->slot.start);
-	fprintf(out, ", \"hint\": {\"kind\": \"batch_slot\", \"side\": \"%s\", \"dim\": %d, "
-	        "\"start\": ", p->slot.side == 1 ? "ref" : "target", p->slot.dim);
-	if (s >= 0)
-		fprintf(out, "%lld", (long long)s);
-	else
-		fputs("null", out);
-	fprintf(out, ", \"len\": %lld, \"given\": %s}", (long long)p->slot.len,
-	        p->slot.given ? "true" : "false");
-}
-
 char *db_slot_str(const db_pair *p, char *buf, size_t len)
 {
 	buf[0] = 0;

@@ -227,8 +227,11 @@ static int slot_resolve(db_compare *c, db_wctx *w, const db_pair *p, db_err *err
 		if (t >= 0)
 			s = t;
 	}
-	if (s < 0)
+	if (s < 0) {
+		/* no block matches: a shape mismatch after all (db_pair_publish) */
+		atomic_store(&mp->slot.start, DB_SLOT_NONE);
 		return -1;
+	}
 	atomic_store(&mp->slot.start, s);
 	return 0;
 }
@@ -278,6 +281,20 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 
 void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *msg)
 {
+	if (msg && p->slot.side && atomic_load(&p->slot.start) == DB_SLOT_NONE) {
+		p->status = DB_ST_SHAPE_MISMATCH;
+		p->slot.side = 0;
+		msg = NULL;     /* not an error: the shapes differ, as pairing said */
+		p->band = DB_BAND_NONE;
+		db_metrics *m = &p->m;
+		memset(m, 0, sizeof *m);
+		m->cos = m->rel = m->rel_l2 = m->rel_diff = m->max_abs = m->mean_abs = NAN;
+		m->byte_equal = NAN;
+		m->argmax = -1;
+		atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
+		atomic_fetch_add(&c->n_done, 1);
+		return;
+	}
 	if (msg) {
 		p->status = DB_ST_ERROR;
 		free(p->error);

@@ -10,14 +10,14 @@ B=$DB_FIXTURES/batch
 
 expect 0 "prompt alone vs in a batch" "$DB_BIN" compare --no-cache "$B/ref" "$B/target"
 has "$out" "11 pairs: 11 ok, 0 drift" "batch"
-[ "$(grep -c '(batch slot: target dim 0 \[5:10\])$' <<<"$out")" = 11 ] ||
+[ "$(grep -c '  hint batch slot: target dim 0 \[5:10\]$' <<<"$out")" = 11 ] ||
 	fail "batch: every pair measured on tokens 5..9: $out"
 grep -qE '^✓ .* hidden_out +\[5, 16\]!=\[15, 16\]|hidden_out +\[5, 16\](≠|!=)\[15, 16\]' <<<"$out" ||
 	fail "batch: the table shows both shapes"
 
 expect 1 "attention leaking across prompts" "$DB_BIN" compare --no-cache "$B/ref" "$B/leak"
 has "$out" "first divergence: L1 attn_out rank 0 pass 0: cos 0.57" "leak"
-grep -qE ' L?1 .*attn_out .* bug \(batch slot: target dim 0 \[5:10\]\)$' <<<"$out" ||
+grep -qE ' L?1 .*attn_out .* bug  hint batch slot: target dim 0 \[5:10\]$' <<<"$out" ||
 	fail "leak: L1 attn_out measured on the same slot"
 has "$out" "0 shape_mismatch, 0 error" "leak"
 
@@ -29,11 +29,11 @@ has "$out" "1. final  bad  (auto) cos 0.66494579" "bisect: the final output meas
 
 # the reference the longer side: the slot is in the reference
 expect 0 "reversed" "$DB_BIN" compare --no-cache "$B/target" "$B/ref"
-[ "$(grep -c '(batch slot: ref dim 0 \[5:10\])$' <<<"$out")" = 11 ] || fail "reversed: $out"
+[ "$(grep -c '  hint batch slot: ref dim 0 \[5:10\]$' <<<"$out")" = 11 ] || fail "reversed: $out"
 
 # [B, T, H]: the slot is prompt 1 along the batch dim
 expect 0 "batch dim" "$DB_BIN" compare --no-cache "$B/bref" "$B/bbatch"
-[ "$(grep -c '(batch slot: target dim 0 \[1:2\])$' <<<"$out")" = 11 ] || fail "batch dim: $out"
+[ "$(grep -c '  hint batch slot: target dim 0 \[1:2\]$' <<<"$out")" = 11 ] || fail "batch dim: $out"
 
 # JSON: the hint on each pair
 expect 1 "json" "$DB_BIN" compare --no-cache --format json "$B/ref" "$B/leak"
@@ -43,7 +43,8 @@ n=$(grep -c '"hint": {"kind": "batch_slot", "side": "target", "dim": 0, "start":
 # by hand: another prompt's slot gives other tokens
 expect 1 "--slot" "$DB_BIN" compare --no-cache --slot target:0:10:5 "$B/ref" "$B/target"
 has "$out" "inputs differ: embed.input_ids rank 0 pass 0: 5 of 5 ids differ" "--slot"
-has "$out" "(batch slot: target dim 0 [10:15])" "--slot"
+has "$out" "inputs_differ (batch slot: target dim 0 [10:15])  hint inputs_differ" "--slot: the slot beside the inputs hint"
+has "$out" "hint batch slot: target dim 0 [10:15]" "--slot"
 expect 0 "--slot the right one" "$DB_BIN" compare --no-cache --slot 0:5:5 "$B/ref" "$B/target"
 expect 2 "--slot malformed" "$DB_BIN" compare --slot 0:5 "$B/ref" "$B/target"
 has "$err" "want [ref:|target:]DIM:START:LEN" "--slot malformed"

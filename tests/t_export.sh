@@ -36,13 +36,13 @@ want="## Summary ## Divergence point ## Severity ## Bisect log ## Marks ## Notes
 got=$(grep '^## ' "$md" | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "report sections: $got"
 grep -q '^first bad layer L7: hidden_out cos 1 -> 0.85899, rel 0.667\.$' "$md" || fail "report summary"
-grep -q '^| - | 0 | L7 | attn.o_proj | 1 | `sglang_dump_1700000000.0/forward_pass_id=0___rank=1___name=attn.o_proj' "$md" \
+grep -q '^| - | 0 | L7 | `attn.o_proj` | 1 | `sglang_dump_1700000000.0/forward_pass_id=0___rank=1___name=attn.o_proj' "$md" \
 	|| fail "report divergence point: $(grep -A3 '^## Divergence' "$md")"
 grep -q '^Bad ranks: 1 (the others are good)\.$' "$md" || fail "report bad ranks"
 grep -q '^rel_diff = 2: severe — completely wrong computation\. cos = -1\.00000000' "$md" || fail "report severity"
-grep -q '^| attn.o_proj | -1.00000000 | 2 | scramble | 2 | \*\*culprit\*\* |$' "$md" || fail "report walk"
+grep -q '^| `attn.o_proj` | -1.00000000 | 2 | scramble | 2 | \*\*culprit\*\* |$' "$md" || fail "report walk"
 grep -q '^| 5 | L7 | bad | auto | 0.85898995 | 0.6665 | bug |$' "$md" || fail "report bisect log"
-grep -q '^| L7 | attn_out | 1 | confirmed | o_proj shard negated \\| rank 1 |$' "$md" || fail "report marks"
+grep -q '^| L7 | `attn_out` | 1 | confirmed | o_proj shard negated \\| rank 1 |$' "$md" || fail "report marks"
 grep -q "^- \[01_first_look.md\](.*/notes/01_first_look.md) — 01 — First look$" "$md" || fail "report notes"
 grep -q "02_layer_7.md" "$md" || fail "report notes: 02"
 grep -q "scratch.txt" "$md" && fail "report lists a non-note"

@@ -209,7 +209,7 @@ N=$W/notes/01_sign_flip_in_attn_o_proj.md
 for sec in Hypothesis Experiment Data Conclusion 'Next step'; do
 	grep -qx "## $sec" "$N" 2>/dev/null || fail "the note has no '## $sec' section"
 done
-grep -q '^| attn.o_proj | -1.00000000 | 2 | scramble |' "$N" 2>/dev/null ||
+grep -q '^| `attn.o_proj` | -1.00000000 | 2 | scramble |' "$N" 2>/dev/null ||
 	fail "the note's Data has no attn.o_proj row with real numbers"
 
 if [ "$fails" -ne 0 ]; then

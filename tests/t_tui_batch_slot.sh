@@ -11,13 +11,13 @@ i
 EOF
 check "header: first divergence and the slot" \
 	grep_screen slot '^▸ first divergence L1 attn_out rank 0 bug .*  batch slot: target dim 0 \[5:10\]$'
-check "pair status: the slot" grep_screen slot 'ref \[5\] int64  target \[15\] int64  batch slot: target dim 0 \[5:10\]'
+check "pair status: the slot, as the hint" grep_screen slot '^✓ ok  hint batch slot: target dim 0 \[5:10\]  cos 1\.000000'
 check "tensor view: compared on the slot" grep_screen slot_tensor '^batch slot: target dim 0 \[5:10\]: top \|diff\| and rows on it$'
 check "tensor view: top |diff| of the slot" grep_screen slot_tensor '^1 +54 +\[3, 6\] '
 check "tensor view: error per row over the 5 rows" grep_screen slot_tensor 'error per row \(dim 0, rel_l2\), 5 rows'
 
 # by hand: another prompt's tokens
-tui_run 120 30 --no-cache --slot target:0:10:5 batch/ref batch/target <<EOF
+tui_run 160 30 --no-cache --slot target:0:10:5 batch/ref batch/target <<EOF
 :save-display $T/slot_hand.screen
 EOF
 check "--slot: the workbench measures the slot given" \

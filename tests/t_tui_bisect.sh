@@ -53,7 +53,7 @@ check "note message fits the line" fits bisect_note '^wrote note'
 N=$T/work/notes/01_sign_flip_in_o_proj.md
 check "note has the five sections" bash -c "grep -c '^## \(Hypothesis\|Experiment\|Data\|Conclusion\|Next step\)$' '$N' | grep -qx 5"
 check "note data has the bisect history with real numbers" grep -q '^| 5 | L7 | bad | auto | 0\.858989' "$N"
-check "note data has the probe of L7" grep -q '^| hidden_out | 0\.858989' "$N"
+check "note data has the probe of L7" grep -q '^| `hidden_out` | 0\.858989' "$N"
 check "Enter shows the culprit: L7 attn_out on rank 1 (the all-ranks view shows the worst)" \
 	grep_screen bisect_culprit '^L7 attn_out rank 1 \(worst of 2 ranks\) '
 check "the culprit keeps the all-ranks view" grep_screen bisect_culprit 'rank \[all\] of 2'

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "db_cell.h"
-#include "db_slot.h"
 #include "draw.h"
+#include "hint_ui.h"
 
 const char *tui_phase(const struct tui *t)
 {
@@ -519,9 +519,6 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	if (p->merged)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
 		                p->n_ref_shards, p->n_tgt_shards);
-	char slot[128];
-	if (*db_slot_str(p, slot, sizeof slot))
-		x += draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", slot);
 	const db_item *it = p->ref ? p->ref : p->tgt;
 	if (it && x + 4 < W)
 		draw_textf(w, y, x, W - x, C_DIM, 0, "  %s%s%s", it->path, it->key[0] ? ":" : "",
@@ -535,9 +532,12 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	case DB_ST_TARGET_ONLY:
 		draw_text(w, y, 0, W, C_MISSING, 0, "only in the target: the reference has no such tensor");
 		return;
-	case DB_ST_SHAPE_MISMATCH:
-		draw_textf(w, y, 0, W, C_SHAPE, 0, "shape mismatch: ref %s vs target %s", sr, stg);
+	case DB_ST_SHAPE_MISMATCH: {
+		const char *hint = tui_pair_hint(t->cmp, pair);
+		draw_textf(w, y, 0, W, C_SHAPE, 0, "shape mismatch: ref %s vs target %s%s%s", sr, stg,
+		           hint ? "  hint " : "", hint ? hint : "");
 		return;
+	}
 	case DB_ST_ERROR:
 		draw_textf(w, y, 0, W, C_ERROR, 0, "error: %s", p->error ? p->error : "?");
 		return;
@@ -559,6 +559,9 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
 	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	const char *hint = tui_pair_hint(t->cmp, pair);
+	if (hint)
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0,
 	                "  cos %.6f  rel %s  rel_l2 %s  rel_diff %s  max_abs %s%s%s  mean_abs %s",
 	                m->cos, rel, rl2, rd, ma, at[0] ? " at " : "", at, me);

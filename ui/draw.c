@@ -78,8 +78,27 @@ static size_t next_char(const char *s, wchar_t *wc, int *cw, mbstate_t *st)
 	return n;
 }
 
-int draw_width(const char *s)
+/* s escaped (db_esc_buf): in small when it fits, else malloc'd. Every
+ * string drawn is foreign until shown otherwise (keys, stage names, paths,
+ * messages), so text is escaped here, before its width is measured. The
+ * caller frees the result when it is not small. */
+static char *escaped(const char *s, char *small, size_t len)
 {
+	size_t n = db_esc_buf(small, len, s);
+	if (n < len)
+		return small;
+	char *big = malloc(n + 1);
+	if (!big)
+		return small;   /* cut with "...", still safe */
+	db_esc_buf(big, n + 1, s);
+	return big;
+}
+
+int draw_width(const char *raw)
+{
+	char small[512];
+	char *e = escaped(raw, small, sizeof small);
+	const char *s = e;
 	mbstate_t st;
 	memset(&st, 0, sizeof st);
 	int w = 0;
@@ -89,11 +108,13 @@ int draw_width(const char *s)
 		s += next_char(s, &wc, &cw, &st);
 		w += cw;
 	}
+	if (e != small)
+		free(e);
 	return w;
 }
 
 int draw_text(WINDOW *w, int y, int x, int maxw, enum tui_color c, attr_t extra,
-              const char *s)
+              const char *raw)
 {
 	if (maxw <= 0 || y < 0 || y >= getmaxy(w) || x >= getmaxx(w))
 		return 0;
@@ -104,6 +125,9 @@ int draw_text(WINDOW *w, int y, int x, int maxw, enum tui_color c, attr_t extra,
 	draw_style(c, &a, &pair);
 	wattr_set(w, a | extra, pair, NULL);
 	wmove(w, y, x);
+	char small[512];
+	char *e = escaped(raw, small, sizeof small);
+	const char *s = e;
 	mbstate_t st;
 	memset(&st, 0, sizeof st);
 	wchar_t buf[256];
@@ -127,6 +151,8 @@ int draw_text(WINDOW *w, int y, int x, int maxw, enum tui_color c, attr_t extra,
 	if (nb)
 		waddnwstr(w, buf, nb);
 	wattr_set(w, A_NORMAL, 0, NULL);
+	if (e != small)
+		free(e);
 	return used;
 }
 
@@ -166,13 +192,18 @@ void draw_fill(WINDOW *w, int y, int x, int n, enum tui_color c, attr_t extra)
 	wattr_set(w, A_NORMAL, 0, NULL);
 }
 
-char *draw_fit(const char *s, int width, char *buf, size_t len)
+char *draw_fit(const char *raw, int width, char *buf, size_t len)
 {
 	if (len == 0)
 		return buf;
 	buf[0] = '\0';
+	char small[512];
+	char *e = escaped(raw, small, sizeof small);
+	const char *s = e;
 	if (draw_width(s) <= width) {
 		snprintf(buf, len, "%s", s);
+		if (e != small)
+			free(e);
 		return buf;
 	}
 	const char *ell = G("…", "~");
@@ -194,6 +225,8 @@ char *draw_fit(const char *s, int width, char *buf, size_t len)
 		snprintf(buf + o, len - o, "%s", ell);
 	else
 		buf[o] = '\0';
+	if (e != small)
+		free(e);
 	return buf;
 }
 

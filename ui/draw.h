@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "db_compare.h"
+#include "db_esc.h"
 #include "db_metrics.h"
 
 enum tui_color {
@@ -31,8 +32,11 @@ static inline const char *G(const char *utf8, const char *ascii)
 	return draw_utf8 ? utf8 : ascii;
 }
 
-/* Display width of a UTF-8 string (invalid bytes and unprintables count as
- * one column, drawn as '?'). */
+/* Every string drawn or measured here is first escaped by db_esc_buf (the
+ * rule of the headless commands: controls and invalid bytes as \xNN, bidi
+ * controls as \uNNNN), since keys, stage names, paths and messages come
+ * from the dumps; widths are those of the escaped text.
+ * Display width of s as drawn (unprintables left count one column, '?'). */
 int draw_width(const char *s);
 /* Write s at (y, x) using at most maxw columns; a wide character that would
  * straddle the limit is left out. Returns the columns written. */
@@ -42,8 +46,8 @@ int draw_textf(WINDOW *w, int y, int x, int maxw, enum tui_color c, attr_t extra
                const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 /* Fill n columns with blanks in style c. */
 void draw_fill(WINDOW *w, int y, int x, int n, enum tui_color c, attr_t extra);
-/* s cut to at most width columns, ending with an ellipsis when cut, into
- * buf (UTF-8). Returns buf. */
+/* s escaped and cut to at most width columns, ending with an ellipsis when
+ * cut, into buf (UTF-8). Returns buf. */
 char *draw_fit(const char *s, int width, char *buf, size_t len);
 
 /* Band / status presentation. */

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "db_cmd.h"
+#include "db_esc.h"
 #include "tui.h"
 
 /* argv[1] is meant as a command: no option, no path (no '/'), and nothing
@@ -33,10 +34,10 @@ int main(int argc, char **argv)
 		const char *near = ui_command_suggest(argv[1]);
 		if (near)
 			fprintf(stderr, "dumpbisect: unknown command '%s' (did you mean '%s'?)\n",
-			        argv[1], near);
+			        db_esc(argv[1]), near);
 		else
 			fprintf(stderr, "dumpbisect: unknown command '%s' (and no file or directory "
-			        "of that name)\n", argv[1]);
+			        "of that name)\n", db_esc(argv[1]));
 		fputs("Try 'dumpbisect --help' for more information.\n", stderr);
 		return 2;
 	}

@@ -161,19 +161,35 @@ static void note_write(struct tui *t, const char *title, void *arg)
 		}
 	}
 	fclose(f);
-	char exp[2048], rk[64];
+	char rk[64];
 	if (t->rank_sel)
 		snprintf(rk, sizeof rk, "rank %d", tui_rank(t));
 	else
 		snprintf(rk, sizeof rk, "all ranks (merged where sharded, else the worst)");
-	snprintf(exp, sizeof exp,
-	         "Compared `%s` (reference) with `%s` (target), profile `%s`; "
-	         "phase `%s`, pass `%s`, %s; dumpbisect %s view.",
-	         t->ref_path, t->tgt_path ? t->tgt_path : t->ref_path,
-	         t->cmp->profile ? t->cmp->profile->name : "?", tui_phase(t) ? tui_phase(t) : "-",
-	         tui_pass(t) ? tui_pass(t) : "-", rk,
-	         v->ops->name);
-	db_note_sections sec = {.hypothesis = title, .experiment = exp, .data = data};
+	/* Paths, profile, phase and pass are foreign text: code spans
+	 * (db_esc_md_code), as everywhere in Markdown; the title as prose. */
+	char *exp = NULL, *hyp = NULL;
+	size_t elen = 0, hlen = 0;
+	FILE *e = open_memstream(&exp, &elen), *h = open_memstream(&hyp, &hlen);
+	if (e) {
+		fputs("Compared ", e);
+		db_esc_md_code(t->ref_path, e);
+		fputs(" (reference) with ", e);
+		db_esc_md_code(t->tgt_path ? t->tgt_path : t->ref_path, e);
+		fputs(" (target), profile ", e);
+		db_esc_md_code(t->cmp->profile ? t->cmp->profile->name : "?", e);
+		fputs("; phase ", e);
+		db_esc_md_code(tui_phase(t) && *tui_phase(t) ? tui_phase(t) : "-", e);
+		fputs(", pass ", e);
+		db_esc_md_code(tui_pass(t) && *tui_pass(t) ? tui_pass(t) : "-", e);
+		fprintf(e, ", %s; dumpbisect %s view.", rk, v->ops->name);
+		fclose(e);
+	}
+	if (h) {
+		db_esc_md_text(title, h);
+		fclose(h);
+	}
+	db_note_sections sec = {.hypothesis = hyp, .experiment = exp, .data = data};
 	char *dir = tui_notes_dir(t), *path = NULL;
 	int num = 0;
 	db_err err = {{0}};
@@ -192,6 +208,8 @@ static void note_write(struct tui *t, const char *title, void *arg)
 	free(path);
 	free(dir);
 	free(data);
+	free(exp);
+	free(hyp);
 }
 
 void tui_note_new(struct tui *t, const char *title)

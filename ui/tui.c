@@ -403,11 +403,16 @@ void tui_init_selection(struct tui *t)
 	/* All ranks: merged where sharded, else the worst rank (tui_grid_worst),
 	 * so a rank that alone goes bad shows on the first screen. */
 	t->rank_sel = 0;
-	/* the curve starts on the probe the bisect would choose */
+	/* the curve starts on the probe the bisect would choose, unless that
+	 * means computing pairs before the first frame (a weights profile) */
+	bool computes = false;
+	for (size_t i = 0; t->cmp->profile && i < t->cmp->profile->n_probes; i++)
+		computes |= !strcmp(t->cmp->profile->probes[i], DB_PROBE_FIRST_DIVERGENCE);
 	char *probe = NULL, why[384];
 	db_probe_how how;
 	db_err err = {{0}};
-	if (db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
+	if (!computes &&
+	    db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
 	                           sizeof why, &err) == 0 && strcmp(probe, DB_PROBE_LAST))
 		snprintf(t->probe, sizeof t->probe, "%s", probe);
 	free(probe);
@@ -589,7 +594,7 @@ int tui_main(int argc, char **argv)
 				return 2;
 			}
 		} else if (errno != ENOENT) {
-			fprintf(stderr, "dumpbisect: %s: %s\n", t->session_path, strerror(errno));
+			fprintf(stderr, "dumpbisect: %s: %s\n", db_esc(t->session_path), strerror(errno));
 			return 2;
 		}
 	}
@@ -665,7 +670,7 @@ int tui_main(int argc, char **argv)
 	if (sp && *sp) {
 		char serr[512];
 		if (script_open(sp, serr, sizeof serr) < 0) {
-			fprintf(stderr, "dumpbisect: %s\n", serr);
+			fprintf(stderr, "dumpbisect: %s\n", db_esc(serr));
 			rc = 2;
 			goto out_cmp;
 		}

@@ -225,7 +225,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	db_predicate_str(&r->o.pred, pred, sizeof pred);
 	x = draw_text(w, y, 0, W, C_DEFAULT, A_BOLD, "Layer bisect");
 	draw_textf(w, y++, x, W - x, C_DIM, 0, "  probe %s  bad when %s  phase %s  pass %s",
-	           r->stage, pred, r->phase && *r->phase ? r->phase : "-",
+	           strcmp(r->stage, DB_PROBE_LAST) ? r->stage : "each layer's last stage",
+	           pred, r->phase && *r->phase ? r->phase : "-",
 	           r->pass && *r->pass ? r->pass : "-");
 	/* Steps logged on other dumps that no longer hold: their outcome is
 	 * history, not a finding about these trees. */
@@ -269,6 +270,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		db_probe pr;
 		db_bisect_probe(r, layer, &pr);
 		x = draw_textf(w, y, 0, W, C_DEFAULT, A_BOLD, "next %s: ", label(layer, a, sizeof a));
+		if (pr.pair != DB_NO_PAIR && !strcmp(r->stage, DB_PROBE_LAST))  /* which stage */
+			x += draw_textf(w, y, x, W - x, C_DIM, 0, "%s  ", r->c->pairs[pr.pair].f.stage);
 		if (!pr.dumped) {
 			draw_text(w, y++, x, W - x, C_MISSING, 0, "not dumped on both sides yet");
 			char *cmd = db_bisect_dump_hint(r, layer);
@@ -309,11 +312,15 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 				draw_textf(w, y, x, W - x, C_DEFAULT, 0, "   crosses the ok band at %s",
 				           label(res->crossing_layer, c, sizeof c));
 			y++;
-			if (res->first_bad_stage)
-				draw_textf(w, y++, 0, W, C_DEFAULT, 0, "stage %s%s%s",
+			if (res->first_bad_stage) {
+				char ht[256];
+				db_hint_text(&res->first_bad_hint, !draw_utf8, ht, sizeof ht);
+				draw_textf(w, y++, 0, W, C_DEFAULT, 0, "stage %s%s%s%s%s",
 				           res->first_bad_stage,
 				           res->first_bad_substage ? "   first bad sub-stage " : "",
-				           res->first_bad_substage ? res->first_bad_substage : "");
+				           res->first_bad_substage ? res->first_bad_substage : "",
+				           ht[0] ? "   hint " : "", ht);
+			}
 			if (res->n_bad_ranks) {
 				x = draw_text(w, y, 0, W, C_DEFAULT, 0, "bad ranks");
 				for (size_t i = 0; i < res->n_bad_ranks; i++)

@@ -293,8 +293,9 @@ static size_t curve_selected(struct view *v, struct tui *t)
 static void curve_note(struct view *v, struct tui *t, FILE *out)
 {
 	struct curve *c = v->priv;
-	fprintf(out, "Probe %s over layers:\n\n| layer | cos | rel | band |\n|---|---|---|---|\n",
-	        t->probe);
+	fputs("Probe ", out);
+	db_esc_md_code(t->probe, out);
+	fputs(" over layers:\n\n| layer | cos | rel | band |\n|---|---|---|---|\n", out);
 	for (int i = 0; i < c->n; i++) {
 		if (c->pairs[i] == DB_NO_PAIR)
 			continue;

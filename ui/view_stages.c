@@ -9,6 +9,7 @@
 
 #include "db_notes.h"
 #include "draw.h"
+#include "hint_ui.h"
 
 #define DROP_LIMIT 0.001
 
@@ -155,7 +156,11 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			x += draw_text(w, y, x, W - x, bc, a, draw_band_glyph(p->band));
 		else
 			x += draw_text(w, y, x, W - x, bc, a, draw_status_glyph(p->status));
-		draw_textf(w, y, x, W - x, bc == C_PENDING ? C_PENDING : C_DEFAULT, a, " %s", band);
+		x += draw_textf(w, y, x, W - x, bc == C_PENDING ? C_PENDING : C_DEFAULT, a, " %s",
+		                band);
+		const char *hint = tui_pair_hint_kind(t->cmp, s->pairs[i]);
+		if (hint)
+			draw_textf(w, y, x, W - x, C_HILITE, a, "  %s", hint);
 	}
 	size_t sel = s->n ? s->pairs[s->nav.cur] : DB_NO_PAIR;
 	tui_draw_pair_status(t, w, y0 + h - 2, sel);
