@@ -38,8 +38,8 @@ _dumpbisect()
 	# command that opens a comparison takes the same four ($cmp, --no-cache)
 	local cmp="--profile -p --filter --threads -j"
 	local -A valopts=(
-		[tui]="$cmp --session --ref --target --notes"
-		[compare]="$cmp --format"
+		[tui]="$cmp --session --ref --target --notes --slot"
+		[compare]="$cmp --format --timeout --slot"
 		[ls]="--profile -p --format"
 		[schema]="$cmp --format"
 		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format"
@@ -48,8 +48,8 @@ _dumpbisect()
 	)
 	local std="--help -h --version -V"
 	local -A flags=(
-		[tui]="--no-cache --no-mouse --keys-man $std"
-		[compare]="--no-cache $std"
+		[tui]="--no-cache --no-mouse --no-watch --keys-man $std"
+		[compare]="--no-cache --watch $std"
 		[ls]="--stats --profiles $std"
 		[schema]="--no-cache $std"
 		[bisect]="--auto --no-cache $std"

@@ -71,6 +71,7 @@ int db_cmd_format(const db_cmd *c, const char *v, unsigned allowed);
 typedef struct db_cmp_args {
 	const char *profile, *filter, *threads;
 	bool no_cache;
+	const char *slot;       /* compare --slot (not in DB_CMP_OPTS) */
 } db_cmp_args;
 #define DB_CMP_OPTS(a, profile_help)                                                \
 	{"profile", 'p', "P", &(a).profile, NULL, profile_help},                    \

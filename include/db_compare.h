@@ -24,6 +24,18 @@ typedef enum db_status {
 	DB_ST_NOT_COMPARABLE
 } db_status;
 
+/* Batch slot: one side's tensor is larger along one dim (the token or
+ * batch dim: the same prompt inside a batch, or at another batch size) and
+ * the other side matches a contiguous block of it. The pair is measured on
+ * that block (see src/slot.c). */
+typedef struct db_slot {
+	int side;               /* 0 none; 1 the reference is sliced, 2 the target */
+	int dim;
+	_Atomic int64_t start;  /* -1 until found (at the first compute) */
+	int64_t len;
+	bool given;             /* --slot: start set by hand */
+} db_slot;
+
 typedef struct db_pair {
 	db_fields f;            /* side empty; rank -1 for merged or rank-less */
 	int occurrence;
@@ -48,6 +60,7 @@ typedef struct db_pair {
 	/* Merged pairs: how the shards are unsharded (from the profile's shard
 	 * rule or the dump's meta dims; pattern/re NULL, nothing owned). */
 	db_shard_rule unshard;
+	db_slot slot;           /* side 0: none */
 } db_pair;
 
 enum { DB_PAIR_PENDING = 0, DB_PAIR_RUNNING, DB_PAIR_DONE };
@@ -65,6 +78,14 @@ typedef struct db_compare_opts {
 	 * and inner key plus the metric version, so a changed file is
 	 * recomputed (even one rewritten with its mtime put back). */
 	const char *cache_dir;
+	/* > 0 (watching trees being written): a file the reader refuses that
+	 * was modified less than settle_ms ago is left out, not an error; a
+	 * rescan retries it (db_compare_settling counts them). */
+	int settle_ms;
+	/* --slot [SIDE:]DIM:START:LEN (db_slot_parse): pairs whose shapes
+	 * differ only along DIM, the other side's length LEN, are measured on
+	 * rows START..START+LEN-1 of SIDE (0: the larger side). NULL: found. */
+	const char *slot;
 } db_compare_opts;
 
 typedef struct db_compare {
@@ -105,6 +126,11 @@ bool db_compare_finished(const db_compare *c);
 /* Rescan the trees (new files appeared), keeping computed results for
  * unchanged pairs. Used by bisect when layers are dumped one at a time. */
 int db_compare_rescan(db_compare *c, db_err *err);
+
+/* Set settle_ms after the open (see db_compare_opts): later rescans. */
+void db_compare_set_settle(db_compare *c, int settle_ms);
+/* Files left out by the last scan as still being written (settle_ms). */
+size_t db_compare_settling(const db_compare *c);
 
 const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
 /* "path" or "path:key" of an item (malloc'd); NULL for a missing side. */

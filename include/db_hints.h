@@ -21,7 +21,10 @@
  *                  over the rows both have; {dim: 0, by}
  *   rows_permuted  the same rows along dim 0 in another order; {dim: 0,
  *                  moved: rows not in place}
- *   batch_slot     reserved (issue 13 part 3): never produced here
+ *   batch_slot     the pair is measured on a block of the longer side
+ *                  (db_slot.h): {side, dim, start, len, given}; given to
+ *                  such a pair whether it diverges or not, so the JSON
+ *                  says how it was measured (inputs_differ wins)
  * "≈" is within 1 % (relative L2 per row, or overall), looser than bf16
  * rounding (0.4 %) and far tighter than any of these bugs, so drift gets
  * no hint. No rule names a model's modules. */
@@ -52,6 +55,9 @@ typedef struct db_hint {
 	int ranks;              /* partial_sum */
 	int ndim;               /* transposed: perm[0..ndim) */
 	int perm[DB_MAX_DIMS];
+	int slot_side, slot_dim;        /* batch_slot: 1 ref, 2 target */
+	int64_t slot_start, slot_len;   /* start -1: not found yet */
+	bool slot_given;
 } db_hint;
 
 /* "scale", "sign_flip", ...; "none" for DB_HINT_NONE. */

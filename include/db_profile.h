@@ -98,6 +98,9 @@ typedef struct db_profile {
 	char *routing_ids_pat; void *routing_ids_re; /* stages holding routed expert
 	                                 * ids per token (last dim = top-k); NULL none */
 	char **rename_from, **rename_to; size_t n_rename; /* exact stage renames, applied last */
+	/* token_dim: {GLOB: DIM}: the token/batch dim of the stages a glob
+	 * matches (first match wins), where a batch slot is looked for */
+	char **token_dim_glob; int *token_dim; size_t n_token_dim;
 	db_rewrite_rule *rewrites; size_t n_rewrites;     /* in order, each on the previous result */
 } db_profile;
 
@@ -161,6 +164,8 @@ const char *db_profile_parent(const db_profile *p, const char *stage,
                               char *buf, size_t len);
 bool db_profile_is_model_after(const db_profile *p, const char *stage);
 bool db_profile_is_input_ids(const db_profile *p, const char *stage);
+/* The token dim the profile names for stage (token_dim), or -1. */
+int db_profile_token_dim(const db_profile *p, const char *stage);
 bool db_profile_is_routing_ids(const db_profile *p, const char *stage);
 /* The band of a measured tensor of stage: db_band_of with the profile's
  * thresholds, except that input_ids stages that differ in any element are

@@ -290,7 +290,8 @@ out:
 
 bool db_cache_lookup(db_compare *c, db_pair *p)
 {
-	if (p->status != DB_ST_OK)
+	/* a batch slot's start is not in an entry: found again */
+	if (p->status != DB_ST_OK || p->slot.side)
 		return false;
 	cache *k = get_cache(c);
 	if (!k || !k->file)
@@ -323,7 +324,7 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 
 void db_cache_store(db_compare *c, const db_pair *p)
 {
-	if (p->status != DB_ST_OK)
+	if (p->status != DB_ST_OK || p->slot.side)
 		return;
 	cache *k = get_cache(c);
 	if (!k || !k->file)

@@ -3,16 +3,21 @@
 #include "db_cmd.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd_compare_watch.h"
 #include "cmd_util.h"
 #include "db_compare.h"
 #include "db_esc.h"
 #include "db_export.h"
+#include "db_grid.h"
 #include "db_hints.h"
 #include "db_routing.h"
+#include "db_slot.h"
+#include "db_variants.h"
 
 static const char *or_none(const char *s)
 {
@@ -127,7 +132,7 @@ static void print_table(const db_compare *c, FILE *out)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
 		else
 			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
-		if (p->status == DB_ST_SHAPE_MISMATCH ||
+		if (p->status == DB_ST_SHAPE_MISMATCH || p->slot.side ||
 		    (p->status == DB_ST_NOT_COMPARABLE && p->ndim_tgt >= 0 &&
 		     (p->ndim_ref != p->ndim_tgt ||
 		      memcmp(p->shape_ref, p->shape_tgt, (size_t)p->ndim_ref * sizeof *p->shape_ref)))) {
@@ -167,6 +172,13 @@ static void print_table(const db_compare *c, FILE *out)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
+		char slot[128];
+		db_hint sh;
+		if (p->slot.side)
+			db_pair_hint(c, p, &sh);
+		/* the hint names the slot, unless another one (inputs) wins */
+		if (p->slot.side && sh.kind != DB_HINT_BATCH_SLOT && *db_slot_str(p, slot, sizeof slot))
+			fprintf(out, " (%s)", slot);
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", db_esc(p->error));
 		db_routing rt;
@@ -245,25 +257,105 @@ static void print_table(const db_compare *c, FILE *out)
 	}
 }
 
+/* One line per variant: where it first diverges and its counts, so the
+ * variant that moves (or removes) the first divergence stands out. */
+static void print_variant_summary(const db_variants *vs, FILE *out)
+{
+	fprintf(out, "ref     %s\n", vs->v[0]->ref_root);
+	for (size_t v = 0; v < vs->n; v++) {
+		const db_compare *c = vs->v[v];
+		db_variant_counts k;
+		db_variant_count(c, &k);
+		fprintf(out, "variant %zu %s: ", v + 1, c->tgt_root);
+		long fd = db_first_divergence(c, NULL, NULL, -2);
+		if (fd < 0) {
+			fputs("no divergence", out);
+		} else {
+			const db_pair *p = &c->pairs[fd];
+			char lab[512];
+			db_pair_label(p, lab, sizeof lab);
+			if (p->status == DB_ST_OK)
+				fprintf(out, "first divergence %s [%s]", lab, db_band_name(p->band));
+			else
+				fprintf(out, "first divergence %s: %s", lab, db_status_name(p->status));
+		}
+		fprintf(out, "; %zu pairs: %zu ok, %zu diverge, %zu missing, %zu error\n", k.pairs,
+		        k.ok, k.diverge, k.missing, k.error);
+	}
+}
+
+/* compare REF T1 T2 ...: each target its own comparison with REF. */
+static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char *const *pos,
+                            int npos, int fmt)
+{
+	if (fmt == DB_FMT_CSV)
+		return db_cmd_usage_error(cmd, "--format csv takes one target; with %d use json",
+		                          npos - 1);
+	db_compare_opts o = {0};
+	if (db_cmp_args_apply(cmd, ca, &o) != 0)
+		return 2;
+	db_variants vs;
+	db_err err = {{0}};
+	if (db_variants_open(pos[0], pos + 1, (size_t)npos - 1, &o, &vs, &err) < 0)
+		return db_cmd_error(cmd, "%s", err.msg);
+	for (size_t v = 0; v < vs.n; v++)
+		progress(vs.v[v]);
+	if (fmt == DB_FMT_JSON) {
+		db_variants_json(stdout, &vs);
+	} else {
+		print_variant_summary(&vs, stdout);
+		/* which variant fixes which layer: the first phase, its pass */
+		const db_compare *c0 = vs.v[0];
+		const char *ph = c0->n_phases ? c0->phases[0] : NULL;
+		db_variant_matrix m;
+		if (db_variants_matrix(&vs, ph, db_default_pass(c0, ph), NULL, true, (size_t)-1,
+		                       &m) == 0 && m.n_layers) {
+			putchar('\n');
+			db_variants_text(stdout, &vs, &m);
+		}
+		db_variant_matrix_free(&m);
+		for (size_t v = 0; v < vs.n; v++) {
+			printf("\n== variant %zu ==\n", v + 1);
+			print_table(vs.v[v], stdout);
+		}
+	}
+	int rc = 0;
+	for (size_t v = 0; v < vs.n; v++)
+		if (db_first_divergence(vs.v[v], NULL, NULL, -2) >= 0)
+			rc = 1;
+	db_variants_free(&vs);
+	if (fflush(stdout) != 0)
+		return 2;
+	return rc;
+}
+
 int db_cmd_compare(int argc, char **argv)
 {
-	const char *format = "table";
+	const char *format = "table", *timeout = NULL;
+	bool watch = false;
 	db_cmp_args ca = {0};
 	const db_opt opts[] = {
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
 		{"format", 0, "F", &format, NULL, "table (default), csv or json"},
+		{"watch", 0, NULL, NULL, &watch, "print the summary again as files arrive\n"
+		 "(json: one object per summary)"},
+		{"timeout", 0, "S", &timeout, NULL, "--watch: stop after S seconds (default: Ctrl-C)"},
+		{"slot", 0, "[SIDE:]DIM:START:LEN", &ca.slot, NULL,
+		 "measure a pair whose shapes differ along DIM on\n"
+		 "rows START..START+LEN-1 of SIDE (ref or target;\n"
+		 "default: the longer side)"},
 	};
 	const db_cmd cmd = {
 		.name = "compare",
-		.args = "REF [TARGET] [options]",
+		.args = "REF [TARGET...] [options]",
 		.desc = "Pair the tensors of REF and TARGET and measure every pair in float64.",
 		.exit = "0 every pair is in the ok band, 1 something diverges (or a pair is missing, "
 		        "mismatched or unreadable), 2 usage or input error.",
 		.opts = opts,
 		.n_opts = sizeof opts / sizeof *opts,
-		.max_pos = 2,
+		.max_pos = DB_MAX_VARIANTS + 1,
 	};
-	const char *pos[2];
+	const char *pos[DB_MAX_VARIANTS + 1];
 	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
 	if (rc >= 0)
 		return rc;
@@ -273,6 +365,23 @@ int db_cmd_compare(int argc, char **argv)
 	                                      DB_FMT_BIT(DB_FMT_JSON));
 	if (fmt < 0)
 		return 2;
+	double tmo = 0;
+	if (timeout) {
+		char *end;
+		tmo = strtod(timeout, &end);
+		if (*end || !(tmo > 0))
+			return db_cmd_usage_error(&cmd, "--timeout wants seconds > 0, not '%s'", timeout);
+		if (!watch)
+			return db_cmd_usage_error(&cmd, "--timeout goes with --watch");
+	}
+	if (watch) {
+		if (npos > 2 || fmt == DB_FMT_CSV)
+			return db_cmd_usage_error(&cmd, "--watch takes one target and table or json");
+		return db_compare_watch(&cmd, &ca, pos[0], npos > 1 ? pos[1] : NULL,
+		                        fmt == DB_FMT_JSON, tmo);
+	}
+	if (npos > 2)
+		return compare_variants(&cmd, &ca, pos, npos, fmt);
 	db_compare *c;
 	if ((rc = db_cmd_open_compare(&cmd, &ca, pos, npos, &c)) != 0)
 		return rc;

@@ -12,9 +12,16 @@
 #include "db_esc.h"
 #include "db_json.h"
 
+/* A batch slot (db_slot.h) is measured by compare, but its shapes differ:
+ * the schema names it as a shape change. */
+static db_status status_of(const db_pair *p)
+{
+	return p->slot.side ? DB_ST_SHAPE_MISMATCH : p->status;
+}
+
 static const char *kind_of(const db_pair *p)
 {
-	switch (p->status) {
+	switch (status_of(p)) {
 	case DB_ST_REF_ONLY: return "ref_only";
 	case DB_ST_TARGET_ONLY: return "target_only";
 	case DB_ST_SHAPE_MISMATCH: return "shape";
@@ -73,8 +80,9 @@ int db_cmd_schema(int argc, char **argv)
 		const char *kind = kind_of(p);
 		if (!kind)
 			continue;
-		int k = p->status == DB_ST_REF_ONLY ? 0 : p->status == DB_ST_TARGET_ONLY ? 1
-		      : p->status == DB_ST_SHAPE_MISMATCH ? 2 : p->status == DB_ST_ERROR ? 4 : 3;
+		db_status st = status_of(p);
+		int k = st == DB_ST_REF_ONLY ? 0 : st == DB_ST_TARGET_ONLY ? 1
+		      : st == DB_ST_SHAPE_MISMATCH ? 2 : st == DB_ST_ERROR ? 4 : 3;
 		counts[k]++;
 		char sr[128], stg[128], lab[512];
 		db_fmt_shape(p->ndim_ref, p->shape_ref, sr, sizeof sr);
@@ -119,7 +127,7 @@ int db_cmd_schema(int argc, char **argv)
 			continue;
 		}
 		db_pair_label(p, lab, sizeof lab);
-		switch (p->status) {
+		switch (st) {
 		case DB_ST_REF_ONLY:
 			printf("ref_only     %s  %s %s\n", lab, sr, dr);
 			break;
@@ -139,7 +147,7 @@ int db_cmd_schema(int argc, char **argv)
 			break;
 		}
 		/* a shape mismatch can hide a dtype change too */
-		if (p->status == DB_ST_SHAPE_MISMATCH && p->dtype_ref != p->dtype_tgt)
+		if (st == DB_ST_SHAPE_MISMATCH && p->dtype_ref != p->dtype_tgt)
 			printf("dtype        %s  ref %s target %s\n", lab, dr, dt);
 	}
 	size_t total = counts[0] + counts[1] + counts[2] + counts[3] + counts[4];

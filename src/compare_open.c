@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compare_priv.h"
+#include "db_slot.h"
 #include "index_priv.h"
 #include "strmap.h"
 #include "walk.h"
@@ -136,6 +138,14 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	}
 	*ref = t->ref.ix;
 	*tgt = t->tgt.ix;
+	pr->n_settling = 0;
+	if (pr->settle_ns > 0) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		int64_t cut = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - pr->settle_ns;
+		pr->n_settling = db_index_drop_settling(*ref, cut) +
+		                 (*tgt != *ref ? db_index_drop_settling(*tgt, cut) : 0);
+	}
 	if (one && (!has_side(*ref, "ref") || !has_side(*tgt, "target"))) {
 		bool no_ref = !has_side(*ref, "ref");
 		db_index_free(*ref);
@@ -239,6 +249,14 @@ int db_compare_open(const char *ref, const char *tgt,
 	c->ref_root = strdup(ref);
 	c->tgt_root = strdup(tgt ? tgt : ref);
 	pr->threads = opts->threads;
+	pr->settle_ns = (int64_t)opts->settle_ms * 1000000;
+	if (opts->slot) {
+		if (db_slot_parse(opts->slot, &pr->slot, err) < 0) {
+			db_compare_free(c);
+			return -1;
+		}
+		pr->has_slot = true;
+	}
 	if (!c->ref_root || !c->tgt_root)
 		goto oom;
 	if (opts->cache_dir)
@@ -293,6 +311,7 @@ int db_compare_open(const char *ref, const char *tgt,
 		db_compare_free(c);
 		return -1;
 	}
+	db_slots_assign(c, pr->has_slot ? &pr->slot : NULL);
 	if (db_build_phases(c) != 0 || alloc_owner(c) != 0)
 		goto oom;
 	*out = c;
@@ -338,7 +357,11 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	tmp.n_phases = 0;
 	if (scan_and_pair(&tmp, &tmp.ref, &tmp.tgt, err) != 0)
 		return -1;
-	if (db_build_pairs(&tmp, err) != 0 || db_build_phases(&tmp) != 0) {
+	db_cmp_priv *pr = c->priv;
+	int brc = db_build_pairs(&tmp, err);
+	if (brc == 0)
+		db_slots_assign(&tmp, pr->has_slot ? &pr->slot : NULL);
+	if (brc != 0 || db_build_phases(&tmp) != 0) {
 		db_free_pairs(&tmp);
 		db_index_free(tmp.ref);
 		db_index_free(tmp.tgt);
@@ -368,6 +391,8 @@ int db_compare_rescan(db_compare *c, db_err *err)
 				np->status = op->status;
 				np->m = op->m;
 				np->band = op->band;
+				atomic_store(&np->slot.start, atomic_load(&op->slot.start));
+				np->slot.side = op->slot.side;  /* 0: no block matched */
 				if (op->error)
 					np->error = strdup(op->error);
 				atomic_store(&np->state, DB_PAIR_DONE);
@@ -425,4 +450,14 @@ long db_first_divergence(const db_compare *c, const char *phase,
 			return (long)i;
 	}
 	return -1;
+}
+
+size_t db_compare_settling(const db_compare *c)
+{
+	return ((const db_cmp_priv *)c->priv)->n_settling;
+}
+
+void db_compare_set_settle(db_compare *c, int settle_ms)
+{
+	((db_cmp_priv *)c->priv)->settle_ns = (int64_t)settle_ms * 1000000;
 }

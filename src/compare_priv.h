@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "db_compare.h"
+#include "db_slot.h"
 #include "db_reader.h"
 
 /* A big pair is split into chunks of this many elements; chunk bounds
@@ -89,6 +90,10 @@ typedef struct db_cmp_priv {
 	_Atomic int *owner;     /* per pair: 0 free, 1 pool, 2 caller */
 	db_pool *pool;
 	char *cache_dir;        /* NULL: cache off */
+	int64_t settle_ns;      /* db_compare_opts.settle_ms; 0 off */
+	size_t n_settling;      /* files the last scan left out as unfinished */
+	db_slot_spec slot;      /* --slot, when has_slot */
+	bool has_slot;
 	void *cache;            /* cache.c state, created on first use */
 	pthread_mutex_t cache_mu;       /* guards creating it */
 } db_cmp_priv;

@@ -384,14 +384,25 @@ static void from_values(const db_compare *c, const db_pair *p, db_hint *h)
 void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *h)
 {
 	memset(h, 0, sizeof *h);
-	if (!db_pair_diverges(p))
+	bool slot = p->slot.side && p->status == DB_ST_OK;
+	if (!db_pair_diverges(p) && !slot)
 		return;
 	if (c->profile && db_profile_is_input_ids(c->profile, p->f.stage) &&
+	    db_pair_diverges(p) &&
 	    (p->status == DB_ST_SHAPE_MISMATCH || (p->status == DB_ST_OK && p->band == DB_BAND_INPUTS))) {
 		h->kind = DB_HINT_INPUTS_DIFFER;
 		h->differ = p->status == DB_ST_OK && p->m.byte_equal == p->m.byte_equal
 		                    ? (int64_t)llround((1.0 - p->m.byte_equal) * (double)p->numel)
 		                    : -1;
+		return;
+	}
+	if (slot) {     /* measured on a slot: the other hints read whole tensors */
+		h->kind = DB_HINT_BATCH_SLOT;
+		h->slot_side = p->slot.side;
+		h->slot_dim = p->slot.dim;
+		h->slot_start = atomic_load(&((db_pair *)p)->slot.start);
+		h->slot_len = p->slot.len;
+		h->slot_given = p->slot.given;
 		return;
 	}
 	if (p->status != DB_ST_OK && p->status != DB_ST_SHAPE_MISMATCH)
@@ -439,6 +450,16 @@ void db_hint_json(FILE *out, const db_hint *h)
 			fprintf(out, ", \"differ\": %lld", (long long)h->differ);
 		else
 			fputs(", \"differ\": null", out);
+		break;
+	case DB_HINT_BATCH_SLOT:
+		fprintf(out, ", \"side\": \"%s\", \"dim\": %d, \"start\": ",
+		        h->slot_side == 1 ? "ref" : "target", h->slot_dim);
+		if (h->slot_start >= 0)
+			fprintf(out, "%lld", (long long)h->slot_start);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"len\": %lld, \"given\": %s", (long long)h->slot_len,
+		        h->slot_given ? "true" : "false");
 		break;
 	default:
 		break;
@@ -493,7 +514,14 @@ char *db_hint_text(const db_hint *h, bool ascii, char *buf, size_t len)
 			snprintf(buf, len, "inputs_differ: the token ids have another shape");
 		break;
 	case DB_HINT_BATCH_SLOT:
-		snprintf(buf, len, "batch_slot");
+		if (h->slot_start >= 0)
+			snprintf(buf, len, "batch slot: %s dim %d [%lld:%lld]",
+			         h->slot_side == 1 ? "ref" : "target", h->slot_dim,
+			         (long long)h->slot_start, (long long)(h->slot_start + h->slot_len));
+		else
+			snprintf(buf, len, "batch slot: %s dim %d, %lld long",
+			         h->slot_side == 1 ? "ref" : "target", h->slot_dim,
+			         (long long)h->slot_len);
 		break;
 	}
 	return buf;

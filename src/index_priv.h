@@ -74,4 +74,9 @@ void db_detect_store(const char *dir, const char *root, uint64_t key, const char
 /* Write it back when it changed (temp + fsync + rename), free it. */
 void db_icache_close(db_icache *c);
 
+/* Leave out items whose file could not be read and was modified after
+ * cutoff_ns (CLOCK_REALTIME): a dump still being written. Returns how many
+ * (see index_settle.c). */
+size_t db_index_drop_settling(db_index *ix, int64_t cutoff_ns);
+
 #endif

@@ -650,3 +650,11 @@ int db_profile_select_pass(const db_profile *p, const char *const *passes,
 	}
 	return 0;
 }
+
+int db_profile_token_dim(const db_profile *p, const char *stage)
+{
+	for (size_t i = 0; i < p->n_token_dim; i++)
+		if (db_glob_match(p->token_dim_glob[i], stage))
+			return p->token_dim[i];
+	return -1;
+}

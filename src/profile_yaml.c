@@ -259,6 +259,32 @@ static int substage_pair(ctx *c, const char *k, const yaml_node_t *kn, const yam
 	return get_re(c, vn, "substages", false, &r->pattern, &r->re);
 }
 
+static int token_dim_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn,
+                          void *arg)
+{
+	(void)arg;
+	db_profile *p = c->p;
+	size_t n = p->n_token_dim;
+	char **g = realloc(p->token_dim_glob, (n + 1) * sizeof *g);
+	if (!g)
+		return oom(c, kn);
+	p->token_dim_glob = g;
+	int *d = realloc(p->token_dim, (n + 1) * sizeof *d);
+	if (!d)
+		return oom(c, kn);
+	p->token_dim = d;
+	const char *s = scalar(vn);
+	char *end;
+	long v = s ? strtol(s, &end, 10) : -1;
+	if (!s || !*s || *end || v < 0 || v >= DB_MAX_DIMS)
+		return fail(c, vn, "token_dim: '%s' wants a dim 0..%d", k, DB_MAX_DIMS - 1);
+	if (!(g[n] = strdup(k)))
+		return oom(c, kn);
+	d[n] = (int)v;
+	p->n_token_dim++;
+	return 0;
+}
+
 static int rename_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg)
 {
 	db_profile *p = c->p;
@@ -548,7 +574,7 @@ static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
 	"phase_order, stage_order, dict_order, model_after, substages, substage_separator, "
 	"shard, pass, thresholds, probe, weight_phases, layer_classes, dump_command, input_ids, routing_ids, "
-	"rename, rewrite";
+	"rename, rewrite, token_dim";
 
 typedef struct seen {
 	const yaml_node_t *name, *path, *thresholds;
@@ -639,6 +665,8 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return get_re(c, vn, "routing_ids", false, &p->routing_ids_pat, &p->routing_ids_re);
 	if (!strcmp(k, "rename"))
 		return each_pair(c, vn, "rename", rename_pair, NULL);
+	if (!strcmp(k, "token_dim"))
+		return each_pair(c, vn, "token_dim", token_dim_pair, NULL);
 	if (!strcmp(k, "rewrite"))
 		return each_pair(c, vn, "rewrite", rewrite_pair, NULL);
 	return fail(c, kn, "unknown key '%s' (known: %s)", k, TOP_KEYS);
@@ -819,6 +847,8 @@ void db_profile_free(db_profile *p)
 	pcre2_code_free(p->routing_ids_re);
 	free_list(p->rename_from, p->n_rename);
 	free_list(p->rename_to, p->n_rename);
+	free_list(p->token_dim_glob, p->n_token_dim);
+	free(p->token_dim);
 	for (size_t i = 0; i < p->n_rewrites; i++) {
 		free(p->rewrites[i].pattern);
 		pcre2_code_free(p->rewrites[i].re);

@@ -189,16 +189,86 @@ int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
 
 /* ---- one pair ---------------------------------------------------------- */
 
+/* The block of the longer side that matches the other side best (-1 with
+ * err when none is close). Loads the pair's tensors into w. */
+static int64_t slot_own(db_compare *c, db_wctx *w, const db_pair *p, db_err *err)
+{
+	const db_tensor *x, *y;
+	if (db_wctx_tensor(w, c->ref, p->ref, &x, NULL, err) != 0 ||
+	    db_wctx_tensor(w, c->tgt, p->tgt, &y, NULL, err) != 0)
+		return -1;
+	return p->slot.side == 1 ? db_slot_find(y, x, p->slot.dim, err)
+	                         : db_slot_find(x, y, p->slot.dim, err);
+}
+
+static int64_t longer(const db_pair *p)
+{
+	return p->slot.side == 1 ? p->shape_ref[p->slot.dim] : p->shape_tgt[p->slot.dim];
+}
+
+/* The start of p's block: its own best match when one is close; else (a bug
+ * downstream leaves no block close) the match of the earliest pair with the
+ * same slot geometry (token ids match exactly). The same start whatever
+ * order the pairs are computed in; chunks of one pair that resolve it at
+ * once store the same value. */
+static int slot_resolve(db_compare *c, db_wctx *w, const db_pair *p, db_err *err)
+{
+	db_pair *mp = (db_pair *)p;
+	int64_t s = slot_own(c, w, p, err);
+	size_t tried = 0;
+	for (size_t i = 0; s < 0 && i < c->n_pairs && tried < 8; i++) {
+		const db_pair *q = &c->pairs[i];
+		if (q == p || q->slot.side != p->slot.side || q->slot.dim != p->slot.dim ||
+		    q->slot.len != p->slot.len || longer(q) != longer(p))
+			continue;
+		tried++;
+		int64_t t = atomic_load(&((db_pair *)q)->slot.start);
+		db_err e2 = {{0}};
+		if (t < 0)
+			t = slot_own(c, w, q, &e2);
+		if (t >= 0)
+			s = t;
+	}
+	if (s < 0) {
+		/* no block matches: a shape mismatch after all (db_pair_publish) */
+		atomic_store(&mp->slot.start, DB_SLOT_NONE);
+		return -1;
+	}
+	atomic_store(&mp->slot.start, s);
+	return 0;
+}
+
+/* A batch slot: the longer side's block against the other side. */
+static void slot_accum(const db_pair *p, const db_tensor *x, const db_tensor *y, int64_t b,
+                       int64_t e, db_accum *a)
+{
+	int64_t s = atomic_load(&((db_pair *)p)->slot.start);
+	db_tensor v;
+	db_slot_view(p->slot.side == 1 ? x : y, p->slot.dim, s, p->slot.len, &v);
+	if (p->slot.side == 1)
+		db_accum_range(a, &v, y, b, e);
+	else
+		db_accum_range(a, x, &v, b, e);
+}
+
 int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                   int64_t e, db_accum *a, db_err *err)
 {
 	if (p->merged)
 		return db_unshard_accum(c, w, p, b, e, a, err);
+	/* first: resolving may read other pairs' files into w */
+	if (p->slot.side && atomic_load(&((db_pair *)p)->slot.start) < 0 &&
+	    slot_resolve(c, w, p, err) < 0)
+		return -1;
 	const db_tensor *x, *y;
 	const db_file *fx = NULL, *fy = NULL;
 	if (db_wctx_tensor(w, c->ref, p->ref, &x, &fx, err) != 0 ||
 	    db_wctx_tensor(w, c->tgt, p->tgt, &y, &fy, err) != 0)
 		return -1;
+	if (p->slot.side) {
+		slot_accum(p, x, y, b, e, a);
+		return 0;
+	}
 	db_accum_range(a, x, y, b, e);
 	db_advise(fx, x, b, e, MADV_DONTNEED);
 	db_advise(fy, y, b, e, MADV_DONTNEED);
@@ -213,6 +283,20 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 
 void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *msg)
 {
+	if (msg && p->slot.side && atomic_load(&p->slot.start) == DB_SLOT_NONE) {
+		p->status = DB_ST_SHAPE_MISMATCH;
+		p->slot.side = 0;
+		msg = NULL;     /* not an error: the shapes differ, as pairing said */
+		p->band = DB_BAND_NONE;
+		db_metrics *m = &p->m;
+		memset(m, 0, sizeof *m);
+		m->cos = m->rel = m->rel_l2 = m->rel_diff = m->max_abs = m->mean_abs = NAN;
+		m->byte_equal = NAN;
+		m->argmax = -1;
+		atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
+		atomic_fetch_add(&c->n_done, 1);
+		return;
+	}
 	if (msg) {
 		p->status = DB_ST_ERROR;
 		free(p->error);

@@ -120,8 +120,11 @@ run 1 bisect --auto -- -ref -target
 run 0 replay -- -s.session
 run 0 export --out rep -- -s.session
 [ -s rep/report.md ] || fail "export -- SESSION wrote no report"
+# a third positional is a second variant (compare REF T1 T2)
 run 2 compare -- -ref -target extra
-printf '%s\n' "$err" | grep -qF "unexpected argument 'extra'" || fail "too many arguments: $err"
+printf '%s\n' "$err" | grep -qF "variant 2 (extra): extra: cannot open" || fail "variant after --: $err"
+run 2 compare -- -ref $(seq 1 33)
+printf '%s\n' "$err" | grep -qF "unexpected argument '33'" || fail "too many variants: $err"
 cd "$DB_TMP" || exit 1
 
 # --- comparison options work where they are listed ----------------------

@@ -5,6 +5,7 @@
 #define TUI_APP_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "db_compare.h"
 #include "db_grid.h"
 #include "view.h"
@@ -12,6 +13,7 @@
 struct db_session;
 struct db_bisect_run;
 struct db_replay;
+struct db_watch;
 
 enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M__COUNT };
 
@@ -49,6 +51,14 @@ struct tui {
 	int *ranks;                     /* owned */
 	size_t n_ranks, rank_sel;
 	bool has_merged;                /* merged (unsharded) pairs exist */
+	/* Variants (dumpbisect REF T1 T2 ...): one comparison per target, all
+	 * owned here; cmp is variants[variant]. n_variants 0 with one target. */
+	db_compare **variants;
+	const char **variant_paths;     /* borrowed from argv */
+	size_t n_variants, variant;
+	struct db_watch *watch;         /* owned; NULL: not watching (--no-watch) */
+	bool watch_pending;             /* changes seen, rescan when possible */
+	int64_t watch_last_ms;          /* last rescan (monotonic) */
 	enum tui_metric metric;
 	bool transposed;
 	char probe[256];                /* probe stage (curve, bisect) */
@@ -145,6 +155,14 @@ char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len);
 char *tui_item_shape(const db_item *it, char *buf, size_t len);
 /* Absolute path of an item of side ref (true) or target. Caller frees. */
 char *tui_item_path(const struct tui *t, const db_item *it, bool ref);
+
+/* Make variant k the comparison every view shows (views above the
+ * heatmap close, the bisect starts over: its pairs were the other's). */
+void tui_variant_select(struct tui *t, size_t k);
+/* variants.md (the probe per layer and variant) into an export's dir. */
+int tui_variants_export(struct tui *t, const char *dir, db_err *err);
+/* The first selection of a comparison (ui/tui.c). */
+void tui_init_selection(struct tui *t);
 
 /* Draw the whole screen now (the main loop does it when dirty). */
 void tui_draw(struct tui *t);

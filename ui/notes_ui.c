@@ -296,7 +296,10 @@ void tui_export(struct tui *t, const char *dir)
 	                   .phase = tui_phase(t), .pass = tui_pass(t), .rank = tui_rank(t)};
 	const char *done = "exported report.md, heatmap.svg, metrics.json, metrics.csv to ";
 	char shown[PATH_MAX];
-	if (!s || !dir || db_export_all(&x, dir, &err) < 0)
+	if (t->n_variants)
+		done = "exported report.md, heatmap.svg, metrics.json, metrics.csv, variants.md to ";
+	if (!s || !dir || db_export_all(&x, dir, &err) < 0 ||
+	    (t->n_variants && tui_variants_export(t, dir, &err) < 0))
 		tui_msg(t, true, "export failed: %s", err.msg[0] ? err.msg : "out of memory");
 	else
 		tui_msg(t, false, "%s%s", done, msg_path(dir, done, shown, sizeof shown));

@@ -208,6 +208,19 @@ static void cmd_rank(struct tui *t, char *args)
 	tui_msg(t, true, "rank %s: not in these trees (all or a rank number)", args);
 }
 
+/* variant N (1-based, as the header counts) */
+static void cmd_variant(struct tui *t, char *args)
+{
+	char *end;
+	long k = strtol(args, &end, 10);
+	if (!*args || *end || k < 1 || (size_t)k > t->n_variants) {
+		tui_msg(t, true, "variant %s: 1 .. %zu (dumpbisect REF T1 T2 ... opens variants)",
+		        args, t->n_variants);
+		return;
+	}
+	tui_variant_select(t, (size_t)k - 1);
+}
+
 /* goto L7 [stage] | goto 7 [stage] | goto embed */
 static void cmd_goto(struct tui *t, char *args)
 {
@@ -280,14 +293,15 @@ static void cmd_view(struct tui *t, char *args)
 	} v[] = {
 		{"heatmap", A_VIEW_HEATMAP}, {"stages", A_VIEW_STAGES}, {"ranks", A_VIEW_RANKS},
 		{"tensor", A_VIEW_TENSOR}, {"curve", A_VIEW_CURVE}, {"bisect", A_VIEW_BISECT},
-		{"notes", A_VIEW_NOTES}, {"help", A_HELP},
+		{"notes", A_VIEW_NOTES}, {"variants", A_VIEW_VARIANTS}, {"help", A_HELP},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
 		if (!strcmp(args, v[i].name)) {
 			tui_action_run(t, v[i].a);
 			return;
 		}
-	tui_msg(t, true, "view: heatmap, stages, ranks, tensor, curve, bisect, notes or help");
+	tui_msg(t, true, "view: heatmap, stages, ranks, tensor, curve, bisect, notes, variants "
+	        "or help");
 }
 
 static void cmd_bind(struct tui *t, char *args)
@@ -358,6 +372,7 @@ static const struct {
 	{"phase", "NAME", "select a phase", cmd_phase},
 	{"pass", "NAME", "select a pass / step / call", cmd_pass},
 	{"rank", "N|all", "select a rank or all (merged or worst per cell)", cmd_rank},
+	{"variant", "N", "show variant N (dumpbisect REF T1 T2 ...)", cmd_variant},
 	{"goto", "LAYER [STAGE]", "move the heatmap cursor (L7, 7, embed)", cmd_goto},
 	{"filter", "[REGEX]", "same as /; no regex clears", cmd_filter},
 	{"transpose", "", "swap the heatmap's axes", cmd_transpose},

@@ -14,6 +14,13 @@
 
 static int *keys;
 static size_t n_keys, pos;
+/* @wait-file: before key at, PATH must exist */
+static struct wait {
+	size_t at;
+	char *path;
+	bool seen;
+} *waits;
+static size_t n_waits;
 static bool active;
 static unsigned watchdog = 30;
 
@@ -56,6 +63,20 @@ int script_open(const char *path, char *err, size_t errlen)
 		line[strcspn(line, "\r\n")] = '\0';
 		if (!line[0] || line[0] == '#')
 			continue;
+		if (!strncmp(line, "@wait-file ", 11)) {
+			struct wait *nw = realloc(waits, (n_waits + 1) * sizeof *nw);
+			if (!nw || !(nw[n_waits].path = strdup(line + 11))) {
+				waits = nw ? nw : waits;
+				snprintf(err, errlen, "out of memory");
+				free(line);
+				fclose(f);
+				return -1;
+			}
+			waits = nw;
+			waits[n_waits].at = n_keys;
+			waits[n_waits++].seen = false;
+			continue;
+		}
 		const char *s = line, *bad = NULL;
 		while (*s) {
 			const char *at = s;
@@ -93,6 +114,20 @@ bool script_active(void)
 	return active;
 }
 
+int script_ready(void)
+{
+	for (size_t i = 0; i < n_waits; i++) {
+		struct wait *w = &waits[i];
+		if (w->at != pos || w->seen)
+			continue;
+		if (access(w->path, F_OK) != 0)
+			return 0;
+		w->seen = true;
+		return 2;
+	}
+	return 1;
+}
+
 int script_next(void)
 {
 	if (pos >= n_keys)
@@ -107,6 +142,11 @@ void script_free(void)
 	free(keys);
 	keys = NULL;
 	n_keys = pos = 0;
+	for (size_t i = 0; i < n_waits; i++)
+		free(waits[i].path);
+	free(waits);
+	waits = NULL;
+	n_waits = 0;
 	active = false;
 }
 

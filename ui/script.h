@@ -16,6 +16,11 @@ int script_open(const char *path, char *err, size_t errlen);
 bool script_active(void);
 /* Next key and re-arm the watchdog; -1 when the script is over. */
 int script_next(void);
+/* A script line "@wait-file PATH" holds the next key until PATH exists
+ * (bounded by the watchdog): a test writes into the trees meanwhile. 1
+ * ready, 0 waiting, 2 the file has just appeared (the caller looks at the
+ * trees once more before the key; the next call says 1). */
+int script_ready(void);
 void script_free(void);
 /* Write the virtual screen, one line per row, trailing blanks trimmed,
  * UTF-8 (or the locale's charset), to path. -1 with err. */

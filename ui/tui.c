@@ -19,10 +19,12 @@
 #include "db_bisect.h"
 #include "db_cmd.h"
 #include "db_session.h"
+#include "db_variants.h"
 #include "draw.h"
 #include "keys.h"
 #include "script.h"
 #include "signals.h"
+#include "watch_ui.h"
 
 #define MIN_COLS 60
 #define MIN_LINES 15
@@ -212,6 +214,20 @@ static void global_action(struct tui *t, enum tui_action a)
 		cycle(&t->rank_sel, t->n_ranks + 1, a == A_RANK_NEXT ? 1 : -1);
 		tui_selection_changed(t);
 		break;
+	case A_VARIANT_NEXT: case A_VARIANT_PREV:
+		if (t->n_variants < 2) {
+			tui_msg(t, false, "one target: dumpbisect REF T1 T2 ... opens variants");
+			break;
+		}
+		tui_variant_select(t, (t->variant + (a == A_VARIANT_NEXT ? 1 : t->n_variants - 1)) %
+		                          t->n_variants);
+		break;
+	case A_VIEW_VARIANTS:
+		if (t->n_variants < 2)
+			tui_msg(t, false, "one target: dumpbisect REF T1 T2 ... opens variants");
+		else
+			tui_push(t, &variants_view, DB_NO_PAIR);
+		break;
 	case A_METRIC_TOGGLE: t->metric = t->metric == M_COS ? M_REL : M_COS; break;
 	case A_METRIC_NEXT: t->metric = (enum tui_metric)((t->metric + 1) % M__COUNT); break;
 	default: {
@@ -274,6 +290,8 @@ static void loop(struct tui *t)
 	bool key_pending = false;
 	char key_name[32] = "";
 	for (;;) {
+		if (tui_watch_tick(t, 0))
+			t->dirty = true;
 		bool fin = !tui_computing(t), busy = views_busy(t);
 		size_t done = atomic_load(&t->cmp->n_done);
 		if (fin && !shown_fin) {
@@ -300,7 +318,10 @@ static void loop(struct tui *t)
 			break;
 		int key;
 		if (script_active()) {
-			if (!fin || busy) {
+			int ready = fin && !busy ? script_ready() : 0;
+			if (ready == 2)         /* files the test wrote before: seen first */
+				t->dirty |= tui_watch_tick(t, 300);
+			if (ready != 1) {
 				napms(1);
 				continue;
 			}
@@ -308,7 +329,7 @@ static void loop(struct tui *t)
 			if (key < 0)
 				break;
 		} else {
-			timeout(!fin || busy ? 100 : -1);
+			timeout(!fin || busy ? 100 : t->watch ? 200 : -1);
 			wint_t ch;
 			int r = get_wch(&ch);
 			if (r == ERR)
@@ -339,7 +360,7 @@ static void loop(struct tui *t)
 /* The workbench's options: one table for the parsing and the usage. */
 static db_cmp_args cli_cmp;
 static const char *cli_session, *cli_notes, *cli_ref, *cli_tgt;
-static bool cli_no_mouse, cli_keys_man;
+static bool cli_no_mouse, cli_keys_man, cli_no_watch;
 static const db_opt cli_opts[] = {
 	DB_CMP_OPTS(cli_cmp, "profile name or YAML file (default: auto-detect;\n"
 	                     "the session's when resuming)"),
@@ -348,11 +369,14 @@ static const db_opt cli_opts[] = {
 	{"target", 0, "DIR", &cli_tgt, NULL, "the target tree (instead of the session's)"},
 	{"notes", 0, "DIR", &cli_notes, NULL, "notes folder (default: notes/ beside the session)"},
 	{"no-mouse", 0, NULL, NULL, &cli_no_mouse, "do not ask the terminal for mouse clicks"},
+	{"no-watch", 0, NULL, NULL, &cli_no_watch, "do not watch the trees for new files"},
+	{"slot", 0, "[SIDE:]DIM:START:LEN", &cli_cmp.slot, NULL,
+	 "the batch slot by hand (as compare --slot)"},
 	{"keys-man", 0, NULL, NULL, &cli_keys_man, "print the key list as man-page text"},
 };
 static const db_cmd cli = {
 	.name = NULL,
-	.args = "[options] REF [TARGET]\n"
+	.args = "[options] REF [TARGET...]\n"
 	        "       dumpbisect [options] --session FILE\n"
 	        "       dumpbisect COMMAND [ARGS]",
 	.desc = "The workbench: heatmap, sub-stages, ranks, tensors, bisect and notes.",
@@ -361,7 +385,7 @@ static const db_cmd cli = {
 	        "scripted run (DUMPBISECT_SCRIPT) that hung past its watchdog.",
 	.opts = cli_opts,
 	.n_opts = sizeof cli_opts / sizeof *cli_opts,
-	.max_pos = 2,
+	.max_pos = DB_MAX_VARIANTS + 1,
 	.more = ui_commands_usage,
 };
 
@@ -370,7 +394,7 @@ void tui_usage(FILE *out)
 	db_cmd_usage(&cli, out);
 }
 
-static int init_selection(struct tui *t)
+void tui_init_selection(struct tui *t)
 {
 	t->n_ranks = db_ranks(t->cmp, &t->ranks);
 	t->phase = 0;           /* causal order: the first phase first */
@@ -393,7 +417,6 @@ static int init_selection(struct tui *t)
 		snprintf(t->probe, sizeof t->probe, "%s", probe);
 	free(probe);
 	tui_selection_changed(t);
-	return 0;
 }
 
 /* The session keeps the view state: selection, metric, axes, probe,
@@ -537,7 +560,7 @@ int tui_main(int argc, char **argv)
 				                          strcmp(o, "--auto") ? " " : "",
 				                          strcmp(o, "--auto") ? o : "", headless[k][1]);
 		}
-	const char *pos[2] = {NULL, NULL};
+	const char *pos[DB_MAX_VARIANTS + 1] = {NULL, NULL};
 	int npos, rc = db_cmd_parse(&cli, argc, argv, pos, &npos);
 	if (rc >= 0)
 		return rc;
@@ -622,7 +645,19 @@ int tui_main(int argc, char **argv)
 	co.profile = t->profile_opt;
 	if (profile_from_session)
 		co.profile_from = DB_SESSION_PROFILE_WHY;
-	if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
+	if (npos > 2 && !cli_ref && !cli_tgt) {
+		/* variants: every target against the reference, the first shown */
+		db_variants vs;
+		if (db_variants_open(t->ref_path, pos + 1, (size_t)npos - 1, &co, &vs, &err) < 0) {
+			fprintf(stderr, "dumpbisect: %s\n", err.msg);
+			db_session_free(t->session);
+			return 2;
+		}
+		t->variants = vs.v;
+		t->n_variants = vs.n;
+		t->variant_paths = pos + 1;
+		t->cmp = vs.v[0];
+	} else if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
 		fprintf(stderr, "dumpbisect: %s\n", err.msg);
 		db_session_free(t->session);
 		return 2;
@@ -653,7 +688,7 @@ int tui_main(int argc, char **argv)
 		rc = 2;
 		goto out_cmp;
 	}
-	init_selection(t);
+	tui_init_selection(t);
 	restore_view_state(t);
 	tui_push(t, &heatmap_view, DB_NO_PAIR);
 	if (kbad)
@@ -662,7 +697,10 @@ int tui_main(int argc, char **argv)
 	else
 		tui_bisect_replay(t);   /* a resumed session on changed dumps */
 	db_compare_start(t->cmp);
+	if (!cli_no_watch)
+		tui_watch_start(t);
 	loop(t);
+	tui_watch_stop(t);
 	db_compare_stop(t->cmp);
 	save_view_state(t);
 
@@ -693,7 +731,12 @@ out_cmp:
 	free(t->phase_div);
 	tui_bisect_replay_drop(t);
 	db_bisect_run_free(t->bisect);
-	db_compare_free(t->cmp);
+	if (t->n_variants) {
+		db_variants vs = {t->variants, t->n_variants};
+		db_variants_free(&vs);
+	} else {
+		db_compare_free(t->cmp);
+	}
 	db_session_free(t->session);
 	if (timing)
 		fclose(timing);

@@ -43,7 +43,7 @@ struct view {
 };
 
 extern const struct view_ops heatmap_view, stages_view, ranks_view, tensor_view,
-	curve_view, help_view, bisect_view, notes_view;
+	curve_view, help_view, bisect_view, notes_view, variants_view;
 
 /* A scrolling list cursor for list-like views. */
 struct list_nav {

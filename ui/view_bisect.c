@@ -291,7 +291,10 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 				draw_textf(w, y++, 2, W - 2, C_DEFAULT, 0, "dump it: %s", cmd);
 			free(cmd);
 			draw_text(w, y++, 2, W - 2, C_DIM, 0,
-			          "then <C-r> rescans; s skips this layer, g/b give a verdict by hand");
+			          t->watch ? "it shows here once written (the trees are watched); s "
+			                     "skips this layer, g/b give a verdict by hand"
+			                   : "then <C-r> rescans; s skips this layer, g/b give a "
+			                     "verdict by hand");
 		} else {
 			char rel[16];
 			fmt_sci(pr.m.rel, rel, sizeof rel, 9);

@@ -8,6 +8,7 @@
 
 #include "draw.h"
 #include "db_session.h"
+#include "db_slot.h"
 
 #define CELL_W 9                /* 2 glyph + 7 value */
 #define NAME_MAX_W 32           /* column names wider than this stay cut */
@@ -264,6 +265,11 @@ static void draw_tabs(struct tui *t, WINDOW *w, int y)
 		x += draw_text(w, y, x, W - x, C_TAB, 0, t->n_ranks ? "[all]" : "[-]");
 	if (t->n_ranks)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_ranks);
+	if (t->n_variants) {
+		x += draw_text(w, y, x, W - x, C_DIM, 0, "  variant ");
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%zu]", t->variant + 1);
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_variants);
+	}
 	/* What "all" shows, when it fits beside the metric and the filter. */
 	const char *how = t->has_merged ? " (merged where sharded, else worst)"
 	                                : " (the worst per cell)";
@@ -275,6 +281,17 @@ static void draw_tabs(struct tui *t, WINDOW *w, int y)
 	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
 	if (t->filter_re)
 		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
+}
+
+/* The batch slot the comparison measures on (the first pair that has
+ * one; pairs of one run share it), "" when none. */
+static char *slot_note(const struct tui *t, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (size_t i = 0; i < t->cmp->n_pairs && !buf[0]; i++)
+		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]))
+			db_slot_str(&t->cmp->pairs[i], buf, len);
+	return buf;
 }
 
 static void draw_triage(struct tui *t, WINDOW *w, int y)
@@ -305,9 +322,12 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 		else
 			x += draw_text(w, y, x, W - x, C_GOOD, 0, "no phase diverges  ");
 	}
+	char sn[128];
 	if (t->first_div < 0) {
-		draw_text(w, y, x, W - x, C_GOOD, 0,
-		          x ? "this phase: every pair is ok" : "no divergence: every pair is ok");
+		x += draw_text(w, y, x, W - x, C_GOOD, 0,
+		               x ? "this phase: every pair is ok" : "no divergence: every pair is ok");
+		if (*slot_note(t, sn, sizeof sn))
+			draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
 		return;
 	}
 	char lab[300], v[32];
@@ -334,7 +354,9 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 		fmt_sci(p->m.rel, r, sizeof r, 8);
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " cos %s rel %s", v, r);
 	}
-	draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
+	if (*slot_note(t, sn, sizeof sn))
+		draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
 }
 
 static void draw_legend(struct tui *t, WINDOW *w, int y)

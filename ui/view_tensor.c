@@ -12,6 +12,7 @@
 
 #include "db_grid.h"
 #include "db_reader.h"
+#include "db_slot.h"
 #include "draw.h"
 
 #define TOPK 10
@@ -76,22 +77,30 @@ static void *work(void *arg)
 		s->ndim = shape_of->t.ndim;
 		memcpy(s->shape, shape_of->t.shape, sizeof s->shape);
 	}
-	if (ex && ey && db_tensor_numel(&ex->t) == db_tensor_numel(&ey->t) &&
-	    db_dtype_comparable(ex->t.dtype) && db_dtype_comparable(ey->t.dtype)) {
+	/* a batch slot: the element-wise parts on the longer side's block */
+	db_tensor tx = ex ? ex->t : (db_tensor){0}, ty = ey ? ey->t : (db_tensor){0};
+	int64_t slot = atomic_load(&((db_pair *)p)->slot.start);
+	if (ex && ey && p->slot.side && slot >= 0) {
+		db_tensor *big = p->slot.side == 1 ? &tx : &ty, v;
+		db_slot_view(big, p->slot.dim, slot, p->slot.len, &v);
+		*big = v;
+	}
+	if (ex && ey && db_tensor_numel(&tx) == db_tensor_numel(&ty) &&
+	    db_dtype_comparable(tx.dtype) && db_dtype_comparable(ty.dtype)) {
 		s->same_numel = true;
-		s->ntop = db_topk_diff(&ex->t, &ey->t, TOPK, s->top_idx, s->top_abs);
+		s->ntop = db_topk_diff(&tx, &ty, TOPK, s->top_idx, s->top_abs);
 		for (int i = 0; i < s->ntop; i++) {
-			int64_t ox = db_tensor_elem_offset(&ex->t, s->top_idx[i]);
-			int64_t oy = db_tensor_elem_offset(&ey->t, s->top_idx[i]);
-			s->top_x[i] = db_decode1_f64(ex->t.dtype, ex->t.data + ox, ex->t.swap);
-			s->top_y[i] = db_decode1_f64(ey->t.dtype, ey->t.data + oy, ey->t.swap);
+			int64_t ox = db_tensor_elem_offset(&tx, s->top_idx[i]);
+			int64_t oy = db_tensor_elem_offset(&ty, s->top_idx[i]);
+			s->top_x[i] = db_decode1_f64(tx.dtype, tx.data + ox, tx.swap);
+			s->top_y[i] = db_decode1_f64(ty.dtype, ty.data + oy, ty.swap);
 		}
-		int64_t rows = ex->t.ndim > 0 ? ex->t.shape[0] : 1;
+		int64_t rows = tx.ndim > 0 ? tx.shape[0] : 1;
 		if (rows > MAX_ROWS)
 			rows = MAX_ROWS;
 		s->rows = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *s->rows);
 		if (s->rows)
-			s->n_rows = db_row_rel_l2(&ex->t, &ey->t, s->rows, rows);
+			s->n_rows = db_row_rel_l2(&tx, &ty, s->rows, rows);
 	}
 	db_file_close(fx);
 	db_file_close(fy);
@@ -121,6 +130,12 @@ static int tensor_open(struct view *v, struct tui *t)
 			         "merged tensor: showing rank %d, the worst shard (a ranks)",
 			         t->cmp->pairs[best].f.rank);
 		}
+	}
+	const db_pair *sp = &t->cmp->pairs[s->pair];
+	if (sp->slot.side && atomic_load(&((db_pair *)sp)->slot.start) >= 0) {
+		char sn[128];
+		snprintf(s->note, sizeof s->note, "%s: top |diff| and rows on it",
+		         db_slot_str(sp, sn, sizeof sn));
 	}
 	atomic_init(&s->done, false);
 	if (pthread_create(&s->th, NULL, work, s) != 0) {

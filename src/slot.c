@@ -1,0 +1,148 @@
+#include "db_slot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_dtype.h"
+#include "db_metrics.h"
+
+int db_slot_parse(const char *s, db_slot_spec *out, db_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const char *p = s;
+	if (!strncmp(p, "ref:", 4)) {
+		out->side = 1;
+		p += 4;
+	} else if (!strncmp(p, "target:", 7)) {
+		out->side = 2;
+		p += 7;
+	}
+	char *end;
+	long d = strtol(p, &end, 10);
+	if (end == p || *end != ':' || d < 0 || d >= DB_MAX_DIMS)
+		goto bad;
+	p = end + 1;
+	long long st = strtoll(p, &end, 10);
+	if (end == p || *end != ':' || st < 0)
+		goto bad;
+	p = end + 1;
+	long long ln = strtoll(p, &end, 10);
+	if (end == p || *end || ln < 1)
+		goto bad;
+	out->dim = (int)d;
+	out->start = st;
+	out->len = ln;
+	return 0;
+bad:
+	return db_err_set(err, NULL, NULL, -1,
+	                  "--slot '%s': want [ref:|target:]DIM:START:LEN, e.g. target:0:6:6", s);
+}
+
+static uint64_t numel(int n, const int64_t *s)
+{
+	uint64_t k = 1;
+	for (int i = 0; i < n; i++)
+		k *= (uint64_t)s[i];
+	return k;
+}
+
+/* The one dim where a and b differ, -1 when none or several. */
+static int one_dim(const db_pair *p)
+{
+	if (p->ndim_ref != p->ndim_tgt)
+		return -1;
+	int d = -1;
+	for (int i = 0; i < p->ndim_ref; i++)
+		if (p->shape_ref[i] != p->shape_tgt[i]) {
+			if (d >= 0)
+				return -1;
+			d = i;
+		}
+	return d;
+}
+
+void db_slots_assign(db_compare *c, const db_slot_spec *spec)
+{
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		db_pair *p = &c->pairs[i];
+		if (p->status != DB_ST_SHAPE_MISMATCH || p->merged || !p->ref || !p->tgt)
+			continue;
+		int d = one_dim(p);
+		int want = c->profile ? db_profile_token_dim(c->profile, p->f.stage) : -1;
+		if (d < 0 || (want >= 0 && d != want) || (spec && spec->dim != d))
+			continue;
+		int side = p->shape_ref[d] > p->shape_tgt[d] ? 1 : 2;
+		if (spec && spec->side && spec->side != side)
+			continue;
+		int64_t big = side == 1 ? p->shape_ref[d] : p->shape_tgt[d];
+		int64_t len = side == 1 ? p->shape_tgt[d] : p->shape_ref[d];
+		if (spec && (spec->len != len || spec->start + len > big))
+			continue;
+		if (!db_dtype_comparable(p->dtype_ref) || !db_dtype_comparable(p->dtype_tgt) ||
+		    db_dtype_is_complex(p->dtype_ref) != db_dtype_is_complex(p->dtype_tgt))
+			continue;
+		p->slot.side = side;
+		p->slot.dim = d;
+		p->slot.len = len;
+		p->slot.given = spec != NULL;
+		atomic_init(&p->slot.start, spec ? spec->start : -1);
+		p->numel = side == 1 ? numel(p->ndim_tgt, p->shape_tgt)
+		                     : numel(p->ndim_ref, p->shape_ref);
+		p->status = DB_ST_OK;
+		/* pairing finished not-ok pairs: this one is to compute now */
+		atomic_store(&p->state, DB_PAIR_PENDING);
+		atomic_fetch_sub(&c->n_done, 1);
+	}
+}
+
+void db_slot_view(const db_tensor *big, int dim, int64_t start, int64_t len, db_tensor *out)
+{
+	*out = *big;
+	out->shape[dim] = len;
+	int64_t off = start * big->stride[dim] * (int64_t)db_dtype_size(big->dtype);
+	out->data = big->data + off;
+	if (out->file_offset >= 0)
+		out->file_offset += off;
+}
+
+int64_t db_slot_find(const db_tensor *small, const db_tensor *big, int dim, db_err *err)
+{
+	int64_t len = small->shape[dim], best = -1;
+	double best_r = INFINITY;
+	for (int64_t s = 0; s + len <= big->shape[dim]; s++) {
+		db_tensor v;
+		db_slot_view(big, dim, s, len, &v);
+		db_metrics m;
+		db_err e = {{0}};
+		if (db_metrics_compute(small, &v, &m, &e) != 0)
+			return db_err_set(err, NULL, NULL, -1, "%s", e.msg);
+		/* both zero: rel_l2 is 0 or NaN; a NaN never wins */
+		if (m.rel_l2 < best_r) {
+			best_r = m.rel_l2;
+			best = s;
+		}
+	}
+	if (best < 0 || !(best_r < DB_SLOT_MAX_REL_L2))
+		return db_err_set(err, NULL, NULL, -1,
+		                  "shapes differ along dim %d (%lld vs %lld) and no block of the "
+		                  "longer side matches (best start %lld, rel_l2 %.3g)", dim,
+		                  (long long)len, (long long)big->shape[dim], (long long)best, best_r);
+	return best;
+}
+
+char *db_slot_str(const db_pair *p, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (!p->slot.side)
+		return buf;
+	int64_t s = atomic_load(&((db_pair *)p)->slot.start);
+	const char *side = p->slot.side == 1 ? "ref" : "target";
+	if (s >= 0)
+		snprintf(buf, len, "batch slot: %s dim %d [%lld:%lld]", side, p->slot.dim,
+		         (long long)s, (long long)(s + p->slot.len));
+	else
+		snprintf(buf, len, "batch slot: %s dim %d, %lld long", side, p->slot.dim,
+		         (long long)p->slot.len);
+	return buf;
+}

@@ -1,0 +1,108 @@
+/* Live trees in the workbench: the trees are watched (db_watch) and
+ * rescanned when files arrive, so new cells fill in and the first
+ * divergence and an open bisect follow without a key. Files still being
+ * written are left out until they read (settle window). */
+#include "watch_ui.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "db_bisect.h"
+#include "db_watch.h"
+
+/* A refused file younger than this is taken as still being written. */
+enum { SETTLE_MS = 2000, SETTLE_RETRY_MS = 500 };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tui_watch_start(struct tui *t)
+{
+	size_t n = 0;
+	const char *roots[2 * 33];
+	roots[n++] = t->cmp->ref_root;
+	if (t->n_variants)
+		for (size_t k = 0; k < t->n_variants && n < sizeof roots / sizeof *roots; k++)
+			roots[n++] = t->variants[k]->tgt_root;
+	else
+		roots[n++] = t->cmp->tgt_root;
+	db_err err = {{0}};
+	struct db_watch *w;
+	if (db_watch_open(roots, n, &w, &err) == 0)
+		t->watch = w;
+	/* from now on a rescan leaves unfinished files out: the first scan
+	 * reported what was there as it always did */
+	for (size_t k = 0; k < (t->n_variants ? t->n_variants : 1); k++)
+		db_compare_set_settle(t->n_variants ? t->variants[k] : t->cmp, SETTLE_MS);
+}
+
+void tui_watch_stop(struct tui *t)
+{
+	db_watch_free(t->watch);
+	t->watch = NULL;
+}
+
+/* The views that survive a rescan: the heatmap and the bisect (whose pair
+ * indices are looked up again); the others hold indices of the old pairs. */
+static bool rescan_safe(struct tui *t)
+{
+	for (int i = 1; i < t->n_views; i++)
+		if (t->views[i].ops != &bisect_view)
+			return false;
+	return true;
+}
+
+void tui_rescan(struct tui *t)
+{
+	bool bisect_open = t->n_views > 1;
+	while (t->n_views > 1)
+		tui_pop(t);
+	db_err err = {{0}};
+	size_t before = t->cmp->n_pairs;
+	int rc = t->bisect ? db_bisect_rescan(t->bisect, &err) : db_compare_rescan(t->cmp, &err);
+	if (rc < 0) {
+		tui_msg(t, true, "rescan: %s", err.msg);
+	} else {
+		free(t->ranks);
+		t->n_ranks = db_ranks(t->cmp, &t->ranks);
+		if (t->rank_sel > t->n_ranks)
+			t->rank_sel = 0;
+		tui_selection_changed(t);
+		db_compare_start(t->cmp);
+		size_t s = db_compare_settling(t->cmp);
+		if (t->cmp->n_pairs != before || s)
+			tui_msg(t, false, "trees changed: %zu pairs%s%zu%s", t->cmp->n_pairs,
+			        s ? ", " : "", s, s ? " file(s) still being written" : "");
+	}
+	if (bisect_open)
+		tui_push(t, &bisect_view, DB_NO_PAIR);
+	t->dirty = true;
+}
+
+bool tui_watch_tick(struct tui *t, int wait_ms)
+{
+	if (!t->watch)
+		return false;
+	bool changed = db_watch_changed(t->watch, wait_ms) == 1;
+	t->watch_pending |= changed;
+	/* unfinished files: read again until they read or age into errors */
+	if (!t->watch_pending && db_compare_settling(t->cmp) &&
+	    now_ms() - t->watch_last_ms >= SETTLE_RETRY_MS)
+		t->watch_pending = true;
+	if (!t->watch_pending)
+		return false;
+	if (!rescan_safe(t)) {
+		/* not under a view the user is reading: done when back */
+		if (changed)
+			tui_msg(t, false, "trees changed: the heatmap shows them when you are back");
+		return changed;
+	}
+	t->watch_pending = false;
+	t->watch_last_ms = now_ms();
+	tui_rescan(t);
+	return true;
+}

@@ -1,0 +1,18 @@
+/* Live trees in the workbench (ui/watch_ui.c). */
+#ifndef TUI_WATCH_UI_H
+#define TUI_WATCH_UI_H
+#include <stdbool.h>
+#include "app.h"
+
+/* Watch the reference and every target; later rescans leave out files
+ * still being written. No watcher (t->watch NULL) when none can be set. */
+void tui_watch_start(struct tui *t);
+void tui_watch_stop(struct tui *t);
+/* Look for changes (waiting up to wait_ms) and rescan when some came and
+ * only the heatmap or the bisect is open (else when back there). True when
+ * the screen changed. */
+bool tui_watch_tick(struct tui *t, int wait_ms);
+/* Rescan now: views above the heatmap close (the bisect reopens). */
+void tui_rescan(struct tui *t);
+
+#endif
