@@ -50,6 +50,9 @@ void db_notes_list_free(db_note_entry *e, size_t n);
 char *db_md_cell(db_compare *c, size_t pair);       /* one pair's fields + metrics */
 char *db_md_substages(db_compare *c, size_t pair);  /* table: sub-stage, cos, rel, band, step drop */
 char *db_md_ranks(db_compare *c, size_t pair);      /* table: rank, cos, rel, band */
-char *db_md_bisect(const db_bisect *b);             /* range, probes left, history */
+/* range, probes left, history; res (NULL = none) gives the verdict the
+ * analysis reached, which the state alone does not know (a "found" search
+ * whose layer does not stand out is accumulated drift) */
+char *db_md_bisect(const db_bisect *b, const db_bisect_result *res);
 
 #endif

@@ -282,7 +282,10 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		printf(", \"files_seen\": %zu, \"files\": %zu, \"files_other\": %zu, \"refused\": %zu, "
 		       "\"tensors\": %zu, ", ix->n_files_seen, ix->n_files, files_other(ix), ix->n_refused,
 		       ix->n_items);
-		print_counter("sides", &sides, false, true, true);
+		if (unmarked_side(p, &sides))   /* one run: no side to claim (as the text) */
+			fputs("\"sides\": {}, \"one_run\": true", stdout);
+		else
+			print_counter("sides", &sides, false, true, true);
 		print_counter("phases", &phases, true, true, false);
 		print_counter("passes", &passes, false, true, false);
 		print_phase_passes(ix, &phases, true);

@@ -450,7 +450,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 
 	fputs("\n## Bisect log\n\n", f);
 	if (x->b && x->b->n_steps) {
-		char *md = db_md_bisect(x->b);
+		char *md = db_md_bisect(x->b, x->res);
 		if (md)
 			fputs(md, f);
 		free(md);

@@ -177,7 +177,7 @@ char *db_md_ranks(db_compare *c, size_t pair)
 	return finish(f, &buf);
 }
 
-char *db_md_bisect(const db_bisect *b)
+char *db_md_bisect(const db_bisect *b, const db_bisect_result *res)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -185,7 +185,13 @@ char *db_md_bisect(const db_bisect *b)
 	if (!f)
 		return NULL;
 	char l1[32], l2[32];
-	fprintf(f, "Bisect state: **%s** — ", db_bisect_phase_name(b->phase));
+	if (res && res->kind != DB_KIND_NONE) {
+		fprintf(f, "Verdict: **%s** — ", db_bisect_kind_name(res->kind));
+		db_esc_md_text(res->summary, f);
+		fputs("\n\n", f);
+	}
+	bool drift = res && res->kind == DB_KIND_DRIFT;
+	fprintf(f, "Bisect state: **%s** — ", drift ? "drift" : db_bisect_phase_name(b->phase));
 	db_esc_md_text(b->msg, f);
 	fputs("\n\n", f);
 	if (b->n_layers)

@@ -98,4 +98,13 @@ grep -q "/proc/dumpbisect_export: cannot create the export directory" "$DB_TMP/e
 "$DB_BIN" export >/dev/null 2>&1
 [ $? -eq 2 ] || fail "no session: want exit 2"
 
+# accumulated drift: the report gives the analysis' verdict, never "found"
+D=$DB_FIXTURES/bisect/drift
+"$DB_BIN" bisect "$D/ref" "$D/target" --auto --session "$DB_TMP/drift.session" >/dev/null 2>&1
+"$DB_BIN" export "$DB_TMP/drift.session" --out "$DB_TMP/drift_report" >/dev/null 2>&1 ||
+	fail "drift: export failed"
+R=$(cat "$DB_TMP/drift_report/report.md" 2>/dev/null)
+has "$R" "Verdict: **accumulated-drift** — accumulated drift: no single layer stands out" "drift report"
+grep -q 'Bisect state: \*\*found\*\*' <<<"$R" && fail "drift report says found"
+
 finish t_export

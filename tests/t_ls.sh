@@ -70,6 +70,8 @@ expect 2 "fifo path" "$DB_BIN" ls "$T/forward_pass_id=0___rank=0___name=fifo___d
 expect 0 "one run, atom" "$DB_BIN" ls --profile atom "$L/atom_hooks/ref"
 has "$out" "sides    none marked: one run, REF or TARGET as it is given" "atom one run"
 grep -q '^sides.*target' <<<"$out" && fail "atom one run: called target: $(grep ^sides <<<"$out")"
+expect 0 "one run, atom, json" "$DB_BIN" ls --format json --profile atom "$L/atom_hooks/ref"
+grep -q '"sides": {}, "one_run": true' <<<"$out" || fail "atom one run json: $(grep -o '"sides[^}]*}' <<<"$out")"
 expect 0 "not dump-named" "$DB_BIN" ls "$DB_FIXTURES/realdump_order"
 has "$out" "files   2 parsed (0 refused) + 0 unparsed + 1 not dump-named = 3 files; 0 skipped" "realdump_order"
 

@@ -225,7 +225,7 @@ static void test_md_bisect(void **state)
 	assert_int_equal(db_bisect_record(&b, &s, &err), 0);
 	s = (db_bisect_step){3, DB_V_GOOD, DB_V_BAD, true, 0.99995, 0.02, DB_BAND_DRIFT, 0};
 	assert_int_equal(db_bisect_record(&b, &s, &err), 0);
-	char *md = db_md_bisect(&b);
+	char *md = db_md_bisect(&b, NULL);
 	assert_non_null(md);
 	tu_has_all(md, "Bisect state: **search** — between L3 (good) and L7 (bad): 3 left, ~2 probes\n",
 	           "- good bound: L3\n- bad bound: L7\n", "- next: L5\n",

@@ -154,7 +154,7 @@ static void note_write(struct tui *t, const char *title, void *arg)
 		}
 	}
 	if (t->bisect && t->bisect->sm.n_steps && v->ops != &bisect_view) {
-		char *md = db_md_bisect(&t->bisect->sm);
+		char *md = db_md_bisect(&t->bisect->sm, NULL);
 		if (md) {
 			fprintf(f, "\nBisect:\n\n%s", md);
 			free(md);

@@ -531,7 +531,8 @@ static size_t bisect_selected(struct view *v, struct tui *t)
 
 static void bisect_note(struct view *v, struct tui *t, FILE *out)
 {
-	char *md = db_md_bisect(&t->bisect->sm);
+	const struct bisect_view *bv = v->priv;
+	char *md = db_md_bisect(&t->bisect->sm, bv->have_res ? &bv->res : NULL);
 	if (md) {
 		fputs(md, out);
 		free(md);
