@@ -29,6 +29,8 @@ check "the bisect goes on after the failed save" grep_screen full2 '^history \(2
 check "the second failed save is reported too" grep_screen full2 '^session not saved: '
 check "no session file appeared" test ! -e "$S"
 check "no temp file left" bash -c "! ls '$T/work' | grep -q '\.tmp\.'"
+check "the metrics cache that could not be saved is said once the terminal is back" \
+	grep -q "metrics cache not saved: .*No space left on device" "$T/stderr"
 
 # 2. Two steps saved normally, then the disk fills: the file keeps them.
 tui_run 100 30 --session "$S" demo/ref demo/target <<EOF

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "db_bisect.h"
 #include "db_cmd.h"
+#include "db_esc.h"
 #include "db_session.h"
 #include "db_variants.h"
 #include "draw.h"
@@ -716,6 +717,12 @@ int tui_main(int argc, char **argv)
 	tui_signals_terminal(-1, NULL);     /* given back already */
 	delscreen(screen);
 	rc = t->exit_code;
+	/* the metrics cache is saved when the workers are joined, at the end:
+	 * a save that failed is said once the terminal is back (the numbers
+	 * shown were right; they are computed again next time) */
+	if (t->cmp->cache_err[0])
+		fprintf(stderr, "dumpbisect: metrics cache not saved: %s (the numbers were right; "
+		        "they are computed again next time)\n", db_esc(t->cmp->cache_err));
 out_cmp:
 	script_free();
 	tui_bindings_free();
