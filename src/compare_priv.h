@@ -23,15 +23,30 @@ typedef struct db_wfile {
 	char *path;
 	db_file *f;
 	uint64_t used;
+	int fd;                 /* for the pread path; -1 when not open */
 } db_wfile;
+
+/* How contiguous stored tensors reach the metrics loop (DUMPBISECT_READ):
+ * pread (the default) copies each chunk, a cache-sized piece at a time,
+ * into the worker's buffers; mmap reads them where the file is mapped.
+ * Results are bit-identical either way. Views, slots, merged shards and
+ * inflated .npz members always use the mapping. */
+typedef enum db_read_path { DB_READ_PREAD = 0, DB_READ_MMAP, DB_READ_POPULATE } db_read_path;
+/* Bytes per side read at a time on the pread path: the x and y pieces
+ * (and the metrics loop's own blocks) stay in a 1-2 MiB L2. */
+#define DB_READ_PIECE ((size_t)256 << 10)
 
 typedef struct db_wctx {
 	db_wfile *files;
 	size_t n_files, cap_files;
 	uint64_t tick;
 	double *buf[4];         /* x, y, and scratch for sums (DB_SEG_ELEMS*2 each) */
+	db_read_path read;
+	uint8_t *rbuf[2];       /* pread path: DB_READ_PIECE bytes each (x, y) */
 } db_wctx;
 
+/* The read path DUMPBISECT_READ asks for (pread unless "mmap"). */
+db_read_path db_read_path_get(void);
 int db_wctx_init(db_wctx *w, size_t cap_files);
 void db_wctx_free(db_wctx *w);
 /* The tensor of item it (an item of index ix), opened through w's cache.

@@ -48,6 +48,16 @@ struct db_pool {
 
 /* ---- worker context ---------------------------------------------------- */
 
+db_read_path db_read_path_get(void)
+{
+	const char *e = getenv("DUMPBISECT_READ");
+	if (e && !strcmp(e, "mmap"))
+		return DB_READ_MMAP;
+	if (e && !strcmp(e, "populate"))
+		return DB_READ_POPULATE;
+	return DB_READ_PREAD;
+}
+
 int db_wctx_init(db_wctx *w, size_t cap_files)
 {
 	memset(w, 0, sizeof *w);
@@ -60,6 +70,13 @@ int db_wctx_init(db_wctx *w, size_t cap_files)
 			db_wctx_free(w);
 			return -1;
 		}
+	w->read = db_read_path_get();
+	if (w->read == DB_READ_PREAD)
+		for (int i = 0; i < 2; i++)
+			if (!(w->rbuf[i] = aligned_alloc(4096, DB_READ_PIECE))) {
+				db_wctx_free(w);
+				return -1;
+			}
 	return 0;
 }
 
@@ -68,10 +85,14 @@ void db_wctx_free(db_wctx *w)
 	for (size_t i = 0; i < w->n_files; i++) {
 		free(w->files[i].path);
 		db_file_close(w->files[i].f);
+		if (w->files[i].fd >= 0)
+			close(w->files[i].fd);
 	}
 	free(w->files);
 	for (int i = 0; i < 4; i++)
 		free(w->buf[i]);
+	for (int i = 0; i < 2; i++)
+		free(w->rbuf[i]);
 	memset(w, 0, sizeof *w);
 }
 
@@ -85,11 +106,13 @@ static bool same_shape(const db_item *it, const db_tensor *t)
 	return true;
 }
 
-static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, db_err *err)
+static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *fd_out,
+                          db_err *err)
 {
 	for (size_t i = 0; i < w->n_files; i++)
 		if (!strcmp(w->files[i].path, path)) {
 			w->files[i].used = ++w->tick;
+			*fd_out = w->files[i].fd;
 			return w->files[i].f;
 		}
 	struct stat st;
@@ -106,11 +129,25 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, db_er
 	db_file *f = NULL;
 	if (db_file_open(path, &f, err) != 0)
 		return NULL;
-	if (f->map_is_mmap && f->map_size)
+	int fd = -1;
+	if (w->read == DB_READ_PREAD) {
+		/* the bytes of contiguous tensors are read through fd, the same
+		 * file as mapped (else the mapping alone serves) */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		struct stat fs;
+		if (fd >= 0 && (fstat(fd, &fs) != 0 || db_stat_ident(&fs) != it->ident ||
+		                fs.st_size != it->size)) {
+			close(fd);
+			fd = -1;
+		}
+	} else if (f->map_is_mmap && f->map_size) {
 		(void)madvise((void *)f->map, f->map_size, MADV_SEQUENTIAL);
+	}
 	char *p = strdup(path);
 	if (!p) {
 		db_file_close(f);
+		if (fd >= 0)
+			close(fd);
 		db_err_set(err, path, NULL, -1, "out of memory");
 		return NULL;
 	}
@@ -122,10 +159,13 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, db_er
 				slot = i;
 		free(w->files[slot].path);
 		db_file_close(w->files[slot].f);
+		if (w->files[slot].fd >= 0)
+			close(w->files[slot].fd);
 	} else {
 		w->n_files++;
 	}
-	w->files[slot] = (db_wfile){p, f, ++w->tick};
+	w->files[slot] = (db_wfile){p, f, ++w->tick, fd};
+	*fd_out = fd;
 	return f;
 }
 
@@ -160,13 +200,13 @@ void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int a
 		(void)madvise((void *)lo, hi - lo, advice);
 }
 
-int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
-                   const db_tensor **t, const db_file **file, db_err *err)
+static int wctx_tensor_fd(db_wctx *w, const db_index *ix, const db_item *it,
+                          const db_tensor **t, const db_file **file, int *fd, db_err *err)
 {
 	char *path = db_index_path(ix, it);
 	if (!path)
 		return db_err_set(err, it->path, NULL, -1, "out of memory");
-	db_file *f = wctx_file(w, path, it, err);
+	db_file *f = wctx_file(w, path, it, fd, err);
 	int rc = -1;
 	if (f) {
 		const db_entry *en = db_file_find(f, it->key);
@@ -187,13 +227,93 @@ int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
 	return rc;
 }
 
+int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
+                   const db_tensor **t, const db_file **file, db_err *err)
+{
+	int fd;
+	return wctx_tensor_fd(w, ix, it, t, file, &fd, err);
+}
+
+/* ---- the pread path ---------------------------------------------------- */
+
+/* t is a contiguous tensor stored as is in f (not inflated), readable
+ * through fd at t->file_offset. */
+static bool preadable(const db_file *f, const db_tensor *t, int fd)
+{
+	return fd >= 0 && f && f->map_is_mmap && t->file_offset >= 0 &&
+	       db_tensor_is_contiguous(t) && t->data == f->map + t->file_offset;
+}
+
+static int pread_all(int fd, uint8_t *dst, size_t n, int64_t off)
+{
+	while (n > 0) {
+		ssize_t r = pread(fd, dst, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		dst += r;
+		n -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+/* t with its data moved so that element i sits at buf: db_accum_range then
+ * sees the same flat indices (block bounds, argmax) as on the mapping, so
+ * the sums are the same to the bit. Only elements [i, i + piece) are
+ * touched. */
+static db_tensor at_buffer(const db_tensor *t, uint8_t *buf, int64_t i)
+{
+	db_tensor v = *t;
+	v.data = (const uint8_t *)((uintptr_t)buf - (uintptr_t)(i * (int64_t)db_dtype_size(t->dtype)));
+	return v;
+}
+
+/* Elements [b, e) of x and y read piece by piece into w's buffers. Pieces
+ * start at multiples of 4096 elements past b (b is a chunk start), so the
+ * metrics loop cuts the same blocks as over the whole range. */
+static int pread_accum(db_wctx *w, const db_tensor *x, int fdx, const db_file *fx,
+                       const db_tensor *y, int fdy, const db_file *fy, int64_t b,
+                       int64_t e, db_accum *a, db_err *err)
+{
+	size_t sx = db_dtype_size(x->dtype), sy = db_dtype_size(y->dtype);
+	size_t big = sx > sy ? sx : sy;
+	int64_t piece = (int64_t)(DB_READ_PIECE / big) & ~(int64_t)4095;
+	if (piece <= 0)
+		piece = 4096;   /* never: DB_READ_PIECE / 16 */
+	for (int64_t i = b; i < e; i += piece) {
+		int64_t n = e - i < piece ? e - i : piece;
+		const db_file *bad = NULL;
+		errno = 0;
+		if (pread_all(fdx, w->rbuf[0], (size_t)n * sx, x->file_offset + i * (int64_t)sx))
+			bad = fx;
+		else if (pread_all(fdy, w->rbuf[1], (size_t)n * sy, y->file_offset + i * (int64_t)sy))
+			bad = fy;
+		if (bad)
+			return db_err_set(err, bad->path, NULL, -1, "cannot read: %s",
+			                  errno ? strerror(errno) : "file shrank since indexing");
+		db_tensor vx = at_buffer(x, w->rbuf[0], i), vy = at_buffer(y, w->rbuf[1], i);
+		db_accum_range(a, &vx, &vy, i, i + n);
+	}
+	return 0;
+}
+
+/* Start reading elements [b, e) of t through fd (cold cache). */
+static void fd_willneed(int fd, const db_tensor *t, int64_t b, int64_t e)
+{
+	size_t sz = db_dtype_size(t->dtype);
+	(void)posix_fadvise(fd, (off_t)(t->file_offset + b * (int64_t)sz),
+	                    (off_t)((e - b) * (int64_t)sz), POSIX_FADV_WILLNEED);
+}
+
 /* ---- one pair ---------------------------------------------------------- */
 
 /* The block of the longer side that matches the other side best (-1 with
  * err when none is close). Loads the pair's tensors into w. */
 static int64_t slot_own(db_compare *c, db_wctx *w, const db_pair *p, db_err *err)
 {
-	const db_tensor *x, *y;
+	const db_tensor *x = NULL, *y = NULL;
 	if (db_wctx_tensor(w, c->ref, p->ref, &x, NULL, err) != 0 ||
 	    db_wctx_tensor(w, c->tgt, p->tgt, &y, NULL, err) != 0)
 		return -1;
@@ -260,20 +380,36 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	if (p->slot.side && atomic_load(&((db_pair *)p)->slot.start) < 0 &&
 	    slot_resolve(c, w, p, err) < 0)
 		return -1;
-	const db_tensor *x, *y;
+	const db_tensor *x = NULL, *y = NULL;
 	const db_file *fx = NULL, *fy = NULL;
-	if (db_wctx_tensor(w, c->ref, p->ref, &x, &fx, err) != 0 ||
-	    db_wctx_tensor(w, c->tgt, p->tgt, &y, &fy, err) != 0)
+	int fdx = -1, fdy = -1;
+	if (wctx_tensor_fd(w, c->ref, p->ref, &x, &fx, &fdx, err) != 0 ||
+	    wctx_tensor_fd(w, c->tgt, p->tgt, &y, &fy, &fdy, err) != 0)
 		return -1;
 	if (p->slot.side) {
 		slot_accum(p, x, y, b, e, a);
 		return 0;
 	}
+	int64_t n = (int64_t)p->numel, ne = e + DB_CHUNK_ELEMS < n ? e + DB_CHUNK_ELEMS : n;
+	if (w->read == DB_READ_PREAD && preadable(fx, x, fdx) && preadable(fy, y, fdy)) {
+		/* start reading the next chunk (cold cache: I/O overlaps compute) */
+		if (ne > e) {
+			fd_willneed(fdx, x, e, ne);
+			fd_willneed(fdy, y, e, ne);
+		}
+		return pread_accum(w, x, fdx, fx, y, fdy, fy, b, e, a, err);
+	}
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+	if (w->read == DB_READ_POPULATE) {
+		db_advise(fx, x, b, e, MADV_POPULATE_READ);
+		db_advise(fy, y, b, e, MADV_POPULATE_READ);
+	}
 	db_accum_range(a, x, y, b, e);
 	db_advise(fx, x, b, e, MADV_DONTNEED);
 	db_advise(fy, y, b, e, MADV_DONTNEED);
 	/* start reading the next chunk (cold cache: I/O overlaps compute) */
-	int64_t n = (int64_t)p->numel, ne = e + DB_CHUNK_ELEMS < n ? e + DB_CHUNK_ELEMS : n;
 	if (ne > e) {
 		db_advise(fx, x, e, ne, MADV_WILLNEED);
 		db_advise(fy, y, e, ne, MADV_WILLNEED);

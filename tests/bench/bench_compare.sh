@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
-# Whole-tree compare speed (issue 5): builds a large bf16 dump tree per side
-# (SGLang dumper v1 file names, one torch.save'd tensor per file), then in
-# ONE run prints, on a hot page cache:
+# Whole-tree compare speed (issues 5 and 12): builds a large bf16 dump tree
+# per side (SGLang dumper v1 file names, one torch.save'd tensor per file),
+# then in ONE run prints, in each of three page-cache states (fresh-written,
+# read-filled, cold; see section 2):
 #   - `cat` of all files to /dev/null (the floor: the bytes themselves),
-#   - `dumpbisect compare REF TARGET --format json` wall time and peak RSS,
-#   - the metrics engine alone (tests/bench/metrics_throughput.c, compiled
-#     here against libdbcore.a) over the same tensor payloads,
-#   - the torch approach (torch.load + float64 metrics in Python, as SGLang's
-#     comparator and ATOM's compare do), when torch is installed,
-# with ratios. No timed assertions: this reports, it does not judge.
+#   - `dumpbisect compare REF TARGET --format json --no-cache` once per read
+#     path (DUMPBISECT_READ=pread, the default, and mmap),
+# each with wall time, CPU, peak RSS, minor/major page faults, the load
+# average when it started and the ratio to `cat` in the same state; then, on
+# a hot cache, the metrics-cache reopen, the metrics engine alone
+# (tests/bench/metrics_throughput.c, compiled here against libdbcore.a) and
+# the torch approach (torch.load + float64 metrics in Python, as SGLang's
+# comparator and ATOM's compare do) when torch is installed.
+# No timed assertions: this reports, it does not judge. Needs /usr/bin/time
+# (GNU time: apt-get install time).
 #
 # Environment (defaults in brackets):
 #   BENCH_LAYERS [32]  BENCH_STAGES [4]  BENCH_ROWS [2048]  BENCH_COLS [4096]
-#       default = 128 pairs of [2048 x 4096] bf16 = 4 GiB per run (2 sides)
+#       default = 128 pairs of [2048 x 4096] bf16 = 4 GiB per run (2 sides);
+#       BENCH_LAYERS=16 = 2 GiB
 #   BENCH_DIR    [mktemp -d]   where the tree is written (deleted afterwards)
 #   BENCH_KEEP   [0]           1 = keep the tree (and reuse it next run)
+#   BENCH_STATES [fresh read cold]  read and cold drop the page cache: root
+#                              only, and it affects the whole machine
+#   BENCH_PATHS  [pread mmap]  read paths to time (DUMPBISECT_READ values)
+#   BENCH_REPS   [2]           best of this many runs, each from a fresh state
 #   BENCH_TORCH  [auto]        0 = skip the torch.load measurement
-#   BENCH_COLD   [0]           1 = also time cat and compare on a cold page
-#                              cache (drops it: root only, affects the machine)
 #   BENCH_BUILD  [<repo>/build] build dir holding libdbcore.a and dumpbisect
 #   DB_BIN       [$BENCH_BUILD/dumpbisect]
 #   PYTHON       [/usr/bin/python3 if it has torch, else python3]
@@ -188,80 +196,125 @@ PY
 )
 "$PYTHON" -c "$list_py" "$dir" > "$dir/pairs.list"
 
-# ---- 2. timings (hot cache) ------------------------------------------------
+# ---- 2. timings in three page-cache states -----------------------------------
+# fresh: the files were just written (rewritten with cp before each run):
+#        their page cache sits in large folios, as after torch.save.
+# read:  drop caches, then `cat` every file once: the page cache holds the
+#        files in readahead-sized folios, as after the dumps came off disk.
+# cold:  drop caches: nothing cached, every byte comes from the disk.
+# In each state `cat` of all files and `dumpbisect compare` (once per read
+# path in BENCH_PATHS) each start from the same state. read and cold need
+# root (/proc/sys/vm/drop_caches; it affects the whole machine).
 now() { date +%s.%N; }
-ratio() { # a / b to 2 decimals, "-" when b is 0 (too short to measure)
-	if (( $(echo "$2 > 0" | bc -l) )); then printf '%.2f' "$(echo "$1 / $2" | bc -l)"; else printf -- '-'; fi
+ratio() { # a / b to 2 decimals, "-" when b is 0 or missing
+	if [[ -n "$2" ]] && (( $(echo "$2 > 0" | bc -l) )); then printf '%.2f' "$(echo "$1 / $2" | bc -l)"; else printf -- '-'; fi
 }
-elapsed() { echo "$(now) - $1" | bc -l; }
 files=("$dir"/ref/*.pt "$dir"/target/*.pt)
-cat "${files[@]}" > /dev/null    # warm-up: fill the page cache
-cat "${files[@]}" > /dev/null
 gb=$(echo "$total_bytes / 1000000000" | bc -l)
-# Wall time is what users wait for; CPU seconds (user + sys) are shown too
-# because on a shared machine other jobs stretch wall times.
-printf '\n%-34s %9s %9s %9s %11s %8s\n' "what" "seconds" "GB/s" "CPU s" "peak RSS" "x cat"
-row() { # name seconds rss_kib cpu_seconds
-	local rss="-"
-	[[ -n "${3:-}" ]] && rss=$(printf '%.1f MiB' "$(echo "$3 / 1024" | bc -l)")
-	printf '%-34s %9.3f %9.2f %9.2f %11s %8.2f\n' "$1" "$2" "$(echo "$gb / $2" | bc -l)" \
-		"${4:-0}" "$rss" "$(echo "$2 / $t_cat" | bc -l)"
+paths=${BENCH_PATHS:-pread mmap}
+reps=${BENCH_REPS:-2}
+states=${BENCH_STATES:-fresh read cold}
+can_drop=0
+[[ -w /proc/sys/vm/drop_caches ]] && can_drop=1
+
+prep() { # STATE
+	case $1 in
+	fresh)
+		local f
+		for f in "${files[@]}"; do cp "$f" "$f.tmp" && mv "$f.tmp" "$f"; done
+		sync;;
+	read) sync; echo 3 > /proc/sys/vm/drop_caches; cat "${files[@]}" > /dev/null;;
+	cold) sync; echo 3 > /proc/sys/vm/drop_caches;;
+	hot) cat "${files[@]}" > /dev/null;;
+	esac
 }
 
-# timed NAME OUTVAR_SECONDS OUTVAR_RSS OUTVAR_CPU command...: peak RSS, CPU
-timed() {
-	local tf; tf=$(mktemp)
-	local rc=0
-	/usr/bin/time -f '%e %M %U %S' -o "$tf" "${@:5}" > /dev/null 2> "$tf.err" || rc=$?
-	# time writes "Command exited with non-zero status N" first on exit != 0
-	local e m u s
-	read -r e m u s < <(tail -n 1 "$tf") || true
-	printf -v "$2" '%s' "$e"
-	printf -v "$3" '%s' "$m"
-	printf -v "$4" '%s' "$(echo "$u + $s" | bc -l)"
+# measure OUTPREFIX command...: wall (s), CPU (user+sys s), peak RSS (KiB),
+# minor and major page faults, into ${OUTPREFIX}_{t,cpu,rss,minflt,majflt};
+# exit 1 of compare ("something diverges") is expected.
+measure() {
+	local pfx=$1 tf rc=0
+	shift
+	tf=$(mktemp)
+	local t0; t0=$(now)
+	/usr/bin/time -f '%e %M %U %S %R %F' -o "$tf" "$@" > /dev/null 2> "$tf.err" || rc=$?
+	local t; t=$(echo "$(now) - $t0" | bc -l)
+	local e m u s mi ma
+	read -r e m u s mi ma < <(tail -n 1 "$tf") || true
 	rm -f "$tf"
 	if [[ $rc -gt 1 ]]; then
-		echo "  ($1 failed with exit $rc: $(head -c 300 "$tf.err"))"
+		echo "  ($* failed with exit $rc: $(head -c 300 "$tf.err"))"
 		rm -f "$tf.err"
 		return 1
 	fi
 	rm -f "$tf.err"
+	printf -v "${pfx}_t" '%s' "$t"
+	printf -v "${pfx}_cpu" '%s' "$(echo "$u + $s" | bc -l)"
+	printf -v "${pfx}_rss" '%s' "$m"
+	printf -v "${pfx}_minflt" '%s' "$mi"
+	printf -v "${pfx}_majflt" '%s' "$ma"
 }
 
-t_cat=""
-for _ in 1 2; do    # best of two
-	t0=$(now)
-	timed cat s_c rss_c cpu_c cat "${files[@]}"
-	t=$(elapsed "$t0")
-	if [[ -z "$t_cat" ]] || (( $(echo "$t < $t_cat" | bc -l) )); then t_cat=$t cpu_cat=$cpu_c; fi
-done
-row "cat (hot cache)" "$t_cat" "" "$cpu_cat"
+printf '\n%-7s %-26s %8s %7s %7s %10s %8s %6s %6s %5s\n' \
+	"state" "what" "seconds" "GB/s" "CPU s" "peak RSS" "minflt" "majflt" "x cat" "load"
+row() { # state what t cpu rss minflt majflt t_cat load
+	local rss="-"
+	[[ -n "$5" && "$5" != 0 ]] && rss=$(printf '%.1f MiB' "$(echo "$5 / 1024" | bc -l)")
+	printf '%-7s %-26s %8.3f %7.2f %7.2f %10s %8s %6s %6s %5s\n' "$1" "$2" "$3" \
+		"$(echo "$gb / $3" | bc -l)" "$4" "$rss" "$6" "$7" "$(ratio "$3" "$8")" "$9"
+}
+load1() { cut -d' ' -f1 /proc/loadavg; }
 
-t_cmp=""
-t_reopen=""
-if [[ -x "$db_bin" ]] && "$db_bin" compare --help > /dev/null 2>&1; then
-	# exit 1 = "something diverges", expected here; 2 = error. Best of two,
-	# metrics cache off: every pair is computed from the bytes.
-	for _ in 1 2; do
-		t0=$(now)
-		if timed compare s_c rss_c cpu_c "$db_bin" compare "$dir/ref" "$dir/target" --format json --no-cache; then
-			t=$(elapsed "$t0")
-			if [[ -z "$t_cmp" ]] || (( $(echo "$t < $t_cmp" | bc -l) )); then
-				t_cmp=$t rss_cmp=$rss_c cpu_cmp=$cpu_c
-			fi
+have_db=0
+if [[ -x "$db_bin" ]] && "$db_bin" compare --help > /dev/null 2>&1; then have_db=1; else
+	echo "  (dumpbisect compare not available at $db_bin: skipped)"; fi
+summary=()
+for st in $states; do
+	if [[ "$st" != fresh && "$st" != hot && "$can_drop" != 1 ]]; then
+		echo "  ($st: needs write access to /proc/sys/vm/drop_caches (root): skipped)"
+		continue
+	fi
+	# best of $reps for each, every run from a freshly prepared state
+	best_cat="" best_cat_cpu="" best_cat_min="" best_cat_maj="" best_cat_load=""
+	for ((r = 0; r < reps; r++)); do
+		prep "$st"
+		l=$(load1)
+		if measure m cat "${files[@]}" &&
+		   { [[ -z "$best_cat" ]] || (( $(echo "$m_t < $best_cat" | bc -l) )); }; then
+			best_cat=$m_t best_cat_cpu=$m_cpu best_cat_min=$m_minflt best_cat_maj=$m_majflt best_cat_load=$l
 		fi
 	done
-	[[ -n "$t_cmp" ]] && row "dumpbisect compare --format json" "$t_cmp" "$rss_cmp" "$cpu_cmp"
-	# reopen: the second run of a computed tree is served from the metrics
-	# cache (a private cache dir, filled by the first run)
+	[[ -z "$best_cat" ]] && continue
+	row "$st" "cat" "$best_cat" "$best_cat_cpu" "" "$best_cat_min" "$best_cat_maj" "$best_cat" "$best_cat_load"
+	[[ "$have_db" == 1 ]] || continue
+	for p in $paths; do
+		bt="" bcpu="" brss="" bmin="" bmaj="" bl=""
+		for ((r = 0; r < reps; r++)); do
+			prep "$st"
+			l=$(load1)
+			if measure m env DUMPBISECT_READ="$p" "$db_bin" compare "$dir/ref" "$dir/target" \
+				--format json --no-cache &&
+			   { [[ -z "$bt" ]] || (( $(echo "$m_t < $bt" | bc -l) )); }; then
+				bt=$m_t bcpu=$m_cpu brss=$m_rss bmin=$m_minflt bmaj=$m_majflt bl=$l
+			fi
+		done
+		[[ -z "$bt" ]] && continue
+		row "$st" "compare ($p)" "$bt" "$bcpu" "$brss" "$bmin" "$bmaj" "$best_cat" "$bl"
+		summary+=("$(printf '%-6s compare (%s) / cat = %sx wall, %sx CPU, peak RSS %.1f MiB, %s minor faults' \
+			"$st" "$p" "$(ratio "$bt" "$best_cat")" "$(ratio "$bcpu" "$best_cat_cpu")" \
+			"$(echo "$brss / 1024" | bc -l)" "$bmin")")
+	done
+done
+
+# reopen: the second run of a computed tree is served from the metrics cache
+t_reopen=""
+if [[ "$have_db" == 1 ]]; then
+	prep hot
 	XDG_CACHE_HOME="$dir/cache" "$db_bin" compare "$dir/ref" "$dir/target" --format json > /dev/null || true
-	t0=$(now)
-	if timed reopen s_r rss_reopen cpu_reopen env XDG_CACHE_HOME="$dir/cache" "$db_bin" compare "$dir/ref" "$dir/target" --format json; then
-		t_reopen=$(elapsed "$t0")
-		row "  reopen (metrics cache warm)" "$t_reopen" "$rss_reopen" "$cpu_reopen"
+	if measure m env XDG_CACHE_HOME="$dir/cache" "$db_bin" compare "$dir/ref" "$dir/target" --format json; then
+		t_reopen=$m_t
+		row hot "reopen (metrics cache)" "$m_t" "$m_cpu" "$m_rss" "$m_minflt" "$m_majflt" "" "$(load1)"
 	fi
-else
-	echo "  (dumpbisect compare not available at $db_bin: skipped)"
 fi
 
 lib="$build/libdbcore.a"
@@ -270,10 +323,10 @@ if [[ -f "$lib" ]]; then
 	drv="$dir/metrics_throughput"
 	"$cc" -std=c11 -O2 -D_DEFAULT_SOURCE -I"$repo/include" "$here/metrics_throughput.c" "$lib" \
 		-lm -lpthread -o "$drv"
-	t0=$(now)
-	if timed engine s_eng rss_eng cpu_eng "$drv" -j "$(nproc)" -l "$dir/pairs.list"; then
-		t_eng=$(elapsed "$t0")
-		row "metrics engine alone ($(nproc) thr)" "$t_eng" "$rss_eng" "$cpu_eng"
+	prep hot
+	if measure m "$drv" -j "$(nproc)" -l "$dir/pairs.list"; then
+		t_eng=$m_t
+		row hot "engine alone ($(nproc) thr, mmap)" "$m_t" "$m_cpu" "$m_rss" "$m_minflt" "$m_majflt" "" "$(load1)"
 	fi
 else
 	echo "  (no $lib: build first; engine-only timing skipped)"
@@ -297,63 +350,18 @@ for name in sorted(os.listdir(os.path.join(d, "ref"))):
 print(len(out))
 PY
 )
-	t0=$(now)
-	if timed torch s_t rss_torch cpu_torch "$PYTHON" -c "$torch_py" "$dir"; then
-		t_torch=$(elapsed "$t0")
-		row "torch.load + float64 metrics" "$t_torch" "$rss_torch" "$cpu_torch"
+	prep hot
+	if measure m "$PYTHON" -c "$torch_py" "$dir"; then
+		t_torch=$m_t
+		row hot "torch.load + f64 metrics" "$m_t" "$m_cpu" "$m_rss" "$m_minflt" "$m_majflt" "" "$(load1)"
 	fi
 else
 	echo "  (torch not installed or BENCH_TORCH=0: torch approach skipped)"
 fi
 
-# ---- 3. cold page cache (BENCH_COLD=1, needs root: drop_caches) ------------
-t_cat_cold="" t_cmp_cold="" t_cat_pairs=""
-if [[ "${BENCH_COLD:-0}" == 1 ]]; then
-	if [[ -w /proc/sys/vm/drop_caches ]]; then
-		drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-		drop
-		t0=$(now)
-		timed cat-cold s_cc rss_cc cpu_cat_cold cat "${files[@]}" && t_cat_cold=$(elapsed "$t0")
-		[[ -n "$t_cat_cold" ]] && row "cat (cold cache)" "$t_cat_cold" "" "$cpu_cat_cold"
-		# the order a comparison needs: ref_i then target_i, pair by pair
-		paired=()
-		for f in "$dir"/ref/*.pt; do paired+=("$f" "$dir/target/$(basename "$f")"); done
-		drop
-		t0=$(now)
-		timed cat-pairs s_cp rss_cp cpu_cat_pairs cat "${paired[@]}" && t_cat_pairs=$(elapsed "$t0")
-		[[ -n "${t_cat_pairs:-}" ]] && row "cat, pair order (cold cache)" "$t_cat_pairs" "" "$cpu_cat_pairs"
-		if [[ -n "$t_cmp" ]]; then
-			drop
-			t0=$(now)
-			if timed compare-cold s_mc rss_cmp_cold cpu_cmp_cold "$db_bin" compare "$dir/ref" "$dir/target" --format json --no-cache; then
-				t_cmp_cold=$(elapsed "$t0")
-				row "dumpbisect compare (cold cache)" "$t_cmp_cold" "$rss_cmp_cold" "$cpu_cmp_cold"
-			fi
-		fi
-	else
-		echo "  (BENCH_COLD=1 needs write access to /proc/sys/vm/drop_caches: cold run skipped)"
-	fi
-fi
 
 echo
-if [[ -n "$t_cmp" ]]; then
-	printf 'compare / cat = %sx wall, %sx CPU' "$(ratio "$t_cmp" "$t_cat")" "$(ratio "$cpu_cmp" "$cpu_cat")"
-	[[ -n "$t_torch" ]] && printf ';  torch / compare = %sx' "$(ratio "$t_torch" "$t_cmp")"
-	echo
-fi
-if [[ -n "$t_cmp_cold" && -n "$t_cat_cold" ]]; then
-	printf 'cold: compare / cat = %sx wall (disk: %s GB/s by cat, %s GB/s by compare)' \
-		"$(ratio "$t_cmp_cold" "$t_cat_cold")" "$(printf '%.2f' "$(echo "$gb / $t_cat_cold" | bc -l)")" \
-		"$(printf '%.2f' "$(echo "$gb / $t_cmp_cold" | bc -l)")"
-	[[ -n "$t_cat_pairs" ]] && printf '; compare / cat in pair order = %sx' "$(ratio "$t_cmp_cold" "$t_cat_pairs")"
-	echo
-fi
-if [[ -n "$t_reopen" && -n "$t_cmp" ]]; then
-	printf 'reopen from the metrics cache: %.3f s (%sx faster than computing)\n' "$t_reopen" \
-		"$(ratio "$t_cmp" "$t_reopen")"
-fi
-if [[ -n "$t_eng" ]]; then
-	printf 'engine / cat = %sx wall, %sx CPU' "$(ratio "$t_eng" "$t_cat")" "$(ratio "$cpu_eng" "$cpu_cat")"
-	[[ -n "$t_torch" ]] && printf ';  torch / engine = %sx' "$(ratio "$t_torch" "$t_eng")"
-	echo
+for s in "${summary[@]}"; do echo "$s"; done
+if [[ -n "$t_reopen" ]]; then
+	printf 'reopen from the metrics cache: %.3f s\n' "$t_reopen"
 fi
