@@ -27,13 +27,22 @@ typedef struct db_wfile {
 } db_wfile;
 
 /* How contiguous stored tensors reach the metrics loop (DUMPBISECT_READ):
- * pread (the default) copies each chunk, a cache-sized piece at a time,
- * into the worker's buffers; mmap reads them where the file is mapped.
- * Results are bit-identical either way. Views, slots, merged shards and
- * inflated .npz members always use the mapping. */
-typedef enum db_read_path { DB_READ_PREAD = 0, DB_READ_MMAP, DB_READ_POPULATE } db_read_path;
-/* Bytes per side read at a time on the pread path: the x and y pieces
- * (and the metrics loop's own blocks) stay in a 1-2 MiB L2. */
+ * auto (the default) reads them where the file is mapped (zero-copy) while
+ * that is cheap, and switches a worker to pread when mapping costs many
+ * page faults (the page cache holds the files in small folios: files read
+ * off disk, or a cold cache); pread copies each chunk, a cache-sized piece
+ * at a time, into the worker's buffers; mmap always reads the mapping;
+ * populate also asks MADV_POPULATE_READ for each chunk first. Results are
+ * bit-identical on every path. Views, slots, merged shards and inflated
+ * .npz members always use the mapping. */
+typedef enum db_read_path {
+	DB_READ_AUTO = 0, DB_READ_PREAD, DB_READ_MMAP, DB_READ_POPULATE
+} db_read_path;
+/* auto: a worker samples its minor faults over this many bytes of mapped
+ * chunks, and goes to pread when they exceed DB_READ_FAULTS_PER_MIB (large
+ * folios, as after torch.save, give ~1 a MiB; readahead-sized ones 9-17). */
+#define DB_READ_SAMPLE ((uint64_t)64 << 20)
+#define DB_READ_FAULTS_PER_MIB 4
 #define DB_READ_PIECE ((size_t)256 << 10)
 
 typedef struct db_wctx {
@@ -42,10 +51,12 @@ typedef struct db_wctx {
 	uint64_t tick;
 	double *buf[4];         /* x, y, and scratch for sums (DB_SEG_ELEMS*2 each) */
 	db_read_path read;
+	bool use_pread;         /* pread now (DB_READ_PREAD, or auto decided) */
+	uint64_t smp_bytes, smp_faults;  /* auto: the current sample */
 	uint8_t *rbuf[2];       /* pread path: DB_READ_PIECE bytes each (x, y) */
 } db_wctx;
 
-/* The read path DUMPBISECT_READ asks for (pread unless "mmap"). */
+/* The read path DUMPBISECT_READ asks for (auto unless pread, mmap or populate). */
 db_read_path db_read_path_get(void);
 int db_wctx_init(db_wctx *w, size_t cap_files);
 void db_wctx_free(db_wctx *w);

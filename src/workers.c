@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,7 +56,9 @@ db_read_path db_read_path_get(void)
 		return DB_READ_MMAP;
 	if (e && !strcmp(e, "populate"))
 		return DB_READ_POPULATE;
-	return DB_READ_PREAD;
+	if (e && !strcmp(e, "pread"))
+		return DB_READ_PREAD;
+	return DB_READ_AUTO;
 }
 
 int db_wctx_init(db_wctx *w, size_t cap_files)
@@ -71,7 +74,8 @@ int db_wctx_init(db_wctx *w, size_t cap_files)
 			return -1;
 		}
 	w->read = db_read_path_get();
-	if (w->read == DB_READ_PREAD)
+	w->use_pread = w->read == DB_READ_PREAD;
+	if (w->read == DB_READ_PREAD || w->read == DB_READ_AUTO)
 		for (int i = 0; i < 2; i++)
 			if (!(w->rbuf[i] = aligned_alloc(4096, DB_READ_PIECE))) {
 				db_wctx_free(w);
@@ -130,7 +134,7 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 	if (db_file_open(path, &f, err) != 0)
 		return NULL;
 	int fd = -1;
-	if (w->read == DB_READ_PREAD) {
+	if (w->read == DB_READ_PREAD || w->read == DB_READ_AUTO) {
 		/* the bytes of contiguous tensors are read through fd, the same
 		 * file as mapped (else the mapping alone serves) */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -299,6 +303,36 @@ static int pread_accum(db_wctx *w, const db_tensor *x, int fdx, const db_file *f
 	return 0;
 }
 
+/* Minor page faults of this thread so far; -1 when unknown. */
+static long thread_minflt(void)
+{
+#ifdef __linux__
+#ifndef RUSAGE_THREAD
+#define RUSAGE_THREAD 1
+#endif
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0)
+		return ru.ru_minflt;
+#endif
+	return -1;
+}
+
+/* auto: count the faults of one mapped chunk of nbytes; past a sample's
+ * worth, go to pread if they were many, else start a new sample. */
+static void auto_sample(db_wctx *w, long f0, uint64_t nbytes)
+{
+	long f1 = thread_minflt();
+	if (f0 < 0 || f1 < f0)
+		return;
+	w->smp_faults += (uint64_t)(f1 - f0);
+	w->smp_bytes += nbytes;
+	if (w->smp_bytes < DB_READ_SAMPLE)
+		return;
+	if (w->smp_faults * (1u << 20) > (uint64_t)DB_READ_FAULTS_PER_MIB * w->smp_bytes)
+		w->use_pread = true;
+	w->smp_bytes = w->smp_faults = 0;
+}
+
 /* Start reading elements [b, e) of t through fd (cold cache). */
 static void fd_willneed(int fd, const db_tensor *t, int64_t b, int64_t e)
 {
@@ -391,7 +425,8 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 		return 0;
 	}
 	int64_t n = (int64_t)p->numel, ne = e + DB_CHUNK_ELEMS < n ? e + DB_CHUNK_ELEMS : n;
-	if (w->read == DB_READ_PREAD && preadable(fx, x, fdx) && preadable(fy, y, fdy)) {
+	bool can_pread = preadable(fx, x, fdx) && preadable(fy, y, fdy);
+	if (w->use_pread && can_pread) {
 		/* start reading the next chunk (cold cache: I/O overlaps compute) */
 		if (ne > e) {
 			fd_willneed(fdx, x, e, ne);
@@ -406,7 +441,10 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 		db_advise(fx, x, b, e, MADV_POPULATE_READ);
 		db_advise(fy, y, b, e, MADV_POPULATE_READ);
 	}
+	long f0 = w->read == DB_READ_AUTO && can_pread ? thread_minflt() : -1;
 	db_accum_range(a, x, y, b, e);
+	if (f0 >= 0)
+		auto_sample(w, f0, (uint64_t)(e - b) * (db_dtype_size(x->dtype) + db_dtype_size(y->dtype)));
 	db_advise(fx, x, b, e, MADV_DONTNEED);
 	db_advise(fy, y, b, e, MADV_DONTNEED);
 	/* start reading the next chunk (cold cache: I/O overlaps compute) */

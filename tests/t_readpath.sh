@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 12: the bytes of contiguous stored tensors reach the metrics loop
 # either through the file mapping or read into per-worker buffers
-# (DUMPBISECT_READ=mmap|populate|pread; pread is the default). Every path
+# (DUMPBISECT_READ=auto|pread|mmap|populate; auto is the default). Every path
 # and every thread count must give byte-identical JSON: on every fixture
 # tree with a ref/ and a target/ side (bf16, fp32, strided views, npz,
 # merged shards, batch slots), and on tensors big enough to span several
@@ -12,7 +12,7 @@ need_python "to write the big tensors"
 # one compare per read path and thread count; all outputs equal the first
 same_everywhere() { # DESC REF TARGET
 	local desc=$1 ref=$2 tgt=$3 first="" n=0
-	for path in pread mmap populate; do
+	for path in auto pread mmap populate; do
 		for j in 1 3; do
 			DUMPBISECT_READ=$path timeout 60 "$DB_BIN" compare "$ref" "$tgt" \
 				--format json --no-cache -j "$j" >"$DB_TMP/rp.$path.$j.json" 2>"$DB_TMP/rp.err"
@@ -61,6 +61,6 @@ npy(os.path.join(out, "ref", "b.npy"), "f4", "(1000, 5000)", x.tobytes())
 npy(os.path.join(out, "target", "b.npy"), "f2", "(1000, 5000)", struct.pack("<%de" % n, *y))
 PY
 same_everywhere "big tensors" "$DB_TMP/big/ref" "$DB_TMP/big/target"
-grep -q '"argmax": *4999001' "$DB_TMP/rp.pread.1.json" || fail "big tensors: argmax not 4999001"
+grep -q '"argmax": *4999001' "$DB_TMP/rp.auto.1.json" || fail "big tensors: argmax not 4999001"
 
 finish t_readpath
