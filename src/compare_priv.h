@@ -27,22 +27,20 @@ typedef struct db_wfile {
 } db_wfile;
 
 /* How contiguous stored tensors reach the metrics loop (DUMPBISECT_READ):
- * auto (the default) reads them where the file is mapped (zero-copy) while
- * that is cheap, and switches a worker to pread when mapping costs many
- * page faults (the page cache holds the files in small folios: files read
- * off disk, or a cold cache); pread copies each chunk, a cache-sized piece
- * at a time, into the worker's buffers; mmap always reads the mapping;
- * populate also asks MADV_POPULATE_READ for each chunk first. Results are
- * bit-identical on every path. Views, slots, merged shards and inflated
- * .npz members always use the mapping. */
+ * auto (the default) measures: each worker times DB_READ_SAMPLE bytes read
+ * where the file is mapped (zero-copy; costs a page fault per page-cache
+ * folio, many when the files came off disk in readahead-sized folios) and
+ * as many read with pread (costs a copy), keeps the one that cost less CPU
+ * per byte, and measures again every DB_READ_RESAMPLE bytes; pread copies
+ * each chunk, a cache-sized piece at a time, into the worker's buffers;
+ * mmap always reads the mapping; populate also asks MADV_POPULATE_READ for
+ * each chunk first. Results are bit-identical on every path. Views, slots,
+ * merged shards and inflated .npz members always use the mapping. */
 typedef enum db_read_path {
 	DB_READ_AUTO = 0, DB_READ_PREAD, DB_READ_MMAP, DB_READ_POPULATE
 } db_read_path;
-/* auto: a worker samples its minor faults over this many bytes of mapped
- * chunks, and goes to pread when they exceed DB_READ_FAULTS_PER_MIB (large
- * folios, as after torch.save, give ~1 a MiB; readahead-sized ones 9-17). */
-#define DB_READ_SAMPLE ((uint64_t)64 << 20)
-#define DB_READ_FAULTS_PER_MIB 4
+#define DB_READ_SAMPLE ((uint64_t)16 << 20)
+#define DB_READ_RESAMPLE ((uint64_t)1 << 30)
 #define DB_READ_PIECE ((size_t)256 << 10)
 
 typedef struct db_wctx {
@@ -52,7 +50,8 @@ typedef struct db_wctx {
 	double *buf[4];         /* x, y, and scratch for sums (DB_SEG_ELEMS*2 each) */
 	db_read_path read;
 	bool use_pread;         /* pread now (DB_READ_PREAD, or auto decided) */
-	uint64_t smp_bytes, smp_faults;  /* auto: the current sample */
+	int smp_phase;          /* auto: 0 timing mmap, 1 timing pread, 2 decided */
+	uint64_t smp_ns[2], smp_b[2], smp_bytes;  /* [0] mmap, [1] pread */
 	uint8_t *rbuf[2];       /* pread path: DB_READ_PIECE bytes each (x, y) */
 } db_wctx;
 

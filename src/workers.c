@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -303,34 +302,48 @@ static int pread_accum(db_wctx *w, const db_tensor *x, int fdx, const db_file *f
 	return 0;
 }
 
-/* Minor page faults of this thread so far; -1 when unknown. */
-static long thread_minflt(void)
+/* CPU time of this thread, ns; -1 when unknown. */
+static int64_t thread_ns(void)
 {
-#ifdef __linux__
-#ifndef RUSAGE_THREAD
-#define RUSAGE_THREAD 1
-#endif
-	struct rusage ru;
-	if (getrusage(RUSAGE_THREAD, &ru) == 0)
-		return ru.ru_minflt;
-#endif
-	return -1;
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* auto: count the faults of one mapped chunk of nbytes; past a sample's
- * worth, go to pread if they were many, else start a new sample. */
-static void auto_sample(db_wctx *w, long f0, uint64_t nbytes)
+/* auto: which way the next chunk goes. A worker times DB_READ_SAMPLE bytes
+ * through the mapping, then as many through pread, then keeps the one
+ * that cost less CPU per byte, and samples again every DB_READ_RESAMPLE
+ * bytes (the page cache may hold later files otherwise). */
+static bool auto_pread(const db_wctx *w)
 {
-	long f1 = thread_minflt();
-	if (f0 < 0 || f1 < f0)
+	return w->smp_phase == 1 || (w->smp_phase == 2 && w->use_pread);
+}
+
+static void auto_sample(db_wctx *w, bool pread, int64_t ns, uint64_t nbytes)
+{
+	if (ns < 0)
 		return;
-	w->smp_faults += (uint64_t)(f1 - f0);
-	w->smp_bytes += nbytes;
-	if (w->smp_bytes < DB_READ_SAMPLE)
+	if (w->smp_phase == 2) {
+		w->smp_bytes += nbytes;
+		if (w->smp_bytes >= DB_READ_RESAMPLE) {
+			w->smp_phase = 0;
+			w->smp_bytes = 0;
+			w->smp_ns[0] = w->smp_ns[1] = 0;
+			w->smp_b[0] = w->smp_b[1] = 0;
+		}
 		return;
-	if (w->smp_faults * (1u << 20) > (uint64_t)DB_READ_FAULTS_PER_MIB * w->smp_bytes)
-		w->use_pread = true;
-	w->smp_bytes = w->smp_faults = 0;
+	}
+	w->smp_ns[pread] += (uint64_t)ns;
+	w->smp_b[pread] += nbytes;
+	if (w->smp_b[w->smp_phase] < DB_READ_SAMPLE)
+		return;
+	if (++w->smp_phase == 2) {
+		/* ns_pread / b_pread < ns_mmap / b_mmap */
+		w->use_pread = (double)w->smp_ns[1] * (double)w->smp_b[0] <
+		               (double)w->smp_ns[0] * (double)w->smp_b[1];
+		w->smp_bytes = 0;
+	}
 }
 
 /* Start reading elements [b, e) of t through fd (cold cache). */
@@ -405,6 +418,38 @@ static void slot_accum(const db_pair *p, const db_tensor *x, const db_tensor *y,
 		db_accum_range(a, x, &v, b, e);
 }
 
+/* Elements [b, e) of a plain pair, read through fd (pread) or the mapping. */
+static int contig_chunk(db_wctx *w, const db_pair *p, const db_tensor *x, const db_file *fx,
+                        int fdx, const db_tensor *y, const db_file *fy, int fdy, int64_t b,
+                        int64_t e, bool pread, db_accum *a, db_err *err)
+{
+	int64_t n = (int64_t)p->numel, ne = e + DB_CHUNK_ELEMS < n ? e + DB_CHUNK_ELEMS : n;
+	if (pread) {
+		/* start reading the next chunk (cold cache: I/O overlaps compute) */
+		if (ne > e) {
+			fd_willneed(fdx, x, e, ne);
+			fd_willneed(fdy, y, e, ne);
+		}
+		return pread_accum(w, x, fdx, fx, y, fdy, fy, b, e, a, err);
+	}
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+	if (w->read == DB_READ_POPULATE) {
+		db_advise(fx, x, b, e, MADV_POPULATE_READ);
+		db_advise(fy, y, b, e, MADV_POPULATE_READ);
+	}
+	db_accum_range(a, x, y, b, e);
+	db_advise(fx, x, b, e, MADV_DONTNEED);
+	db_advise(fy, y, b, e, MADV_DONTNEED);
+	/* start reading the next chunk (cold cache: I/O overlaps compute) */
+	if (ne > e) {
+		db_advise(fx, x, e, ne, MADV_WILLNEED);
+		db_advise(fy, y, e, ne, MADV_WILLNEED);
+	}
+	return 0;
+}
+
 int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                   int64_t e, db_accum *a, db_err *err)
 {
@@ -424,35 +469,17 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 		slot_accum(p, x, y, b, e, a);
 		return 0;
 	}
-	int64_t n = (int64_t)p->numel, ne = e + DB_CHUNK_ELEMS < n ? e + DB_CHUNK_ELEMS : n;
 	bool can_pread = preadable(fx, x, fdx) && preadable(fy, y, fdy);
-	if (w->use_pread && can_pread) {
-		/* start reading the next chunk (cold cache: I/O overlaps compute) */
-		if (ne > e) {
-			fd_willneed(fdx, x, e, ne);
-			fd_willneed(fdy, y, e, ne);
-		}
-		return pread_accum(w, x, fdx, fx, y, fdy, fy, b, e, a, err);
+	if (w->read == DB_READ_AUTO && can_pread) {
+		bool pr = auto_pread(w);
+		int64_t t0 = thread_ns();
+		int rc = contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, pr, a, err);
+		int64_t t1 = thread_ns();
+		auto_sample(w, pr, t0 < 0 || t1 < t0 ? -1 : t1 - t0,
+		            (uint64_t)(e - b) * (db_dtype_size(x->dtype) + db_dtype_size(y->dtype)));
+		return rc;
 	}
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-	if (w->read == DB_READ_POPULATE) {
-		db_advise(fx, x, b, e, MADV_POPULATE_READ);
-		db_advise(fy, y, b, e, MADV_POPULATE_READ);
-	}
-	long f0 = w->read == DB_READ_AUTO && can_pread ? thread_minflt() : -1;
-	db_accum_range(a, x, y, b, e);
-	if (f0 >= 0)
-		auto_sample(w, f0, (uint64_t)(e - b) * (db_dtype_size(x->dtype) + db_dtype_size(y->dtype)));
-	db_advise(fx, x, b, e, MADV_DONTNEED);
-	db_advise(fy, y, b, e, MADV_DONTNEED);
-	/* start reading the next chunk (cold cache: I/O overlaps compute) */
-	if (ne > e) {
-		db_advise(fx, x, e, ne, MADV_WILLNEED);
-		db_advise(fy, y, e, ne, MADV_WILLNEED);
-	}
-	return 0;
+	return contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, w->use_pread && can_pread, a, err);
 }
 
 void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *msg)
