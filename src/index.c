@@ -113,13 +113,13 @@ static bool side_kept(const char *side, const db_fields *f)
 	return !side || !f->side[0] || !strcmp(side, f->side);
 }
 
-static void read_file_meta(file_job *j, db_icache *ic)
+static void read_file_meta(file_job *j, db_icache *ic, db_readbuf *rb)
 {
 	if (db_icache_get(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents, &j->n_ents))
 		return;
 	db_file *df = NULL;
 	db_err e = {{0}};
-	if (db_file_open(j->full, &df, &e) != 0) {
+	if (db_file_open_rb(j->full, rb, &df, &e) != 0) {
 		j->err = strdup(e.msg[0] ? e.msg : "file refused");
 		return;
 	}
@@ -150,12 +150,14 @@ static void read_file_meta(file_job *j, db_icache *ic)
 static void *open_worker(void *arg)
 {
 	open_pool *op = arg;
+	db_readbuf rb = {NULL, 0};
 	for (;;) {
 		size_t i = atomic_fetch_add(&op->next, 1);
 		if (i >= op->n)
 			break;
-		read_file_meta(&op->jobs[i], op->ic);
+		read_file_meta(&op->jobs[i], op->ic, &rb);
 	}
+	free(rb.p);
 	return NULL;
 }
 
