@@ -508,10 +508,15 @@ size_t db_passes(const db_compare *c, const char *phase, char ***out)
 	db_strmap m;
 	db_strmap_init(&m);
 	size_t n = 0;
+	const char *last = NULL;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		if (phase && *phase && strcmp(p->f.phase, phase))
 			continue;
+		/* neighbours mostly share their pass: one strcmp, no hashing */
+		if (last && !strcmp(p->f.pass, last))
+			continue;
+		last = p->f.pass;
 		bool added;
 		if (db_strmap_put(&m, p->f.pass, n, &added) && added && (v[n] = strdup(p->f.pass)))
 			n++;

@@ -63,6 +63,11 @@ nfiles=$(find "$W/ref" "$W/target" -name '*.pt' | wc -l)
 	for ((k = 0; k < 10; k++)); do echo 'c'; echo 't'; done
 	for ((k = 0; k < 10; k++)); do echo 'G'; echo 'g'; echo '<End>'; echo '<Home>'; done
 	for ((k = 0; k < 5; k++)); do echo '<Enter>'; echo 'q'; echo 'L'; echo 'q'; done
+	# the rank selector (each step rebuilds the grid for one rank) and the
+	# ranks view of a cell: the 64-rank tree must stay usable (issue 12)
+	for ((k = 0; k < 10; k++)); do echo 'r'; done
+	for ((k = 0; k < 10; k++)); do echo 'R'; done
+	for ((k = 0; k < 5; k++)); do echo 'a'; echo 'q'; done
 } >"$W/keys"
 
 run() {
@@ -91,4 +96,8 @@ for pass in 1 2 3; do
 	printf '       %d keys -> redraw: wall p50 %s ms, p95 %s ms, max %s ms; CPU p50 %s ms, p95 %s ms, max %s ms\n' \
 		"$n" "$(pct "$W/keys_ms" 50)" "$(pct "$W/keys_ms" 95)" "$(tail -1 "$W/keys_ms")" \
 		"$(pct "$W/keys_cpu" 50)" "$(pct "$W/keys_cpu" 95)" "$(tail -1 "$W/keys_cpu")"
+	awk '$1 == "key" && ($2 == "r" || $2 == "R" || $2 == "a") { print $3 }' "$W/timing" | sort -n >"$W/keys_rank"
+	n=$(wc -l <"$W/keys_rank")
+	[ "$n" -gt 0 ] && printf '       of which %d rank keys (r, R, a): wall p50 %s ms, p95 %s ms, max %s ms\n' \
+		"$n" "$(pct "$W/keys_rank" 50)" "$(pct "$W/keys_rank" 95)" "$(tail -1 "$W/keys_rank")"
 done
