@@ -24,6 +24,10 @@ typedef struct db_entry {
 	char *err;
 } db_entry;
 
+enum { DB_MAP_MMAP = 1, DB_MAP_HEAP = 2 };
+/* Files up to this size are read whole instead of mapped (db_file_open). */
+#define DB_SMALL_FILE_READ ((size_t)64 << 10)
+
 typedef struct db_file {
 	char *path;
 	db_format format;
@@ -35,7 +39,10 @@ typedef struct db_file {
 	void **owned;
 	size_t n_owned, cap_owned;
 	size_t cap_entries;
-	int map_is_mmap;                /* map came from mmap (munmap on close) */
+	int map_is_mmap;                /* DB_MAP_MMAP: map came from mmap (munmap
+	                                 * on close); DB_MAP_HEAP: read into a
+	                                 * malloc'd buffer (free on close); 0:
+	                                 * borrowed (db_file_open_mem) */
 } db_file;
 
 /* Open and parse path. On success *out owns everything (free with
@@ -43,6 +50,12 @@ typedef struct db_file {
  * malicious pickle, truncated header) returns -1 with err set; the caller
  * keeps going with the rest of the tree. */
 int db_file_open(const char *path, db_file **out, db_err *err);
+
+/* A buffer db_file_open_rb reads small files into (reused from file to
+ * file; free rb.p when done). The db_file borrows it: close the file
+ * before the buffer is used again or freed. */
+typedef struct db_readbuf { uint8_t *p; size_t cap; } db_readbuf;
+int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err);
 /* Same on bytes already in memory (fuzzers, tests). data must outlive f. */
 int db_file_open_mem(const char *name, const uint8_t *data, size_t size,
                      db_file **out, db_err *err);

@@ -371,6 +371,16 @@ void db_cache_flush(db_compare *c)
 	if (fd >= 0) {
 		/* the whole file is built in memory, checksummed, written once */
 		db_wbuf w = {0};
+		/* sized exactly first: doubling left up to half the file unused
+		 * at the peak of memory (the end of a 100k-file run, issue 12) */
+		size_t need = 8 + 4 + 8 + 8;
+		for (size_t i = 0; i < k->n; i++)
+			if (!prune || k->recs[i].used)
+				need += 4 + strlen(k->recs[i].key) + REC_NUMS * sizeof(double);
+		if (!(w.p = malloc(need)))
+			w.err = true;
+		else
+			w.cap = need;
 		uint32_t ver = CACHE_METRIC_VERSION;
 		db_wbuf_put(&w, CACHE_MAGIC, 8);
 		db_wbuf_put(&w, &ver, 4);

@@ -58,26 +58,30 @@ typedef struct pvec {
 	bool *dead;             /* consumed by a merged pair */
 } pvec;
 
+static int grow_pvec(pvec *pv, size_t cap)
+{
+	db_pair *v = realloc(pv->v, cap * sizeof *v);
+	if (v)
+		pv->v = v;
+	int64_t *ma = realloc(pv->major, cap * sizeof *ma);
+	if (ma)
+		pv->major = ma;
+	int64_t *su = realloc(pv->sub, cap * sizeof *su);
+	if (su)
+		pv->sub = su;
+	bool *d = realloc(pv->dead, cap * sizeof *d);
+	if (d)
+		pv->dead = d;
+	if (!v || !ma || !su || !d)
+		return -1;
+	pv->cap = cap;
+	return 0;
+}
+
 static db_pair *pvec_add(pvec *pv, int64_t major, int64_t sub)
 {
-	if (pv->n == pv->cap) {
-		size_t cap = pv->cap ? pv->cap * 2 : 256;
-		db_pair *v = realloc(pv->v, cap * sizeof *v);
-		if (v)
-			pv->v = v;
-		int64_t *ma = realloc(pv->major, cap * sizeof *ma);
-		if (ma)
-			pv->major = ma;
-		int64_t *su = realloc(pv->sub, cap * sizeof *su);
-		if (su)
-			pv->sub = su;
-		bool *d = realloc(pv->dead, cap * sizeof *d);
-		if (d)
-			pv->dead = d;
-		if (!v || !ma || !su || !d)
-			return NULL;
-		pv->cap = cap;
-	}
+	if (pv->n == pv->cap && grow_pvec(pv, pv->cap ? pv->cap * 2 : 256) != 0)
+		return NULL;
 	pv->major[pv->n] = major;
 	pv->sub[pv->n] = sub;
 	pv->dead[pv->n] = false;
@@ -640,6 +644,10 @@ int db_build_pairs(db_compare *c, db_err *err)
 	db_strmap by_key;
 	db_strmap_init(&by_key);
 	int rc = 0;
+	/* room for every pair but merged ones at once: no regrowth (copies
+	 * and page faults of a ~50 MB array at 100k files, issue 12) */
+	if (grow_pvec(&pv, nri + nti) != 0)
+		rc = -1;
 	for (size_t i = 0; i < nri && rc == 0; i++) {
 		char k[600];
 		db_pair_fields_key(&ri[i]->f, ri[i]->occurrence, k, sizeof k);
@@ -695,8 +703,8 @@ int db_build_pairs(db_compare *c, db_err *err)
 	free(ti);
 
 	sortrec *sr = rc == 0 ? malloc((pv.n + 1) * sizeof *sr) : NULL;
-	db_pair *out = sr ? malloc((pv.n + 1) * sizeof *out) : NULL;
-	if (rc != 0 || !sr || !out) {
+	size_t *to = sr ? malloc((pv.n + 1) * sizeof *to) : NULL;
+	if (rc != 0 || !sr || !to) {
 		for (size_t i = 0; i < pv.n; i++) {
 			free(pv.v[i].error);
 			free(pv.v[i].ref_shards);
@@ -707,7 +715,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 		free(pv.sub);
 		free(pv.dead);
 		free(sr);
-		free(out);
+		free(to);
 		return db_err_set(err, NULL, NULL, -1, "out of memory while pairing");
 	}
 	size_t n = 0;
@@ -719,8 +727,34 @@ int db_build_pairs(db_compare *c, db_err *err)
 		sr[n++] = (sortrec){pv.major[i], pv.sub[i], i};
 	}
 	qsort(sr, n, sizeof *sr, cmp_sortrec);
+	/* Into sorted order in place (a second array of pairs was the peak
+	 * of memory at 100k files): pair sr[i].idx goes to i, the dead ones
+	 * after the live ones; cycles of swaps put one pair home each. */
+	size_t nd = n;
+	for (size_t i = 0; i < pv.n; i++)
+		if (pv.dead[i])
+			to[i] = nd++;
+	for (size_t i = 0; i < n; i++)
+		to[sr[i].idx] = i;
+	for (size_t i = 0; i < pv.n; i++) {
+		while (to[i] != i) {
+			size_t j = to[i];
+			db_pair tmp = pv.v[j];
+			pv.v[j] = pv.v[i];
+			pv.v[i] = tmp;
+			to[i] = to[j];
+			to[j] = j;
+		}
+	}
+	free(to);
+	db_pair *out = pv.v;
+	if (n + 1 < pv.cap) {
+		db_pair *shrunk = realloc(pv.v, (n + 1) * sizeof *shrunk);
+		if (shrunk)
+			out = shrunk;
+	}
+	pv.v = NULL;
 	for (size_t i = 0; i < n; i++) {
-		out[i] = pv.v[sr[i].idx];
 		out[i].seq = (int64_t)i;
 		if (out[i].status != DB_ST_OK) {
 			out[i].band = DB_BAND_NONE;

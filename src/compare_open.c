@@ -440,14 +440,14 @@ long db_first_divergence(const db_compare *c, const char *phase,
 {
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
+		/* cheap tests first: most pairs do not diverge (issue 12) */
+		if (!rank_sel(p, rank) || !db_pair_diverges(p))
+			continue;
 		if (phase && *phase && strcmp(phase, p->f.phase))
 			continue;
 		if (pass && *pass && strcmp(pass, p->f.pass))
 			continue;
-		if (!rank_sel(p, rank))
-			continue;
-		if (db_pair_diverges(p))
-			return (long)i;
+		return (long)i;
 	}
 	return -1;
 }

@@ -27,8 +27,10 @@ static bool rank_sel(const db_pair *p, int rank)
 
 static bool in_sel(const db_pair *p, const char *phase, const char *pass, int rank)
 {
-	return !strcmp(p->f.phase, phase) && !strcmp(p->f.pass, pass) && rank_sel(p, rank) &&
-	       p->occurrence == 0;
+	/* the integer tests first: with one rank of 64 selected, most pairs
+	 * leave before any strcmp (issue 12) */
+	return p->occurrence == 0 && rank_sel(p, rank) && !strcmp(p->f.phase, phase) &&
+	       !strcmp(p->f.pass, pass);
 }
 
 /* Distinct stage names of the pairs in a selection (borrowed pointers). */
@@ -508,10 +510,15 @@ size_t db_passes(const db_compare *c, const char *phase, char ***out)
 	db_strmap m;
 	db_strmap_init(&m);
 	size_t n = 0;
+	const char *last = NULL;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		if (phase && *phase && strcmp(p->f.phase, phase))
 			continue;
+		/* neighbours mostly share their pass: one strcmp, no hashing */
+		if (last && !strcmp(p->f.pass, last))
+			continue;
+		last = p->f.pass;
 		bool added;
 		if (db_strmap_put(&m, p->f.pass, n, &added) && added && (v[n] = strdup(p->f.pass)))
 			n++;
@@ -537,6 +544,41 @@ static int64_t pass_tokens(const db_compare *c, const char *phase, const char *p
 	return -1;
 }
 
+/* pass_tokens of each of the n passes v of phase, in one pass over the
+ * pairs (a pass over all pairs per pass was quadratic in trees with a pass
+ * per decode step, issue 12). */
+static void pass_tokens_all(const db_compare *c, const char *phase, char *const *v, size_t n,
+                            int64_t *ntok)
+{
+	db_strmap m;
+	db_strmap_init(&m);
+	bool *found = calloc(n + 1, sizeof *found);
+	bool ok = found != NULL;
+	for (size_t i = 0; ok && i < n; i++) {
+		ntok[i] = -1;
+		ok = db_strmap_put(&m, v[i], i, NULL) != NULL;
+	}
+	if (!ok) {      /* out of memory: the slow way */
+		for (size_t i = 0; i < n; i++)
+			ntok[i] = pass_tokens(c, phase, v[i]);
+	} else {
+		size_t left = n;
+		for (size_t i = 0; left && i < c->n_pairs; i++) {
+			const db_pair *p = &c->pairs[i];
+			if (strcmp(p->f.phase, phase))
+				continue;
+			size_t *k = db_strmap_get(&m, p->f.pass);
+			if (!k || found[*k] || (p->ndim_ref < 1 && p->ndim_tgt < 1))
+				continue;
+			ntok[*k] = p->ndim_ref >= 1 ? p->shape_ref[0] : p->shape_tgt[0];
+			found[*k] = true;
+			left--;
+		}
+	}
+	free(found);
+	db_strmap_free(&m);
+}
+
 /* Borrowed pointer to a pair's pass string, valid until rescan/free. */
 static const char *pair_pass(const db_compare *c, const char *phase, const char *pass)
 {
@@ -556,8 +598,7 @@ const char *db_default_pass(const db_compare *c, const char *phase)
 	int64_t *ntok = malloc((n + 1) * sizeof *ntok);
 	const char *r = "";
 	if (n && ntok) {
-		for (size_t i = 0; i < n; i++)
-			ntok[i] = pass_tokens(c, phase, v[i]);
+		pass_tokens_all(c, phase, v, n, ntok);
 		int k = db_profile_select_pass(c->profile, (const char *const *)v, ntok, n);
 		r = pair_pass(c, phase, v[k >= 0 && (size_t)k < n ? (size_t)k : 0]);
 	}

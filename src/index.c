@@ -113,13 +113,13 @@ static bool side_kept(const char *side, const db_fields *f)
 	return !side || !f->side[0] || !strcmp(side, f->side);
 }
 
-static void read_file_meta(file_job *j, db_icache *ic)
+static void read_file_meta(file_job *j, db_icache *ic, db_readbuf *rb)
 {
 	if (db_icache_get(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents, &j->n_ents))
 		return;
 	db_file *df = NULL;
 	db_err e = {{0}};
-	if (db_file_open(j->full, &df, &e) != 0) {
+	if (db_file_open_rb(j->full, rb, &df, &e) != 0) {
 		j->err = strdup(e.msg[0] ? e.msg : "file refused");
 		return;
 	}
@@ -150,12 +150,14 @@ static void read_file_meta(file_job *j, db_icache *ic)
 static void *open_worker(void *arg)
 {
 	open_pool *op = arg;
+	db_readbuf rb = {NULL, 0};
 	for (;;) {
 		size_t i = atomic_fetch_add(&op->next, 1);
 		if (i >= op->n)
 			break;
-		read_file_meta(&op->jobs[i], op->ic);
+		read_file_meta(&op->jobs[i], op->ic, &rb);
 	}
+	free(rb.p);
 	return NULL;
 }
 
@@ -200,24 +202,29 @@ typedef struct build {
 	size_t *file_idx, *entry_idx;   /* parallel to ix->items while building */
 } build;
 
+static int reserve_items(build *b, size_t cap)
+{
+	db_index *ix = b->ix;
+	db_item *it = realloc(ix->items, cap * sizeof *it);
+	size_t *f = realloc(b->file_idx, cap * sizeof *f);
+	size_t *e = f ? realloc(b->entry_idx, cap * sizeof *e) : NULL;
+	if (it)
+		ix->items = it;
+	if (f)
+		b->file_idx = f;
+	if (e)
+		b->entry_idx = e;
+	if (!it || !f || !e)
+		return -1;
+	b->cap = cap;
+	return 0;
+}
+
 static db_item *new_item(build *b, size_t fi, size_t ei)
 {
 	db_index *ix = b->ix;
-	if (ix->n_items == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		db_item *it = realloc(ix->items, cap * sizeof *it);
-		size_t *f = realloc(b->file_idx, cap * sizeof *f);
-		size_t *e = f ? realloc(b->entry_idx, cap * sizeof *e) : NULL;
-		if (it)
-			ix->items = it;
-		if (f)
-			b->file_idx = f;
-		if (e)
-			b->entry_idx = e;
-		if (!it || !f || !e)
-			return NULL;
-		b->cap = cap;
-	}
+	if (ix->n_items == b->cap && reserve_items(b, b->cap ? b->cap * 2 : 256) != 0)
+		return NULL;
 	b->file_idx[ix->n_items] = fi;
 	b->entry_idx[ix->n_items] = ei;
 	db_item *it = &ix->items[ix->n_items++];
@@ -517,7 +524,7 @@ static int order_items(build *b, const db_profile *p)
 	if (!n)
 		return 0;
 	rec *r = malloc(n * sizeof *r);
-	db_item *sorted = malloc(n * sizeof *sorted);
+	size_t *sorted = malloc(n * sizeof *sorted);
 	if (!r || !sorted) {
 		free(r);
 		free(sorted);
@@ -546,11 +553,30 @@ static int order_items(build *b, const db_profile *p)
 		r[i].stream_pos = pos++;
 	}
 	qsort(r, n, sizeof *r, cmp_exec);
+	/* into that order in place (a second array of items was the peak of
+	 * memory at 100k files, issue 12): item r[i].it goes to i */
+	size_t *to = sorted;
 	for (size_t i = 0; i < n; i++)
-		sorted[i] = *r[i].it;
+		to[r[i].it - ix->items] = i;
 	free(r);
-	free(ix->items);
-	ix->items = sorted;
+	for (size_t i = 0; i < n; i++) {
+		while (to[i] != i) {
+			size_t j = to[i];
+			db_item tmp = ix->items[j];
+			ix->items[j] = ix->items[i];
+			ix->items[i] = tmp;
+			to[i] = to[j];
+			to[j] = j;
+		}
+	}
+	free(sorted);
+	if (b->cap > n) {
+		db_item *shrunk = realloc(ix->items, n * sizeof *shrunk);
+		if (shrunk) {
+			ix->items = shrunk;
+			b->cap = n;
+		}
+	}
 
 	/* occurrence: n-th repeat of the same side + fields, in execution order */
 	db_strmap seen;
@@ -678,14 +704,24 @@ int db_index_scan_walk(const char *root, const db_walk *wp, bool is_file,
 		ix->n_files = nj;
 		open_all(jobs, nj, ic);
 		build b = {.ix = ix};
+		/* every item at once: no regrowth, no slack (issue 12) */
+		size_t want = 0;
+		for (size_t i = 0; i < nj; i++)
+			want += jobs[i].n_ents ? jobs[i].n_ents : 1;
+		if (want && reserve_items(&b, want) != 0)
+			rc = -1;
 		for (size_t i = 0; i < nj && rc == 0; i++)
 			rc = items_from_job(&b, p, side, &jobs[i], i);
+		/* the jobs are spent: gone before the sort needs its memory */
+		free_jobs(jobs, nj);
+		jobs = NULL;
 		if (rc == 0)
 			rc = order_items(&b, p);
 		free(b.file_idx);
 		free(b.entry_idx);
 	}
-	free_jobs(jobs, nj);
+	if (jobs)
+		free_jobs(jobs, nj);
 	if (rc != 0) {
 		db_index_free(ix);
 		return db_err_set(err, root, NULL, -1, "out of memory while indexing");

@@ -143,7 +143,7 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 			close(fd);
 			fd = -1;
 		}
-	} else if (f->map_is_mmap && f->map_size) {
+	} else if (f->map_is_mmap == DB_MAP_MMAP && f->map_size) {
 		(void)madvise((void *)f->map, f->map_size, MADV_SEQUENTIAL);
 	}
 	char *p = strdup(path);
@@ -174,7 +174,7 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 
 void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int advice)
 {
-	if (!f || !f->map_is_mmap || !t || e <= b || !db_tensor_is_contiguous(t))
+	if (!f || f->map_is_mmap != DB_MAP_MMAP || !t || e <= b || !db_tensor_is_contiguous(t))
 		return;
 	size_t isz = db_dtype_size(t->dtype);
 	uintptr_t lo = (uintptr_t)(t->data + b * (int64_t)isz);

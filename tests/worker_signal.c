@@ -1,10 +1,10 @@
 /* A signal in a worker thread, on purpose, as an LD_PRELOAD shim (built by
  * tests/t_tui_signals.sh with `cc -shared -fPIC`; no change to the program).
- * With DB_WORKER_SIGNAL=N set, the first mmap a thread other than the main
- * one makes after curses started (newterm) gets signal N in that thread:
- * SIGSEGV (11) is a real fault (a store through NULL), anything else is
- * raise(N). The workers map every dump file they read, so a cold compute
- * reaches it at once. */
+ * With DB_WORKER_SIGNAL=N set, the first mmap of a file or pread a thread
+ * other than the main one makes after curses started (newterm) gets signal
+ * N in that thread: SIGSEGV (11) is a real fault (a store through NULL),
+ * anything else is raise(N). The workers map or read (small files) every
+ * dump file they use, so a cold compute reaches it at once. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <signal.h>
@@ -55,4 +55,18 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return mmap(addr, len, prot, flags, fd, off);
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	static ssize_t (*real)(int, void *, size_t, off_t);
+	if (!real)
+		real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread");
+	maybe_fire();
+	return real(fd, buf, n, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+{
+	return pread(fd, buf, n, off);
 }

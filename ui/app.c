@@ -49,6 +49,10 @@ static void free_passes(struct tui *t)
  * in the new phase, else takes the profile's default. */
 static void load_passes(struct tui *t)
 {
+	if (t->passes_valid && t->passes_phase == t->phase)
+		return;
+	t->passes_valid = true;
+	t->passes_phase = t->phase;
 	char *keep = t->n_passes ? strdup(t->passes[t->pass]) : NULL;
 	free_passes(t);
 	t->n_passes = db_passes(t->cmp, tui_phase(t), &t->passes);

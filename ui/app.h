@@ -48,6 +48,12 @@ struct tui {
 	size_t phase;
 	char **passes;                  /* owned, for the current phase */
 	size_t n_passes, pass;
+	/* passes (and default_pass) are those of phase passes_phase of the
+	 * pairs as they are: a rank change does not recompute them (two
+	 * passes over every pair per key at 100k files, issue 12); rescans
+	 * and variant switches clear passes_valid */
+	bool passes_valid;
+	size_t passes_phase;
 	int *ranks;                     /* owned */
 	size_t n_ranks, rank_sel;
 	bool has_merged;                /* merged (unsharded) pairs exist */

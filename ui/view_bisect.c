@@ -492,6 +492,7 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 		/* Pair indices change: only the heatmap and this view survive. */
 		while (t->n_views > 1)
 			tui_pop(t);
+		t->passes_valid = false;        /* the pairs may change */
 		if (db_bisect_rescan(t->bisect, &err) < 0) {
 			tui_msg(t, true, "rescan: %s", err.msg);
 		} else {

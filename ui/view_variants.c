@@ -26,6 +26,7 @@ void tui_variant_select(struct tui *t, size_t k)
 	db_bisect_run_free(t->bisect);
 	t->bisect = NULL;
 	t->cmp = t->variants[k];
+	t->passes_valid = false;
 	t->variant = k;
 	t->tgt_path = t->variant_paths[k];
 	if (t->watch) {         /* files may have come while another was shown */

@@ -64,6 +64,7 @@ void tui_rescan(struct tui *t)
 	db_err err = {{0}};
 	size_t before = t->cmp->n_pairs;
 	int rc = t->bisect ? db_bisect_rescan(t->bisect, &err) : db_compare_rescan(t->cmp, &err);
+	t->passes_valid = false;        /* the pairs may have changed */
 	if (rc < 0) {
 		tui_msg(t, true, "rescan: %s", err.msg);
 	} else {

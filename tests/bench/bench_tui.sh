@@ -1,18 +1,30 @@
 #!/bin/bash
-# TUI benchmark (not a test): first frame on a 10,240-file tree (SGLang v1
-# names, 128 layers x 40 stages x ref/target) and keypress -> redraw
-# latency at 200x60, from the binary's own timings (DUMPBISECT_TIMING).
-# Goals (issues 3, 5): first frame < 150 ms, key -> redraw < 10 ms, and a
-# reopen shows every metric (from the metrics cache) < 100 ms. Run 1
-# starts with no caches (cold: every file parsed, every pair computed);
-# runs 2 and 3 reopen the same tree (warm).
-#   usage: tests/bench/bench_tui.sh [path/to/dumpbisect] [work dir]
+# TUI benchmark (not a test): first frame on a tree of hard links (SGLang v1
+# names) and keypress -> redraw latency at 200x60, from the binary's own
+# timings (DUMPBISECT_TIMING), plus peak RSS (/usr/bin/time).
+# Goals (issues 3, 5, 12): 10k files: first frame < 150 ms cold, < 50 ms
+# reopen; 100k files: < 1 s cold, < 150 ms reopen, peak RSS < 256 MiB;
+# key -> redraw < 10 ms p95. Run 1 starts with no caches (cold: every
+# file parsed, every pair computed); runs 2 and 3 reopen the same tree (warm).
+#   usage: [BENCH_TUI_SIZE=1k|10k|100k] tests/bench/bench_tui.sh [path/to/dumpbisect] [work dir]
+# BENCH_TUI_SIZE picks the tree (default 10k):
+#   1k    1 rank  x  25 layers x 20 stages x ref/target =   1,000 files
+#   10k   1 rank  x 128 layers x 40 stages x ref/target =  10,240 files
+#   100k 64 ranks x  61 layers x 13 stages x ref/target = 101,504 files
+#         (a DeepSeek-V3-class run, issue 12)
+# BENCH_RANKS, BENCH_LAYERS, BENCH_STAGES override the preset's numbers.
 set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$(realpath "${1:-$SRC/build/dumpbisect}")   # the runs cd elsewhere
-W=${2:-${TMPDIR:-/tmp}/dumpbisect-bench-tui}
-LAYERS=128
-STAGES=40
+SIZE=${BENCH_TUI_SIZE:-10k}
+case $SIZE in
+1k) RANKS=1 LAYERS=25 STAGES=20 ;;
+10k) RANKS=1 LAYERS=128 STAGES=40 ;;
+100k) RANKS=64 LAYERS=61 STAGES=13 ;;
+*) echo "BENCH_TUI_SIZE: 1k, 10k or 100k" >&2; exit 2 ;;
+esac
+RANKS=${BENCH_RANKS:-$RANKS} LAYERS=${BENCH_LAYERS:-$LAYERS} STAGES=${BENCH_STAGES:-$STAGES}
+W=${2:-${TMPDIR:-/tmp}/dumpbisect-bench-tui-${RANKS}x${LAYERS}x${STAGES}}
 
 # The tree: every file a hard link to one small real torch file from the
 # demo dumps (ref and target sides differ), named as SGLang's dumper does.
@@ -21,18 +33,24 @@ demo_tgt=$(ls "$SRC"/tests/fixtures/demo/target/*/forward_pass_id=0___rank=0___n
 if [ ! -f "$W/.done" ]; then
 	rm -rf "$W"
 	mkdir -p "$W/ref/sglang_dump_1.0" "$W/target/sglang_dump_2.0"
-	for side in ref target; do
-		src=$demo_ref
-		[ "$side" = target ] && src=$demo_tgt
-		d=$W/$side/$(ls "$W/$side")
-		i=0
-		for ((l = 0; l < LAYERS; l++)); do
-			for ((s = 0; s < STAGES; s++)); do
-				ln "$src" "$d/forward_pass_id=0___rank=0___name=stage$(printf %02d $s)___dump_index=${i}___layer_id=$l.pt"
-				i=$((i + 1))
-			done
-		done
-	done
+	# one process makes all the links (a fork per link takes minutes at 100k)
+	perl -e '
+		my ($w, $ranks, $layers, $stages, $sref, $stgt) = @ARGV;
+		for my $side ("ref", "target") {
+			my $src = $side eq "ref" ? $sref : $stgt;
+			my $d = "$w/$side/" . ($side eq "ref" ? "sglang_dump_1.0" : "sglang_dump_2.0");
+			for my $r (0 .. $ranks - 1) {
+				my $i = 0;
+				for my $l (0 .. $layers - 1) {
+					for my $s (0 .. $stages - 1) {
+						my $n = sprintf("forward_pass_id=0___rank=%d___name=stage%02d___dump_index=%d___layer_id=%d.pt",
+						                $r, $s, $i, $l);
+						link($src, "$d/$n") or die "link $d/$n: $!\n";
+						$i++;
+					}
+				}
+			}
+		}' "$W" "$RANKS" "$LAYERS" "$STAGES" "$demo_ref" "$demo_tgt"
 	touch "$W/.done"
 fi
 nfiles=$(find "$W/ref" "$W/target" -name '*.pt' | wc -l)
@@ -45,29 +63,41 @@ nfiles=$(find "$W/ref" "$W/target" -name '*.pt' | wc -l)
 	for ((k = 0; k < 10; k++)); do echo 'c'; echo 't'; done
 	for ((k = 0; k < 10; k++)); do echo 'G'; echo 'g'; echo '<End>'; echo '<Home>'; done
 	for ((k = 0; k < 5; k++)); do echo '<Enter>'; echo 'q'; echo 'L'; echo 'q'; done
+	# the rank selector (each step rebuilds the grid for one rank) and the
+	# ranks view of a cell: the 64-rank tree must stay usable (issue 12)
+	for ((k = 0; k < 10; k++)); do echo 'r'; done
+	for ((k = 0; k < 10; k++)); do echo 'R'; done
+	for ((k = 0; k < 5; k++)); do echo 'a'; echo 'q'; done
 } >"$W/keys"
 
 run() {
 	rm -f "$W/timing"
 	(cd "$W" && env -i PATH=/usr/bin:/bin HOME="$W" TERM=xterm-256color LANG=C.UTF-8 \
 		LINES=60 COLUMNS=200 DUMPBISECT_SCRIPT="$W/keys" DUMPBISECT_WATCHDOG=120 \
-		DUMPBISECT_TIMING="$W/timing" /usr/bin/time -f '%U %S' -o "$W/cpu" "$BIN" ref target)
+		DUMPBISECT_TIMING="$W/timing" /usr/bin/time -f '%U %S %M' -o "$W/cpu" "$BIN" ref target)
 }
 rm -rf "$W/.cache"      # run 1 is cold: no entry, index or metrics cache
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-echo "tree: $nfiles files, $LAYERS layers x $STAGES stages; screen 200x60"
+echo "tree: $nfiles files, $RANKS ranks x $LAYERS layers x $STAGES stages x ref/target; screen 200x60"
 for pass in 1 2 3; do
+	[ "$pass" = 1 ] || echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 	run
 	get() { awk -v k="$1" '$1 == k { print $2 }' "$W/timing"; }
 	awk '$1 == "key" { print $3 }' "$W/timing" | sort -n >"$W/keys_ms"
 	awk '$1 == "key" { print $4 }' "$W/timing" | sort -n >"$W/keys_cpu"
 	n=$(wc -l <"$W/keys_ms")
 	pct() { sed -n "$(( (n * $2 + 99) / 100 ))p" "$1"; }
-	printf 'run %d (%s): open %s ms, first frame %s ms, all metrics %s ms; process CPU %s s user + %s s sys (all keys included)\n' \
+	read -r cu cs rss_kb <"$W/cpu" || true
+	printf 'run %d (%s): open %s ms, first frame %s ms, all metrics %s ms; process CPU %s s user + %s s sys (all keys included); peak RSS %.1f MiB (%.2f KiB/file)\n' \
 		"$pass" "$([ "$pass" = 1 ] && echo cold || echo warm)" "$(get open_ms)" \
-		"$(get first_frame_ms)" "$(get scan_done_ms)" $(tail -1 "$W/cpu")
-	printf '       %d keys -> redraw: wall median %s ms, p95 %s ms, max %s ms; CPU median %s ms, p95 %s ms, max %s ms\n' \
+		"$(get first_frame_ms)" "$(get scan_done_ms)" "$cu" "$cs" \
+		"$(echo "$rss_kb" | awk '{ print $1 / 1024 }')" "$(echo "$rss_kb $nfiles" | awk '{ print $1 / $2 }')"
+	printf '       %d keys -> redraw: wall p50 %s ms, p95 %s ms, max %s ms; CPU p50 %s ms, p95 %s ms, max %s ms\n' \
 		"$n" "$(pct "$W/keys_ms" 50)" "$(pct "$W/keys_ms" 95)" "$(tail -1 "$W/keys_ms")" \
 		"$(pct "$W/keys_cpu" 50)" "$(pct "$W/keys_cpu" 95)" "$(tail -1 "$W/keys_cpu")"
+	awk '$1 == "key" && ($2 == "r" || $2 == "R" || $2 == "a") { print $3 }' "$W/timing" | sort -n >"$W/keys_rank"
+	n=$(wc -l <"$W/keys_rank")
+	[ "$n" -gt 0 ] && printf '       of which %d rank keys (r, R, a): wall p50 %s ms, p95 %s ms, max %s ms\n' \
+		"$n" "$(pct "$W/keys_rank" 50)" "$(pct "$W/keys_rank" 95)" "$(tail -1 "$W/keys_rank")"
 done
