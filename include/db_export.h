@@ -47,6 +47,9 @@ int db_export_grid(const db_export_ctx *x, db_grid *g);
 /* Every pair of c (computed) as JSON / CSV: the one implementation behind
  * metrics.json, metrics.csv and `compare --format json|csv`. */
 int db_export_metrics_json(FILE *f, const db_compare *c);
+/* Its ", first_divergence, first_divergent_phase, first_beyond_drift"
+ * members (indices into c->pairs or null), also in compare's variants. */
+void db_export_divergence_json(FILE *f, const db_compare *c);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
 /* One pair as a JSON object (the compare --format json pair schema). */
 void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);

@@ -59,8 +59,9 @@ db_band db_band_of(const db_metrics *m, const db_thresholds *t)
 db_band db_band_for(const db_profile *p, const char *stage, const db_metrics *m)
 {
 	db_band b = db_band_of(m, &p->thresholds);
-	if (b != DB_BAND_NONE && db_profile_is_input_ids(p, stage) &&
-	    (!(m->max_abs == 0) || m->nonfinite_mismatch > 0))
+	/* the regex last: most pairs are equal or not token ids */
+	if (b != DB_BAND_NONE && (!(m->max_abs == 0) || m->nonfinite_mismatch > 0) &&
+	    db_profile_is_input_ids(p, stage))
 		b = DB_BAND_INPUTS;
 	return b;
 }

@@ -56,3 +56,27 @@ int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const c
 	argv[n] = NULL;
 	return db_cmd_tui_hook(n, argv);
 }
+
+int bcli_predicate_opts(const db_cmd *c, const char *band, const char *cosv, const char *relv,
+                        const char *layers, db_bisect_opts *o)
+{
+	if (band && (cosv || relv))
+		return db_cmd_usage_error(c, "--band and --cos/--rel exclude each other");
+	char pred[128];
+	db_err err = {{0}};
+	if (band)
+		snprintf(pred, sizeof pred, "band:%s", band);
+	else if (cosv || relv)
+		snprintf(pred, sizeof pred, "%s%s%s%s%s", cosv ? "cos<" : "", cosv ? cosv : "",
+		         cosv && relv ? "," : "", relv ? "rel>" : "", relv ? relv : "");
+	if ((band || cosv || relv) && db_predicate_parse(pred, &o->pred, &err) < 0)
+		return db_cmd_usage_error(c, "%s", err.msg);
+	if (layers) {
+		char *end;
+		long n = strtol(layers, &end, 10);
+		if (!*layers || *end || n <= 0 || n > 1000000)
+			return db_cmd_usage_error(c, "--layers takes a positive count, not '%s'", layers);
+		o->n_layers = (int)n;
+	}
+	return 0;
+}

@@ -23,6 +23,12 @@ int bcli_load_session(const char *file, const char *ref, const char *target, db_
 int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const char *target,
                   const db_cmp_args *a);
 
+/* --band / --cos / --rel (at most one of band and cos/rel) into o->pred and
+ * --layers into o->n_layers, as the bisect commands share them (NULL =
+ * not given). 0, or 2 after a usage message naming the option. */
+int bcli_predicate_opts(const db_cmd *c, const char *band, const char *cosv, const char *relv,
+                        const char *layers, db_bisect_opts *o);
+
 /* The git-bisect verbs (src/cmd_bisect_verbs.c): `bisect VERB ...`, the
  * session file as the state. bcli_is_verb says whether argv[1] names one;
  * bcli_verb runs it (argv[0] = "bisect") and returns the exit code. */

@@ -101,30 +101,14 @@ int db_cmd_bisect(int argc, char **argv)
 	int fmt = db_cmd_format(&cmd, format, DB_FMT_BIT(DB_FMT_TABLE) | DB_FMT_BIT(DB_FMT_JSON));
 	if (fmt < 0)
 		return 2;
-	if (band && (cosv || relv))
-		return db_cmd_usage_error(&cmd, "--band and --cos/--rel exclude each other");
-	char pred[128];
-	if (band)
-		snprintf(pred, sizeof pred, "band:%s", band);
-	else if (cosv || relv)
-		snprintf(pred, sizeof pred, "%s%s%s%s%s", cosv ? "cos<" : "", cosv ? cosv : "",
-		         cosv && relv ? "," : "", relv ? "rel>" : "", relv ? relv : "");
-	if ((band || cosv || relv) && db_predicate_parse(pred, &o.pred, &err) < 0)
-		return db_cmd_usage_error(&cmd, "%s", err.msg);
+	if (bcli_predicate_opts(&cmd, band, cosv, relv, layers, &o) != 0)
+		return 2;
 	if (good) {
 		char *end;
 		long g = strtol(good, &end, 10);
 		if (!*good || *end || g < -1)
 			return db_cmd_usage_error(&cmd, "--good takes a layer number, not '%s'", good);
 		o.good_layer = g < 0 ? DB_GOOD_BEFORE : g;
-	}
-	if (layers) {
-		char *end;
-		long n = strtol(layers, &end, 10);
-		if (!*layers || *end || n <= 0 || n > 1000000)
-			return db_cmd_usage_error(&cmd, "--layers takes a positive count, not '%s'",
-			                          layers);
-		o.n_layers = (int)n;
 	}
 	db_compare_opts co = {0};
 	if (db_cmp_args_apply(&cmd, &ca, &co) != 0)

@@ -107,16 +107,8 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	fputc('}', out);
 }
 
-int db_export_metrics_json(FILE *out, const db_compare *c)
+void db_export_divergence_json(FILE *out, const db_compare *c)
 {
-	fputs("{\"profile\": ", out);
-	db_json_str(out, c->profile ? c->profile->name : NULL);
-	fputs(", \"why\": ", out);
-	db_json_str(out, c->why);
-	fputs(", \"ref\": ", out);
-	db_json_str(out, c->ref_root);
-	fputs(", \"target\": ", out);
-	db_json_str(out, c->tgt_root);
 	long fd = db_first_divergence(c, NULL, NULL, -2);
 	fputs(", \"first_divergence\": ", out);
 	if (fd >= 0)
@@ -131,6 +123,19 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 		fprintf(out, "%ld", fb);
 	else
 		fputs("null", out);
+}
+
+int db_export_metrics_json(FILE *out, const db_compare *c)
+{
+	fputs("{\"profile\": ", out);
+	db_json_str(out, c->profile ? c->profile->name : NULL);
+	fputs(", \"why\": ", out);
+	db_json_str(out, c->why);
+	fputs(", \"ref\": ", out);
+	db_json_str(out, c->ref_root);
+	fputs(", \"target\": ", out);
+	db_json_str(out, c->tgt_root);
+	db_export_divergence_json(out, c);
 	fputs(", \"pairs\": [", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);

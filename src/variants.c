@@ -149,20 +149,7 @@ int db_variants_json(FILE *out, const db_variants *vs)
 		db_json_str(out, c->ref_root);
 		fputs(", \"profile\": ", out);
 		db_json_str(out, c->profile ? c->profile->name : NULL);
-		long fd = db_first_divergence(c, NULL, NULL, -2);
-		fputs(", \"first_divergence\": ", out);
-		if (fd >= 0)
-			fprintf(out, "%ld", fd);
-		else
-			fputs("null", out);
-		fputs(", \"first_divergent_phase\": ", out);
-		db_json_str(out, fd >= 0 ? c->pairs[fd].f.phase : NULL);
-		long fb = db_first_beyond_drift(c);
-		fputs(", \"first_beyond_drift\": ", out);
-		if (fb >= 0)
-			fprintf(out, "%ld", fb);
-		else
-			fputs("null", out);
+		db_export_divergence_json(out, c);
 		db_variant_counts k;
 		db_variant_count(c, &k);
 		fprintf(out, ", \"counts\": {\"pairs\": %zu, \"ok\": %zu, \"diverge\": %zu, "

@@ -177,6 +177,16 @@ char *tui_cell_rank_note(const struct tui *t, size_t pair, char *buf, size_t len
 	return buf;
 }
 
+void tui_rescanned(struct tui *t)
+{
+	free(t->ranks);
+	t->n_ranks = db_ranks(t->cmp, &t->ranks);
+	if (t->rank_sel > t->n_ranks)
+		t->rank_sel = 0;
+	tui_selection_changed(t);
+	db_compare_start(t->cmp);
+}
+
 void tui_selection_changed(struct tui *t)
 {
 	load_passes(t);

@@ -107,6 +107,9 @@ const char *tui_pass(const struct tui *t);
 int tui_rank(const struct tui *t);      /* DB_RANK_ANY for all ranks */
 /* Rebuild passes, grid and first divergence after a selection change. */
 void tui_selection_changed(struct tui *t);
+/* After a successful rescan: the rank list again, the selection kept when
+ * it still exists, the grid rebuilt and the new pairs computing. */
+void tui_rescanned(struct tui *t);
 /* Recompute the first divergence once the scan is done. */
 void tui_update_first_div(struct tui *t);
 /* Select a rank view that shows pair: the all-ranks view stays when the

@@ -496,12 +496,7 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 		if (db_bisect_rescan(t->bisect, &err) < 0) {
 			tui_msg(t, true, "rescan: %s", err.msg);
 		} else {
-			free(t->ranks);
-			t->n_ranks = db_ranks(t->cmp, &t->ranks);
-			if (t->rank_sel > t->n_ranks)
-				t->rank_sel = 0;
-			tui_selection_changed(t);
-			db_compare_start(t->cmp);
+			tui_rescanned(t);
 			tui_msg(t, false, "rescanned: %zu pairs", t->cmp->n_pairs);
 		}
 		tui_push(t, &bisect_view, DB_NO_PAIR);

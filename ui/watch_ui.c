@@ -68,12 +68,7 @@ void tui_rescan(struct tui *t)
 	if (rc < 0) {
 		tui_msg(t, true, "rescan: %s", err.msg);
 	} else {
-		free(t->ranks);
-		t->n_ranks = db_ranks(t->cmp, &t->ranks);
-		if (t->rank_sel > t->n_ranks)
-			t->rank_sel = 0;
-		tui_selection_changed(t);
-		db_compare_start(t->cmp);
+		tui_rescanned(t);
 		size_t s = db_compare_settling(t->cmp);
 		if (t->cmp->n_pairs != before || s)
 			tui_msg(t, false, "trees changed: %zu pairs%s%zu%s", t->cmp->n_pairs,
