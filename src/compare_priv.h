@@ -104,6 +104,11 @@ void db_free_pairs(db_compare *c);      /* pairs and phases */
 void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len);
 
 typedef struct db_pool db_pool;
+/* Chunks of a pair (DB_CHUNK_ELEMS each; 1 for an empty pair) and the
+ * element range [*b, *e) of chunk k; files a worker keeps open. */
+size_t db_pair_n_chunks(const db_pair *p);
+void db_pair_chunk_range(const db_pair *p, size_t k, int64_t *b, int64_t *e);
+size_t db_compare_files_needed(const db_compare *c);
 
 typedef struct db_cmp_priv {
 	char *filter;           /* as given */
