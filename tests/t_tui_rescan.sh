@@ -3,7 +3,8 @@
 # them candidates (issue 11 item 8): the demo with L9..L11 not dumped yet
 # bisects over L0..L8 and final; once they are dumped, <C-r> adds them and
 # the steps stay. In a real terminal (tmux): the files appear between two
-# keys, which a key script cannot do.
+# keys, which a key script cannot do. --no-watch: the watcher would add the
+# files on its own, racing <C-r> (and its message) under load.
 . "$DB_SRC/tests/tui/lib.sh"
 . "$DB_SRC/tests/tui/tmux.sh"
 
@@ -12,7 +13,7 @@ mkdir -p "$G"
 cp -r "$DB_FIXTURES/demo/ref" "$DB_FIXTURES/demo/target" "$G/"
 find "$G" \( -name '*___layer_id=9.pt' -o -name '*___layer_id=1[01].pt' \) -delete
 
-tmux_start "cd '$G' && env HOME='$T/home' LANG=C.UTF-8 TZ=UTC '$DB_BIN' ref target; echo \$? >'$T/exit'"
+tmux_start "cd '$G' && env HOME='$T/home' LANG=C.UTF-8 TZ=UTC '$DB_BIN' --no-watch ref target; echo \$? >'$T/exit'"
 strip_before() { pane_has '^layers  0 1 2 3 4 5 6 7 8 fin$' && pane_has '^next final: '; }
 strip_after() { pane_has '^layers  0 1 2 3 4 5 6 7 8 9 10 11 fin$' && pane_has '^history (1 step)$'; }
 if wait_for "the workbench" pane_has 'pairs'; then
