@@ -102,6 +102,10 @@ typedef struct db_profile {
 	 * matches (first match wins), where a batch slot is looked for */
 	char **token_dim_glob; int *token_dim; size_t n_token_dim;
 	db_rewrite_rule *rewrites; size_t n_rewrites;     /* in order, each on the previous result */
+	/* pass_shift: {REGEX: N}: a tensor whose final stage matches belongs to
+	 * pass (file's pass + N); first match wins. SGLang's forward hook writes
+	 * the top module's output and the logits of pass P into Pass<P+1>.pt. */
+	char **pass_shift_pat; void **pass_shift_re; int *pass_shift_by; size_t n_pass_shift;
 } db_profile;
 
 /* Parse YAML text. origin names it in errors ("file:line:col: ..."). */

@@ -589,12 +589,49 @@ static const char *pair_pass(const db_compare *c, const char *phase, const char 
 }
 
 /* The profile's rule (first/last/value/prefill); "all" shows the first. */
+/* Moves the passes that hold a layer's tensor to the front of v (order
+ * kept) and returns their count; n when none does. A pass holding only
+ * model-level tensors (the hook's model/logits of the pass before, when a
+ * tree was cut to later passes) has nothing to bisect. */
+static size_t layered_first(const db_compare *c, const char *phase, char **v, size_t n)
+{
+	db_strmap m;
+	db_strmap_init(&m);
+	bool *has = calloc(n + 1, sizeof *has);
+	bool ok = has != NULL;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = db_strmap_put(&m, v[i], i, NULL) != NULL;
+	size_t k = n;
+	if (ok) {
+		for (size_t i = 0; i < c->n_pairs; i++) {
+			const db_pair *p = &c->pairs[i];
+			size_t *j = p->f.layer >= 0 && !strcmp(p->f.phase, phase)
+			                ? db_strmap_get(&m, p->f.pass) : NULL;
+			if (j)
+				has[*j] = true;
+		}
+		k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (has[i]) {
+				char *t = v[i];
+				memmove(v + k + 1, v + k, (i - k) * sizeof *v);
+				v[k++] = t;
+			}
+		if (!k)
+			k = n;
+	}
+	free(has);
+	db_strmap_free(&m);
+	return k;
+}
+
 const char *db_default_pass(const db_compare *c, const char *phase)
 {
 	if (!phase)
 		phase = c->n_phases ? c->phases[0] : "";
 	char **v;
-	size_t n = db_passes(c, phase, &v);
+	size_t n_all = db_passes(c, phase, &v);
+	size_t n = n_all ? layered_first(c, phase, v, n_all) : 0;
 	int64_t *ntok = malloc((n + 1) * sizeof *ntok);
 	const char *r = "";
 	if (n && ntok) {
@@ -603,7 +640,7 @@ const char *db_default_pass(const db_compare *c, const char *phase)
 		r = pair_pass(c, phase, v[k >= 0 && (size_t)k < n ? (size_t)k : 0]);
 	}
 	free(ntok);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n_all; i++)
 		free(v[i]);
 	free(v);
 	return r;

@@ -71,6 +71,10 @@ static uint64_t profile_index_hash(const db_profile *p, uint64_t h)
 		h = fnv_str(p->rewrites[i].pattern, h);
 		h = fnv_str(p->rewrites[i].to, h);
 	}
+	for (size_t i = 0; i < p->n_pass_shift; i++) {
+		h = fnv_str(p->pass_shift_pat[i], h);
+		h = db_fnv(&p->pass_shift_by[i], sizeof p->pass_shift_by[i], h);
+	}
 	return h;
 }
 

@@ -430,6 +430,33 @@ static void rename_stage(const db_profile *p, db_fields *f)
 		}
 }
 
+static bool re_match(const void *re, const char *s)
+{
+	if (!re || !s)
+		return false;
+	pcre2_match_data *md = NULL;
+	bool ok = !match(re, s, &md);
+	pcre2_match_data_free(md);
+	return ok;
+}
+
+/* pass_shift: only a decimal pass moves, and never below 0 (a file that
+ * cannot hold an earlier pass's tensors keeps them where they are). */
+static void shift_pass(const db_profile *p, db_fields *f)
+{
+	for (size_t i = 0; i < p->n_pass_shift; i++) {
+		if (!re_match(p->pass_shift_re[i], f->stage))
+			continue;
+		char *end;
+		errno = 0;
+		long long v = *f->pass ? strtoll(f->pass, &end, 10) : -1;
+		if (v < 0 || *end || errno || v + p->pass_shift_by[i] < 0)
+			return;
+		snprintf(f->pass, sizeof f->pass, "%lld", v + p->pass_shift_by[i]);
+		return;
+	}
+}
+
 bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f)
 {
 	const char *k = db_profile_inner_key(p, key ? key : "");
@@ -463,21 +490,12 @@ bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f)
 	g.stage_is_file = false;
 	rewrite(p, DB_RW_STAGE, g.stage, sizeof g.stage);
 	rename_stage(p, &g);
+	shift_pass(p, &g);
 	*f = g;
 	return true;
 }
 
 /* ---- per-stage rules ---- */
-
-static bool re_match(const void *re, const char *s)
-{
-	if (!re || !s)
-		return false;
-	pcre2_match_data *md = NULL;
-	bool ok = !match(re, s, &md);
-	pcre2_match_data_free(md);
-	return ok;
-}
 
 int db_profile_stage_pos(const db_profile *p, const char *stage)
 {

@@ -19,7 +19,7 @@ static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
 	"phase_order, stage_order, dict_order, model_after, substages, substage_separator, "
 	"shard, pass, thresholds, probe, weight_phases, layer_classes, dump_command, input_ids, routing_ids, "
-	"rename, rewrite, token_dim";
+	"rename, rewrite, token_dim, pass_shift";
 
 typedef struct seen {
 	const yaml_node_t *name, *path, *thresholds;
@@ -110,6 +110,8 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return yp_get_re(c, vn, "routing_ids", false, &p->routing_ids_pat, &p->routing_ids_re);
 	if (!strcmp(k, "rename"))
 		return yp_each_pair(c, vn, "rename", yp_rename_pair, NULL);
+	if (!strcmp(k, "pass_shift"))
+		return yp_each_pair(c, vn, "pass_shift", yp_pass_shift_pair, NULL);
 	if (!strcmp(k, "token_dim"))
 		return yp_each_pair(c, vn, "token_dim", yp_token_dim_pair, NULL);
 	if (!strcmp(k, "rewrite"))
@@ -292,6 +294,11 @@ void db_profile_free(db_profile *p)
 	pcre2_code_free(p->routing_ids_re);
 	yp_free_list(p->rename_from, p->n_rename);
 	yp_free_list(p->rename_to, p->n_rename);
+	yp_free_list(p->pass_shift_pat, p->n_pass_shift);
+	for (size_t i = 0; i < p->n_pass_shift; i++)
+		pcre2_code_free(p->pass_shift_re[i]);
+	free(p->pass_shift_re);
+	free(p->pass_shift_by);
 	yp_free_list(p->token_dim_glob, p->n_token_dim);
 	free(p->token_dim);
 	for (size_t i = 0; i < p->n_rewrites; i++) {

@@ -61,6 +61,37 @@ int yp_token_dim_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_n
 	return 0;
 }
 
+int yp_pass_shift_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn,
+                       void *arg)
+{
+	(void)arg;
+	db_profile *p = c->p;
+	size_t n = p->n_pass_shift;
+	char **pat = realloc(p->pass_shift_pat, (n + 1) * sizeof *pat);
+	if (!pat)
+		return yp_oom(c, kn);
+	p->pass_shift_pat = pat;
+	void **re = realloc(p->pass_shift_re, (n + 1) * sizeof *re);
+	if (!re)
+		return yp_oom(c, kn);
+	p->pass_shift_re = re;
+	int *by = realloc(p->pass_shift_by, (n + 1) * sizeof *by);
+	if (!by)
+		return yp_oom(c, kn);
+	p->pass_shift_by = by;
+	int v;
+	if (yp_get_int(c, vn, "pass_shift", -1000, 1000, &v))
+		return -1;
+	if (!v)
+		return yp_fail(c, vn, "pass_shift: '%s' shifts by 0 (leave it out)", k);
+	if (!(pat[n] = strdup(k)))
+		return yp_oom(c, kn);
+	re[n] = NULL;
+	by[n] = v;
+	p->n_pass_shift++;
+	return yp_compile_re(c, kn, "pass_shift", k, false, &re[n]);
+}
+
 int yp_rename_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg)
 {
 	db_profile *p = c->p;

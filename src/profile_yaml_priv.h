@@ -48,6 +48,8 @@ int yp_sides_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_
 int yp_substage_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg);
 int yp_token_dim_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn,
                       void *arg);
+int yp_pass_shift_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn,
+                       void *arg);
 int yp_rename_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg);
 int yp_rewrite_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg);
 int yp_get_shards(ctx *c, const yaml_node_t *n);

@@ -45,7 +45,16 @@ grep -qE '^\S+ +0 +2 +1 +mlp_output .*ref_only' <<<"$out" || fail "missing rank 
 # forward hook: no metadata, the profile's shard rules (gate_up fused 1:1,
 # qkv fused with unknown parts: not comparable, never the first divergence)
 expect 1 "hook TP1 vs TP2" "$DB_BIN" compare "$M/hook/ref" "$M/hook/target"
-has "$out" "first divergence: L1 self_attn.attn (merged ranks) pass 1" "hook: the bug's layer and stage"
+# the fixture holds Pass00001 only: the hook wrote pass 0's model output
+# and logits there (pass_shift puts them in pass 0); the bisect takes the
+# first pass that holds layers
+has "$out" "first divergence: model rank 0 pass 0" "hook: pass 0's model output is pass 0's"
+grep -qE '^\S+ +0 +- +[01] +(model|logits_processor) ' <<<"$out" || fail "hook: model/logits in pass 0"
+grep -E '^\S+ +0 +[0-9]+ ' <<<"$out" && fail "hook: a layer's tensor in pass 0"
+expect 1 "hook TP1 vs TP2 bisect" "$DB_BIN" bisect --auto "$M/hook/ref" "$M/hook/target"
+has "$out" "first bad layer L1" "hook: the bug's layer"
+has "$out" "stage:    self_attn.attn" "hook: the bug's stage"
+expect 1 "hook TP1 vs TP2" "$DB_BIN" compare "$M/hook/ref" "$M/hook/target"
 has "$out" "0 ref_only, 0 target_only, 0 shape_mismatch, 0 error, 8 not_comparable" "hook: counts"
 has "$out" "all   self_attn.qkv_proj" "hook: qkv merged"
 grep -E 'qkv_proj .*not_comparable: fused' <<<"$out" >/dev/null || fail "hook: qkv not comparable"
@@ -54,8 +63,10 @@ grep -E 'qkv_proj .*not_comparable: fused' <<<"$out" >/dev/null || fail "hook: q
 # shared expert's down_proj) -- a rank's partial alone is never shown
 expect 1 "hook hybrid TP1 vs TP2" "$DB_BIN" compare "$M/hook_hybrid/ref" "$M/hook_hybrid/target"
 # the norm's own output, where it ran (execution order from the dict)
-has "$out" "first divergence: L3 post_attention_layernorm.0 rank 0 pass 1" \
-	"hook hybrid: the bug's layer and stage"
+expect 1 "hook hybrid bisect" "$DB_BIN" bisect --auto "$M/hook_hybrid/ref" "$M/hook_hybrid/target"
+has "$out" "first bad layer L3" "hook hybrid: the bug's layer"
+has "$out" "stage:    post_attention_layernorm.0" "hook hybrid: the bug's stage"
+expect 1 "hook hybrid TP1 vs TP2" "$DB_BIN" compare "$M/hook_hybrid/ref" "$M/hook_hybrid/target"
 has "$out" "0 ref_only, 0 target_only, 0 shape_mismatch, 0 error" "hook hybrid: every rank paired"
 grep -E '^\S+ +1 +[0-9] +[0-9] +(mlp\.experts|mlp\.shared_expert\.down_proj) ' <<<"$out" &&
 	fail "hook hybrid: a partial sum judged alone"

@@ -386,6 +386,9 @@ static void test_rewrite(void **state)
 	parse_fails("name: x\npath: a\nrewrite:\n  stage: [['(a', b]]\n", "rewrite: bad regex", NULL);
 	parse_fails("name: x\npath: a\nrewrite:\n  stage: [['(a)', '$2']]\n", "bad replacement", NULL);
 	parse_fails("name: x\npath: a\nrewrite: {stage: x}\n", "expected a list", NULL);
+	parse_fails("name: x\npath: a\npass_shift: {'^m$': 0}\n", "t.yaml:3:", "shifts by 0", NULL);
+	parse_fails("name: x\npath: a\npass_shift: {'^m$': x}\n", "pass_shift: expected an integer", NULL);
+	parse_fails("name: x\npath: a\npass_shift: {'(m': -1}\n", "pass_shift: bad regex", NULL);
 }
 
 static void test_errors(void **state)
@@ -546,6 +549,15 @@ static void test_match_sglang_hook(void **state)
 	CHECK_MATCHES(p, cases);
 	match2(p, path, "model", &f);
 	assert_string_equal(f.stage, "model");
+	/* the hook writes the top module's and the logits processor's outputs
+	 * of pass N into Pass<N+1>.pt (seen in the realdump trees) */
+	assert_string_equal(f.pass, "2");
+	match2(p, path, "logits_processor", &f);
+	assert_string_equal(f.pass, "2");
+	match2(p, path, "model.norm.0", &f);
+	assert_string_equal(f.pass, "3");
+	match2(p, "TP1_PP0_Rank1_pid1234/Pass00000.pt", "model", &f);
+	assert_string_equal(f.pass, "0");        /* never below 0 */
 	assert_true(db_profile_is_model_after(p, "model"));
 	assert_true(db_profile_is_model_after(p, "norm"));
 	assert_false(db_profile_is_model_after(p, "embed_tokens"));
