@@ -40,6 +40,9 @@ typedef struct db_pair {
 	db_fields f;            /* side empty; rank -1 for merged or rank-less */
 	int occurrence;
 	bool merged;            /* built by unsharding ranks */
+	/* Paired as a replica across layouts (no dims or shard rule): 1 = the
+	 * reference has the ranks, 2 = the target has them; 0 otherwise. */
+	signed char replica;
 	const db_item *ref, *tgt;       /* NULL when missing (merged: first shard) */
 	const db_item **ref_shards, **tgt_shards;  /* merged only, by rank */
 	size_t n_ref_shards, n_tgt_shards;

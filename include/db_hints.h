@@ -38,6 +38,15 @@
 
 #define DB_HINT_MAX_NUMEL (4 * 1024 * 1024)
 
+/* A pair paired as a replica across layouts (db_pair.replica) that
+ * diverges, where the side with the ranks sums, rank by rank, to the other
+ * side's tensor: the stage is a per-rank partial sum there (a row-parallel
+ * output before its all-reduce), so one rank alone is not comparable. Sets
+ * status NOT_COMPARABLE with the reason; call before publishing the pair
+ * (state DONE). Reads the tensors (each <= DB_HINT_MAX_NUMEL); reads only
+ * pairing-time fields of the other pairs, so workers may call it at once. */
+void db_replica_settle(const db_compare *c, db_pair *p);
+
 typedef enum db_hint_kind {
 	DB_HINT_NONE = 0,
 	DB_HINT_INPUTS_DIFFER, DB_HINT_NAN_ORIGIN, DB_HINT_ZEROS, DB_HINT_PARTIAL_SUM,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "binio.h"
+#include "db_hints.h"
 #include "db_routing.h"
 #include "hash.h"
 #include "strmap.h"
@@ -316,6 +317,7 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 		return false;
 	p->m = m;
 	p->band = db_pair_band(c, p);
+	db_replica_settle(c, p);
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
 	atomic_fetch_add(&c->n_cached, 1);
 	atomic_fetch_add(&c->n_done, 1);

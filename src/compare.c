@@ -374,6 +374,8 @@ static void pair_replicated(pvec *pv, db_strmap *pairs_by_key, const db_item **r
 		db_pair *p = pair_of(pv, pairs_by_key, many[i]);
 		if (p && p->status == DB_ST_SHAPE_MISMATCH)
 			set_not_comparable(p, msg);
+		if (p)
+			p->replica = many_tgt ? 2 : 1;    /* checked by db_replica_settle */
 	}
 }
 

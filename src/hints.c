@@ -193,6 +193,58 @@ out:
 	return ok;
 }
 
+static bool same_cell(const db_pair *a, const db_pair *b)
+{
+	return a->f.layer == b->f.layer && a->occurrence == b->occurrence &&
+	       !strcmp(a->f.stage, b->f.stage) && !strcmp(a->f.phase, b->f.phase) &&
+	       !strcmp(a->f.pass, b->f.pass);
+}
+
+void db_replica_settle(const db_compare *c, db_pair *p)
+{
+	/* not published yet: its band says whether it diverges */
+	if (!p->replica || p->status != DB_ST_OK || p->band <= DB_BAND_OK)
+		return;
+	bool many_tgt = p->replica == 2;
+	const db_index *many_ix = many_tgt ? c->tgt : c->ref;
+	int64_t n = 0, nq;
+	double *x = load(many_tgt ? c->ref : c->tgt, many_tgt ? p->ref : p->tgt, &n), *sum = NULL;
+	int ranks = 0;
+	for (size_t i = 0; x && i < c->n_pairs; i++) {
+		const db_pair *q = &c->pairs[i];
+		if (q->replica != p->replica || !same_cell(q, p))
+			continue;
+		double *y = load(many_ix, many_tgt ? q->tgt : q->ref, &nq);
+		if (!y || nq != n) {
+			free(y);
+			ranks = 0;
+			break;
+		}
+		if (!sum) {
+			sum = y;
+		} else {
+			for (int64_t k = 0; k < n; k++)
+				sum[k] += y[k];
+			free(y);
+		}
+		ranks++;
+	}
+	if (ranks >= 2 && close_vec(sum, x, n)) {
+		char msg[600];
+		snprintf(msg, sizeof msg, "the %s's %d ranks sum to the %s: a per-rank partial sum, "
+		         "not a replica (a shard rule {stage: '^%s$', how: sum} compares the sum); a "
+		         "missing all-reduce only if the next stage diverges",
+		         many_tgt ? "target" : "reference", ranks, many_tgt ? "reference" : "target",
+		         p->f.stage);
+		p->status = DB_ST_NOT_COMPARABLE;
+		p->band = DB_BAND_NONE;
+		free(p->error);
+		p->error = strdup(msg);
+	}
+	free(x);
+	free(sum);
+}
+
 /* target = ref.permute(perm) for a perm other than the identity. */
 static bool transposed(const int64_t *shape, int ndim, const int64_t *tshape, int tndim,
                        const double *x, const double *y, int64_t n, db_hint *h)

@@ -3,6 +3,7 @@
  * (mapping or pread, chosen by measurement) and chunked accumulation. The
  * pool that runs pairs on threads is pool.c. */
 #include "compare_priv.h"
+#include "db_hints.h"
 #include "db_routing.h"
 #include "walk.h"
 
@@ -486,6 +487,7 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *m
 			p->m.byte_equal = NAN;
 		p->band = db_pair_band(c, p);
 		db_cache_store(c, p);
+		db_replica_settle(c, p);        /* after the store: the metrics stay cached */
 	}
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
 	atomic_fetch_add(&c->n_done, 1);

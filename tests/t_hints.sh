@@ -15,7 +15,9 @@ for c in scale sign_flip rows_permuted shift transposed partial_sum partial_sum_
 	"$DB_BIN" compare "$H/$c/ref" "$H/$c/target" --format json >"$DB_TMP/$c.json" 2>"$DB_TMP/err"
 	rc=$?
 	want=1
-	[ "$c" = clean ] && want=0
+	# partial_sum_tp1v2: per-rank partials against one full tensor are a
+	# layout, not a bug (nothing after them diverges): not comparable
+	[ "$c" = clean ] || [ "$c" = partial_sum_tp1v2 ] && want=0
 	[ "$rc" = "$want" ] || fail "$c: compare exit $rc, want $want: $(head -3 "$DB_TMP/err")"
 	msg=$("$PY" - "$H/$c/expected.json" "$DB_TMP/$c.json" <<'PYEOF'
 import json, sys
@@ -38,6 +40,8 @@ for e in exp["pairs"]:
         continue
     h, w = p["hint"], e["hint"]
     where = "L%s %s rank %s" % (e["layer"], e["stage"], e["rank"])
+    if "status" in e and p["status"] != e["status"]:
+        bad.append("%s: status %s, want %s" % (where, p["status"], e["status"]))
     if w is None:
         if h is not None:
             bad.append("%s: a false hint %r" % (where, h))
