@@ -27,11 +27,14 @@ typedef struct db_wfile {
 } db_wfile;
 
 /* How contiguous stored tensors reach the metrics loop (DUMPBISECT_READ):
- * auto (the default) measures: each worker times DB_READ_SAMPLE bytes read
- * where the file is mapped (zero-copy; costs a page fault per page-cache
- * folio, many when the files came off disk in readahead-sized folios) and
- * as many read with pread (costs a copy), keeps the one that cost less CPU
- * per byte, and measures again every DB_READ_RESAMPLE bytes; pread copies
+ * auto (the default) measures: each worker times DB_READ_NSAMPLE chunks
+ * read where the file is mapped (zero-copy; costs a page fault per
+ * page-cache folio, many when the files came off disk in readahead-sized
+ * folios) and as many read with pread (costs a copy), the two interleaved
+ * so both see the same load, keeps the one whose median CPU per byte is
+ * lower (pread only when clearly, DB_READ_MARGIN, lower: the copy also
+ * costs memory bandwidth the other workers share), and measures again
+ * every DB_READ_RESAMPLE bytes; pread copies
  * each chunk, a cache-sized piece at a time, into the worker's buffers;
  * mmap always reads the mapping; populate also asks MADV_POPULATE_READ for
  * each chunk first. Results are bit-identical on every path. Views, slots,
@@ -39,7 +42,9 @@ typedef struct db_wfile {
 typedef enum db_read_path {
 	DB_READ_AUTO = 0, DB_READ_PREAD, DB_READ_MMAP, DB_READ_POPULATE
 } db_read_path;
-#define DB_READ_SAMPLE ((uint64_t)16 << 20)
+#define DB_READ_NSAMPLE 4
+#define DB_READ_SAMPLE_MIN ((uint64_t)1 << 20)   /* smaller chunks are not timed */
+#define DB_READ_MARGIN 0.9
 #define DB_READ_RESAMPLE ((uint64_t)1 << 30)
 #define DB_READ_PIECE ((size_t)256 << 10)
 
@@ -50,8 +55,10 @@ typedef struct db_wctx {
 	double *buf[4];         /* x, y, and scratch for sums (DB_SEG_ELEMS*2 each) */
 	db_read_path read;
 	bool use_pread;         /* pread now (DB_READ_PREAD, or auto decided) */
-	int smp_phase;          /* auto: 0 timing mmap, 1 timing pread, 2 decided */
-	uint64_t smp_ns[2], smp_b[2], smp_bytes;  /* [0] mmap, [1] pread */
+	bool sampling;          /* auto: timing both paths (else decided) */
+	int smp_n[2];           /* samples taken: [0] mmap, [1] pread */
+	double smp_cost[2][DB_READ_NSAMPLE];  /* CPU ns per byte of each sample */
+	uint64_t smp_bytes;     /* bytes since the decision */
 	uint8_t *rbuf[2];       /* pread path: DB_READ_PIECE bytes each (x, y) */
 } db_wctx;
 

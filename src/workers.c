@@ -47,6 +47,7 @@ int db_wctx_init(db_wctx *w, size_t cap_files)
 		}
 	w->read = db_read_path_get();
 	w->use_pread = w->read == DB_READ_PREAD;
+	w->sampling = w->read == DB_READ_AUTO;
 	if (w->read == DB_READ_PREAD || w->read == DB_READ_AUTO)
 		for (int i = 0; i < 2; i++)
 			if (!(w->rbuf[i] = aligned_alloc(4096, DB_READ_PIECE))) {
@@ -284,39 +285,48 @@ static int64_t thread_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* auto: which way the next chunk goes. A worker times DB_READ_SAMPLE bytes
- * through the mapping, then as many through pread, then keeps the one
- * that cost less CPU per byte, and samples again every DB_READ_RESAMPLE
- * bytes (the page cache may hold later files otherwise). */
+/* auto: which way the next chunk goes. While sampling, the path with fewer
+ * samples (mmap first), so the two alternate chunk by chunk; a median of a
+ * few chunks each, not one total, because one chunk that shared its core
+ * with a build or lost its cache lines can cost twice as much. */
 static bool auto_pread(const db_wctx *w)
 {
-	return w->smp_phase == 1 || (w->smp_phase == 2 && w->use_pread);
+	return w->sampling ? w->smp_n[1] < w->smp_n[0] : w->use_pread;
+}
+
+static double median4(double *v)
+{
+	for (int i = 1; i < DB_READ_NSAMPLE; i++)       /* insertion sort */
+		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return (v[DB_READ_NSAMPLE / 2 - 1] + v[DB_READ_NSAMPLE / 2]) / 2;
 }
 
 static void auto_sample(db_wctx *w, bool pread, int64_t ns, uint64_t nbytes)
 {
-	if (ns < 0)
-		return;
-	if (w->smp_phase == 2) {
+	if (!w->sampling) {
 		w->smp_bytes += nbytes;
 		if (w->smp_bytes >= DB_READ_RESAMPLE) {
-			w->smp_phase = 0;
-			w->smp_bytes = 0;
-			w->smp_ns[0] = w->smp_ns[1] = 0;
-			w->smp_b[0] = w->smp_b[1] = 0;
+			w->sampling = true;
+			w->smp_n[0] = w->smp_n[1] = 0;
 		}
 		return;
 	}
-	w->smp_ns[pread] += (uint64_t)ns;
-	w->smp_b[pread] += nbytes;
-	if (w->smp_b[w->smp_phase] < DB_READ_SAMPLE)
+	if (ns < 0 || nbytes < DB_READ_SAMPLE_MIN || w->smp_n[pread] >= DB_READ_NSAMPLE)
 		return;
-	if (++w->smp_phase == 2) {
-		/* ns_pread / b_pread < ns_mmap / b_mmap */
-		w->use_pread = (double)w->smp_ns[1] * (double)w->smp_b[0] <
-		               (double)w->smp_ns[0] * (double)w->smp_b[1];
-		w->smp_bytes = 0;
-	}
+	w->smp_cost[pread][w->smp_n[pread]++] = (double)ns / (double)nbytes;
+	if (w->smp_n[0] < DB_READ_NSAMPLE || w->smp_n[1] < DB_READ_NSAMPLE)
+		return;
+	double mm = median4(w->smp_cost[0]), pr = median4(w->smp_cost[1]);
+	w->use_pread = pr < DB_READ_MARGIN * mm;
+	w->sampling = false;
+	w->smp_bytes = 0;
+	if (getenv("DUMPBISECT_READ_TRACE"))
+		fprintf(stderr, "dumpbisect: read path: mmap %.3f, pread %.3f ns/byte: %s\n", mm, pr,
+		        w->use_pread ? "pread" : "mmap");
 }
 
 /* Start reading elements [b, e) of t through fd (cold cache). */

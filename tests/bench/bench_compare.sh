@@ -226,8 +226,8 @@ prep() { # STATE
 		# would copy in small pieces: small folios, like the read state)
 		for f in "${files[@]}"; do dd if="$f" of="$f.tmp" bs=64M status=none && mv "$f.tmp" "$f"; done
 		sync;;
-	read) sync; echo 3 > /proc/sys/vm/drop_caches; cat "${files[@]}" > /dev/null;;
-	cold) sync; echo 3 > /proc/sys/vm/drop_caches;;
+	read) sync; echo 1 > /proc/sys/vm/drop_caches; cat "${files[@]}" > /dev/null;;
+	cold) sync; echo 1 > /proc/sys/vm/drop_caches;;
 	hot) cat "${files[@]}" > /dev/null;;
 	esac
 }
