@@ -39,6 +39,10 @@ typedef struct db_file {
 	void **owned;
 	size_t n_owned, cap_owned;
 	size_t cap_entries;
+	/* the file as db_file_open's fstat saw it (0 for db_file_open_mem):
+	 * callers check it against their index without a second stat */
+	int64_t st_size, st_mtime_ns;
+	uint64_t st_ident;              /* device and inode (walk.h) */
 	int map_is_mmap;                /* DB_MAP_MMAP: map came from mmap (munmap
 	                                 * on close); DB_MAP_HEAP: read into a
 	                                 * malloc'd buffer (free on close); 0:

@@ -12,6 +12,7 @@
 #include "pt.h"
 #include "reader_impl.h"
 #include "st_npy.h"
+#include "walk.h"
 #include "zip.h"
 
 db_entry *db_file_add_entry(db_file *f, const char *key)
@@ -198,6 +199,9 @@ int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err
 		return -1;
 	}
 	f->map_size = (size_t)st.st_size;
+	f->st_size = (int64_t)st.st_size;
+	f->st_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	f->st_ident = db_stat_ident(&st);
 	if (f->map_size > 0 && f->map_size <= DB_SMALL_FILE_READ) {
 		/* A small file is read, not mapped: mmap + munmap (a TLB
 		 * shootdown when other threads run) per file dominated opening

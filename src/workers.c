@@ -92,24 +92,21 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 			*fd_out = w->files[i].fd;
 			return w->files[i].f;
 		}
-	struct stat st;
-	if (stat(path, &st) != 0) {
-		db_err_set(err, path, NULL, -1, "cannot open: %s", strerror(errno));
-		return NULL;
-	}
-	int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	if (!S_ISREG(st.st_mode) || st.st_size != it->size || mt != it->mtime_ns ||
-	    db_stat_ident(&st) != it->ident) {
-		db_err_set(err, path, NULL, -1, "file changed since the tree was indexed; rescan");
-		return NULL;
-	}
+	/* one open: the file's fstat (taken by db_file_open) is checked
+	 * against the index, no stat by path first */
 	db_file *f = NULL;
 	if (db_file_open(path, &f, err) != 0)
 		return NULL;
+	if (f->st_size != it->size || f->st_mtime_ns != it->mtime_ns || f->st_ident != it->ident) {
+		db_file_close(f);
+		db_err_set(err, path, NULL, -1, "file changed since the tree was indexed; rescan");
+		return NULL;
+	}
 	int fd = -1;
-	if (w->read == DB_READ_PREAD || w->read == DB_READ_AUTO) {
+	if (f->map_is_mmap == DB_MAP_MMAP &&
+	    (w->read == DB_READ_PREAD || w->read == DB_READ_AUTO)) {
 		/* the bytes of contiguous tensors are read through fd, the same
-		 * file as mapped (else the mapping alone serves) */
+		 * file as mapped; a small file read whole needs none */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		struct stat fs;
 		if (fd >= 0 && (fstat(fd, &fs) != 0 || db_stat_ident(&fs) != it->ident ||
@@ -217,7 +214,7 @@ int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
  * through fd at t->file_offset. */
 static bool preadable(const db_file *f, const db_tensor *t, int fd)
 {
-	return fd >= 0 && f && f->map_is_mmap && t->file_offset >= 0 &&
+	return fd >= 0 && f && f->map_is_mmap == DB_MAP_MMAP && t->file_offset >= 0 &&
 	       db_tensor_is_contiguous(t) && t->data == f->map + t->file_offset;
 }
 
