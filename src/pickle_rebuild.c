@@ -48,7 +48,7 @@ static db_pk_val *mk_tensor(db_pk *vm, size_t at)
 	db_pk_val *v = db_pk_mk(vm, DB_PK_TENSOR, at);
 	if (!v)
 		return NULL;
-	if (!(v->u.tensor = calloc(1, sizeof *v->u.tensor)))
+	if (!(v->u.tensor = db_pk_alloc(vm, sizeof *v->u.tensor)))
 		return db_pk_fail_null(vm, at, "out of memory");
 	return v;
 }
@@ -303,9 +303,11 @@ db_pk_val *db_pk_persistent_load(db_pk *vm, size_t at, const db_pk_val *pid)
 	db_pk_val *v = db_pk_mk(vm, DB_PK_STORAGE, at);
 	if (!v)
 		return NULL;
-	char *k = strdup(key);
+	size_t kl = strlen(key);
+	char *k = db_pk_alloc(vm, kl + 1);
 	if (!k)
 		return db_pk_fail_null(vm, at, "out of memory");
+	memcpy(k, key, kl + 1);
 	v->u.storage.key = k;
 	v->u.storage.dtype = a[1]->u.g.dtype;
 	v->u.storage.itemsize = a[1]->u.g.itemsize;

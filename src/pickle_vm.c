@@ -3,6 +3,7 @@
 #include "pickle_vm.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,10 @@ void db_pk_free(db_pk *vm)
 {
 	if (!vm)
 		return;
+	/* only the growable arrays are malloc'd one by one */
 	for (size_t i = 0; i < vm->n_all; i++) {
 		db_pk_val *v = vm->all[i];
 		switch (v->type) {
-		case DB_PK_STR: case DB_PK_BYTES: case DB_PK_BIGINT:
-			free(v->u.str.s);
-			break;
 		case DB_PK_TUPLE: case DB_PK_LIST: case DB_PK_SET:
 			free(v->u.seq.v);
 			break;
@@ -39,23 +38,55 @@ void db_pk_free(db_pk *vm)
 			free(v->u.dict.k);
 			free(v->u.dict.v);
 			break;
-		case DB_PK_STORAGE:
-			free((char *)(uintptr_t)v->u.storage.key);
-			break;
-		case DB_PK_TENSOR:
-			free(v->u.tensor);
-			break;
 		default:
 			break;
 		}
-		free(v);
 	}
+	for (size_t i = 0; i < vm->n_blocks; i++)
+		free(vm->blocks[i]);
+	free(vm->blocks);
 	free(vm->all);
 	free(vm->stack);
 	free(vm->marks);
 	free(vm->memo);
 	free(vm->storages);
 	free(vm);
+}
+
+/* Bump blocks of PK_BLOCK bytes; a request over PK_BIG gets a block of its
+ * own, so a large string wastes nothing. */
+#define PK_BLOCK ((size_t)8192)
+#define PK_BIG ((size_t)1024)
+
+static void *new_block(db_pk *vm, size_t n)
+{
+	if (db_pk_grow((void **)&vm->blocks, &vm->cap_blocks, vm->n_blocks + 1, sizeof *vm->blocks))
+		return NULL;
+	void *b = malloc(n);
+	if (b)
+		vm->blocks[vm->n_blocks++] = b;
+	return b;
+}
+
+void *db_pk_alloc(db_pk *vm, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	void *p;
+	if (n > PK_BIG) {
+		p = new_block(vm, n);
+	} else {
+		if (n > vm->bump_left) {
+			if (!(vm->bump = new_block(vm, PK_BLOCK)))
+				return NULL;
+			vm->bump_left = PK_BLOCK;
+		}
+		p = vm->bump;
+		vm->bump += n;
+		vm->bump_left -= n;
+	}
+	if (p)
+		memset(p, 0, n);
+	return p;
 }
 
 void db_pk_set_entry(db_pk *vm, const char *entry)
@@ -133,7 +164,7 @@ db_pk_val *db_pk_mk(db_pk *vm, db_pk_type t, size_t at)
 		                       DB_PK_MAX_VALUES);
 	if (db_pk_grow((void **)&vm->all, &vm->cap_all, vm->n_all + 1, sizeof *vm->all))
 		return db_pk_fail_null(vm, at, "out of memory");
-	db_pk_val *v = calloc(1, sizeof *v);
+	db_pk_val *v = db_pk_alloc(vm, sizeof *v);
 	if (!v)
 		return db_pk_fail_null(vm, at, "out of memory");
 	v->type = t;
@@ -147,7 +178,7 @@ db_pk_val *db_pk_mk_bytes(db_pk *vm, db_pk_type t, size_t at, const void *s, siz
 	db_pk_val *v = db_pk_mk(vm, t, at);
 	if (!v)
 		return NULL;
-	if (!(v->u.str.s = malloc(len + 1)))
+	if (len >= SIZE_MAX - 16 || !(v->u.str.s = db_pk_alloc(vm, len + 1)))
 		return db_pk_fail_null(vm, at, "out of memory");
 	memcpy(v->u.str.s, s, len);
 	v->u.str.s[len] = '\0';

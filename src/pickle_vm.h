@@ -30,7 +30,16 @@ struct db_pk {
 	db_pk_val **storages;
 	size_t n_storages, cap_storages;
 	db_pk_val none, yes, no;
+	/* values, strings, keys and tensors come from blocks freed together
+	 * (a small .pt made ~100 mallocs and frees: the bulk of parsing it) */
+	uint8_t *bump;
+	size_t bump_left;
+	void **blocks;
+	size_t n_blocks, cap_blocks;
 };
+
+/* n zeroed bytes owned by vm (freed by db_pk_free); NULL on OOM. */
+void *db_pk_alloc(db_pk *vm, size_t n);
 
 /* Sets vm->err at vm->base + at; returns -1 (or NULL, for makers). */
 int db_pk_fail(db_pk *vm, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
