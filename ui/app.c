@@ -147,7 +147,8 @@ void tui_grid_worst(struct tui *t)
 	if (t->worst_gen == t->grid_gen && (t->worst_settled || t->worst_done == done))
 		return;
 	bool settled;
-	if (db_grid_worst_ranks(t->cmp, &t->grid, &settled)) {
+	if (t->grid_cache ? db_grid_cache_worst_ranks(t->grid_cache, t->cmp, &t->grid, &settled)
+	                  : db_grid_worst_ranks(t->cmp, &t->grid, &settled)) {
 		t->grid_gen++;          /* views holding cells reload them */
 		t->dirty = true;
 	}
@@ -193,8 +194,12 @@ void tui_selection_changed(struct tui *t)
 	if (t->have_grid)
 		db_grid_free(&t->grid);
 	memset(&t->grid, 0, sizeof t->grid);
-	t->have_grid = db_grid_build(t->cmp, tui_phase(t), tui_pass(t), tui_rank(t),
-	                             &t->grid) == 0;
+	if (!t->grid_cache)
+		t->grid_cache = db_grid_cache_new();
+	t->have_grid = (t->grid_cache ? db_grid_cache_build(t->grid_cache, t->cmp, tui_phase(t),
+	                                                    tui_pass(t), tui_rank(t), &t->grid)
+	                              : db_grid_build(t->cmp, tui_phase(t), tui_pass(t),
+	                                              tui_rank(t), &t->grid)) == 0;
 	t->grid_gen++;
 	tui_update_first_div(t);
 	t->dirty = true;

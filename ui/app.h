@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "db_compare.h"
 #include "db_grid.h"
+#include "db_grid_cache.h"
 #include "view.h"
 
 struct db_session;
@@ -72,6 +73,9 @@ struct tui {
 	                                 * [ ], the session), else the bisect chooses */
 
 	db_grid grid;                   /* for the selection; owned */
+	db_grid_cache *grid_cache;      /* owned; the index the rank keys build from
+	                                 * (made on first use, follows rescans and
+	                                 * variants by itself) */
 	bool have_grid;
 	unsigned grid_gen;              /* bumped at every rebuild or cell change */
 	unsigned worst_gen;             /* grid_gen tui_grid_worst last saw */

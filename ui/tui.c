@@ -728,6 +728,7 @@ out_cmp:
 	tui_bindings_free();
 	if (t->have_grid)
 		db_grid_free(&t->grid);
+	db_grid_cache_free(t->grid_cache);
 	for (size_t i = 0; i < t->n_passes; i++)
 		free(t->passes[i]);
 	free(t->passes);
