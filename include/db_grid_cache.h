@@ -2,7 +2,9 @@
  * phase and pass keys) from an index of the pairs, so a rank change costs
  * that rank's pairs, not a pass over all of them (issue 12: 64 ranks,
  * ~50k pairs). The index holds one (phase, pass): its pairs by rank, a
- * stage id per pair and the column order over every rank. It follows the
+ * stage id per pair and the column order over every rank; and the
+ * all-ranks grid once built, with its worst-rank cells once settled (final
+ * until the pairs change: a done pair keeps its metrics). It follows the
  * pairs by db_compare.pairs_gen (a rescan or another comparison reindexes
  * on the next call); metrics arriving change nothing it holds.
  *

@@ -10,32 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_cell.h"
+#include "grid_cache_priv.h"
 #include "grid_priv.h"
 #include "strmap.h"
-
-/* The pairs of one rank key (merged: -1, else the pair's rank) in by_rank. */
-typedef struct rank_span {
-	int key;
-	size_t start, n;
-} rank_span;
-
-struct db_grid_cache {
-	const db_compare *c;
-	unsigned long gen;              /* c->pairs_gen indexed; 0 = nothing */
-	char *phase, *pass;
-	size_t *all, n_all;             /* selection pairs (occurrence 0), in order */
-	size_t *by_rank;                /* the same by (rank key, order) */
-	rank_span *spans;
-	size_t n_spans;
-	uint32_t *sid;                  /* by pair index (selection pairs only) */
-	const char **stages;            /* by stage id, borrowed from the pairs */
-	size_t n_stages;
-	size_t *stage_rank;             /* by stage id: place in the column order of
-	                                 * every rank (order_sel_cols); SIZE_MAX when
-	                                 * no layer pair has it */
-	bool *model_after;              /* by stage id */
-};
 
 db_grid_cache *db_grid_cache_new(void)
 {
@@ -53,6 +30,8 @@ static void index_clear(db_grid_cache *gc)
 	free(gc->stages);
 	free(gc->stage_rank);
 	free(gc->model_after);
+	db_grid_free(&gc->any);
+	free(gc->worst_cells);
 	memset(gc, 0, sizeof *gc);
 }
 
@@ -145,9 +124,8 @@ static int index_stage_order(db_grid_cache *gc, const db_compare *c)
 	return rc;
 }
 
-/* Index (phase, pass) of c's pairs as they are, unless already done. */
-static int ensure(db_grid_cache *gc, const db_compare *c, const char *phase,
-                  const char *pass)
+int grid_cache_ensure(db_grid_cache *gc, const db_compare *c, const char *phase,
+                      const char *pass)
 {
 	if (gc->gen && gc->gen == c->pairs_gen && gc->c == c && !strcmp(gc->phase, phase) &&
 	    !strcmp(gc->pass, pass))
@@ -385,6 +363,30 @@ static void build_cells(build *b, db_grid *g, const size_t *remap)
 	}
 }
 
+/* A deep copy of s into d; -1 (d empty) when out of memory. */
+static int grid_copy(const db_grid *s, db_grid *d)
+{
+	memset(d, 0, sizeof *d);
+	d->phase = strdup(s->phase);
+	d->pass = strdup(s->pass);
+	d->rank = s->rank;
+	d->first_layer_row = s->first_layer_row;
+	d->n_layer_rows = s->n_layer_rows;
+	d->cols = calloc(s->n_cols + 1, sizeof *d->cols);
+	d->rows = calloc(s->n_rows + 1, sizeof *d->rows);
+	int rc = d->phase && d->pass && d->cols && d->rows ? 0 : -1;
+	for (; rc == 0 && d->n_cols < s->n_cols; d->n_cols++)
+		if (!(d->cols[d->n_cols] = strdup(s->cols[d->n_cols])))
+			rc = -1;
+	for (size_t r = 0; rc == 0 && r < s->n_rows; r++)
+		if ((rc = grid_add_row(d, s->n_rows, s->rows[r].layer, s->rows[r].label, 0)) == 0)
+			memcpy(d->rows[r].cells, s->rows[r].cells,
+			       (s->n_cols ? s->n_cols : 1) * sizeof *s->rows[r].cells);
+	if (rc != 0)
+		db_grid_free(d);
+	return rc;
+}
+
 int db_grid_cache_build(db_grid_cache *gc, const db_compare *c, const char *phase,
                         const char *pass, int rank, db_grid *g)
 {
@@ -398,7 +400,11 @@ int db_grid_cache_build(db_grid_cache *gc, const db_compare *c, const char *phas
 	g->rank = rank;
 	build b = {.c = c, .gc = gc};
 	size_t *remap = NULL;
-	int rc = g->phase && g->pass && ensure(gc, c, phase, pass) == 0 ? 0 : -1;
+	int rc = g->phase && g->pass && grid_cache_ensure(gc, c, phase, pass) == 0 ? 0 : -1;
+	if (rc == 0 && rank == DB_RANK_ANY && gc->have_any) {
+		db_grid_free(g);        /* kept: every rank's pairs, the costly one */
+		return grid_copy(&gc->any, g);
+	}
 	if (rc == 0) {
 		b.n_sel = select_rank(gc, rank, &b.sel);
 		rc = build_cols(&b);
@@ -421,112 +427,7 @@ int db_grid_cache_build(db_grid_cache *gc, const db_compare *c, const char *phas
 		db_grid_free(g);
 		return -1;
 	}
+	if (rank == DB_RANK_ANY)
+		gc->have_any = grid_copy(g, &gc->any) == 0;
 	return 0;
-}
-
-/* One per-rank cell of db_grid_cache_worst_ranks (struct worst_cell in
- * cell.c), found by (layer, stage id) in a table instead of by strcmp. */
-typedef struct wcell {
-	size_t *cell;
-	size_t worst, n, n_done;
-} wcell;
-
-static size_t layer_at(const int *v, size_t n, int layer)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (v[mid] < layer)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo] == layer ? lo : SIZE_MAX;
-}
-
-bool db_grid_cache_worst_ranks(db_grid_cache *gc, const db_compare *c, db_grid *g,
-                               bool *settled_out)
-{
-	if (settled_out)
-		*settled_out = true;
-	if (g->rank != DB_RANK_ANY)
-		return false;
-	if (ensure(gc, c, g->phase, g->pass) != 0)
-		return db_grid_worst_ranks(c, g, settled_out);
-	size_t cap = 0, n = 0, nl = 0, ns = gc->n_stages;
-	for (size_t r = 0; r < g->n_rows; r++)
-		cap += g->rows[r].layer < 0 ? 1 : g->n_cols;
-	wcell *v = malloc((cap + 1) * sizeof *v);
-	int *layers = malloc((cap + 1) * sizeof *layers);
-	size_t *at = NULL;
-	if (v && layers) {      /* the cells' layers, distinct ascending */
-		for (size_t r = 0; r < g->n_rows; r++)
-			for (size_t k = 0; k < (g->rows[r].layer < 0 ? 1 : g->n_cols); k++) {
-				size_t i = g->rows[r].cells[k];
-				if (i < c->n_pairs)
-					layers[nl++] = c->pairs[i].f.layer;
-			}
-		qsort(layers, nl, sizeof *layers, grid_cmp_int);
-		size_t d = 0;
-		for (size_t k = 0; k < nl; k++)
-			if (!d || layers[k] != layers[d - 1])
-				layers[d++] = layers[k];
-		nl = d;
-		at = malloc((nl * ns + 1) * sizeof *at);
-	}
-	if (!at) {
-		free(v);
-		free(layers);
-		if (settled_out)
-			*settled_out = false;
-		return false;
-	}
-	for (size_t k = 0; k < nl * ns; k++)
-		at[k] = SIZE_MAX;
-	for (size_t r = 0; r < g->n_rows; r++)
-		for (size_t k = 0; k < (g->rows[r].layer < 0 ? 1 : g->n_cols); k++) {
-			size_t i = g->rows[r].cells[k];
-			const db_pair *p = i < c->n_pairs ? &c->pairs[i] : NULL;
-			if (!p || p->merged || p->f.rank < 0)
-				continue;       /* sharded (merged) or rank-less: as built */
-			size_t *slot = &at[layer_at(layers, nl, p->f.layer) * ns + gc->sid[i]];
-			if (*slot == SIZE_MAX)
-				*slot = n;
-			v[n++] = (wcell){&g->rows[r].cells[k], DB_NO_PAIR, 0, 0};
-		}
-	/* the selection's rank pairs in order: cell.c's pass over every pair
-	 * (phase, pass; the cells are all occurrence 0) */
-	for (size_t j = 0; n && j < gc->n_all; j++) {
-		size_t i = gc->all[j];
-		const db_pair *q = &c->pairs[i];
-		if (q->merged || q->f.rank < 0)
-			continue;
-		size_t l = layer_at(layers, nl, q->f.layer);
-		if (l == SIZE_MAX || at[l * ns + gc->sid[i]] == SIZE_MAX)
-			continue;
-		wcell *w = &v[at[l * ns + gc->sid[i]]];
-		w->n++;
-		if (!db_pair_done(q))
-			continue;
-		w->n_done++;
-		if (w->worst == DB_NO_PAIR || db_pair_worse(q, &c->pairs[w->worst]))
-			w->worst = i;
-	}
-	bool changed = false, settled = true;
-	for (size_t k = 0; k < n; k++) {
-		if (v[k].n_done < v[k].n) {
-			settled = false;
-			continue;
-		}
-		if (v[k].worst != DB_NO_PAIR && *v[k].cell != v[k].worst) {
-			*v[k].cell = v[k].worst;
-			changed = true;
-		}
-	}
-	free(v);
-	free(layers);
-	free(at);
-	if (settled_out)
-		*settled_out = settled;
-	return changed;
 }
