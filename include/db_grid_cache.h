@@ -6,10 +6,11 @@
  * all-ranks grid once built, with its worst-rank cells once settled (final
  * until the pairs change: a done pair keeps its metrics). It follows the
  * pairs by db_compare.pairs_gen (a rescan or another comparison reindexes
- * on the next call); metrics arriving change nothing it holds.
+ * on the next call); metrics arriving change nothing it holds (the
+ * worst-rank cells are kept only once final).
  *
  * Results are exactly those of db_grid_build and db_grid_worst_ranks
- * (tests/test_grid.c holds them to that, rank by rank). */
+ * (tests/test_grid_cache.c holds them to that, rank by rank). */
 #ifndef DB_GRID_CACHE_H
 #define DB_GRID_CACHE_H
 #include <stdbool.h>

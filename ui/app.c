@@ -67,13 +67,25 @@ static void load_passes(struct tui *t)
 	free(keep);
 }
 
+/* The rank-independent part of tui_update_first_div is still that of the
+ * pairs as they are. n_done is read first: a pair done after it changes
+ * n_done again. */
+static bool div_current(struct tui *t, const char *pa, size_t done)
+{
+	return t->div_cmp == t->cmp && t->div_gen == t->cmp->pairs_gen && t->div_done == done &&
+	       t->div_phase == t->phase && t->div_pass && !strcmp(t->div_pass, pa);
+}
+
 void tui_update_first_div(struct tui *t)
 {
 	tui_grid_worst(t);
 	const char *ph = tui_phase(t) ? tui_phase(t) : "", *pa = tui_pass(t) ? tui_pass(t) : "";
+	size_t done = atomic_load(&t->cmp->n_done);
 	t->first_div_known = !tui_computing(t);
-	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
 	t->first_div_sel = db_first_divergence(t->cmp, ph, pa, tui_rank(t));
+	if (div_current(t, pa, done))
+		return;
+	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
 	/* Cached for the draws (each is a pass over every pair). */
 	free(t->phase_div);
 	t->phase_div = calloc(t->cmp->n_phases + 1, sizeof *t->phase_div);
@@ -82,6 +94,12 @@ void tui_update_first_div(struct tui *t)
 	t->n_diverge = 0;
 	for (size_t i = 0; i < t->cmp->n_pairs; i++)
 		t->n_diverge += db_pair_diverges(&t->cmp->pairs[i]);
+	free(t->div_pass);
+	t->div_pass = strdup(pa);       /* NULL: computed again next time */
+	t->div_cmp = t->cmp;
+	t->div_gen = t->cmp->pairs_gen;
+	t->div_done = done;
+	t->div_phase = t->phase;
 }
 
 /* The grid cell pair falls in: its layer's row, the column of its stage or

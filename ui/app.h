@@ -86,6 +86,13 @@ struct tui {
 	long *phase_div;                /* per phase: first divergence, any rank (owned) */
 	size_t n_diverge;               /* pairs that diverge (all selections) */
 	const char *default_pass;       /* of the phase; borrowed from the pairs */
+	/* first_div, phase_div and n_diverge were computed for these pairs,
+	 * n_done, phase and pass: a rank key recomputes first_div_sel only
+	 * (three passes over every pair less per key, issue 12) */
+	const db_compare *div_cmp;
+	unsigned long div_gen;
+	size_t div_done, div_phase;
+	char *div_pass;                 /* owned */
 	bool first_div_known;
 
 	/* "/" filter on stage names: col_match[c] for the grid's columns */

@@ -737,6 +737,7 @@ out_cmp:
 		tui_filter_set(t, NULL);
 	free(t->col_match);
 	free(t->phase_div);
+	free(t->div_pass);
 	tui_bisect_replay_drop(t);
 	db_bisect_run_free(t->bisect);
 	if (t->n_variants) {
