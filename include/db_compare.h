@@ -101,6 +101,9 @@ typedef struct db_compare {
 	db_index *ref, *tgt;    /* owned; may be the same scan split by side */
 	db_pair *pairs;         /* in execution order */
 	size_t n_pairs;
+	/* New (unique in the process) each time the pairs are built, rebuilt
+	 * by a rescan or freed: a cache over the pairs keys on it. */
+	unsigned long pairs_gen;
 	char **phases;          /* present phases, causal order */
 	size_t n_phases;
 	_Atomic size_t n_done;  /* pairs finished (async progress) */

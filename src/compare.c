@@ -616,6 +616,12 @@ static int collect(const db_cmp_priv *pr, const db_index *ix, const db_item ***o
 	return 0;
 }
 
+unsigned long db_next_pairs_gen(void)
+{
+	static _Atomic unsigned long gen;
+	return atomic_fetch_add(&gen, 1) + 1;
+}
+
 int db_build_pairs(db_compare *c, db_err *err)
 {
 	db_cmp_priv *pr = c->priv;
@@ -777,6 +783,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 	free(pv.dead);
 	c->pairs = out;
 	c->n_pairs = n;
+	c->pairs_gen = db_next_pairs_gen();
 	size_t done = 0;
 	for (size_t i = 0; i < n; i++)
 		done += out[i].status != DB_ST_OK;
@@ -822,6 +829,7 @@ void db_free_pairs(db_compare *c)
 	free(c->pairs);
 	c->pairs = NULL;
 	c->n_pairs = 0;
+	c->pairs_gen = db_next_pairs_gen();
 	for (size_t i = 0; i < c->n_phases; i++)
 		free(c->phases[i]);
 	free(c->phases);

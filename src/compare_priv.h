@@ -105,6 +105,8 @@ void db_cache_close(db_compare *c);
 
 /* Pairing (compare.c): c->ref, c->tgt, profile and priv set. */
 int db_build_pairs(db_compare *c, db_err *err);
+/* A fresh db_compare.pairs_gen (never 0). */
+unsigned long db_next_pairs_gen(void);
 int db_build_phases(db_compare *c);
 void db_free_pairs(db_compare *c);      /* pairs and phases */
 /* Identity of a pair's cell: fields key + occurrence into buf. */

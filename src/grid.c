@@ -1,6 +1,7 @@
 /* The layer × stage grid of one (phase, pass, rank) selection, and the
  * small queries the views and the bisect share. */
 #include "db_grid.h"
+#include "grid_priv.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -10,8 +11,7 @@
 
 #include "strmap.h"
 
-/* DB_RANK_ANY: merged first, then rank-less, then the lowest rank. */
-static int rank_prio(const db_pair *p)
+int grid_rank_prio(const db_pair *p)
 {
 	return p->merged ? 0 : p->f.rank < 0 ? 1 : 2 + p->f.rank;
 }
@@ -54,200 +54,38 @@ static size_t known_stages(const db_compare *c, const char *phase, const char *p
 	return n;
 }
 
-static const char *parent_of(const db_compare *c, const char *stage, const char **known,
-                             size_t n_known, char *buf, size_t len)
+const char *grid_parent_of(const db_compare *c, const char *stage, const char **known,
+                           size_t n_known, char *buf, size_t len)
 {
 	const char *r = db_profile_parent(c->profile, stage, known, n_known, buf, len);
 	return r ? r : stage;
 }
 
-typedef struct colrec {
-	char *name;
-	int pos;                /* stage_order position; INT_MAX none */
-	int64_t first_seq;
-} colrec;
-
-/* Tie order among columns free to go next: first seq when the trees record
- * their execution order (stage_order only breaks ties), else the profile's
- * stage_order (their seq follows it anyway) then first seq. */
-static bool col_before(const colrec *a, const colrec *b, bool records)
-{
-	if (!records && a->pos != b->pos)
-		return a->pos < b->pos;
-	if (a->first_seq != b->first_seq)
-		return a->first_seq < b->first_seq;
-	return a->pos < b->pos;
-}
-
-typedef struct col_edge { size_t from, to; } col_edge;
-
-static int cmp_edge(const void *va, const void *vb)
-{
-	const col_edge *a = va, *b = vb;
-	if (a->from != b->from)
-		return a->from < b->from ? -1 : 1;
-	return (a->to > b->to) - (a->to < b->to);
-}
-
-/* Min-heap of column indices under col_before. */
-typedef struct col_heap {
-	size_t *v, n;
-	const colrec *cols;
-	bool records;
-} col_heap;
-
-static bool heap_lt(const col_heap *h, size_t i, size_t j)
-{
-	return col_before(&h->cols[h->v[i]], &h->cols[h->v[j]], h->records);
-}
-
-static void heap_swap(col_heap *h, size_t i, size_t j)
-{
-	size_t t = h->v[i];
-	h->v[i] = h->v[j];
-	h->v[j] = t;
-}
-
-static void heap_push(col_heap *h, size_t col)
-{
-	size_t i = h->n++;
-	h->v[i] = col;
-	while (i && heap_lt(h, i, (i - 1) / 2)) {
-		heap_swap(h, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-static size_t heap_pop(col_heap *h)
-{
-	size_t top = h->v[0];
-	h->v[0] = h->v[--h->n];
-	for (size_t i = 0;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < h->n && heap_lt(h, l, m))
-			m = l;
-		if (r < h->n && heap_lt(h, r, m))
-			m = r;
-		if (m == i)
-			break;
-		heap_swap(h, i, m);
-		i = m;
-	}
-	return top;
-}
-
-/* One layer pair of the selection: its layer, position in execution
- * order, column. */
-typedef struct lcol {
-	int layer;
-	size_t at, col;
-} lcol;
-
-static int cmp_lcol(const void *va, const void *vb)
-{
-	const lcol *a = va, *b = vb;
-	if (a->layer != b->layer)
-		return a->layer < b->layer ? -1 : 1;
-	return (a->at > b->at) - (a->at < b->at);
-}
-
-/* Execution order of stages (or columns) merged over layers that differ
- * (hybrid models: attention kinds, dense and MoE mlps), where the first seq
- * alone would put a late layer's own stages after an early layer's last
- * ones: inside each layer a node goes before the next node to appear;
- * Kahn's sort of those edges, ties by col_before, a cycle (layers that
- * disagree) broken at its waiting node of lowest first seq. lc (sorted
- * here) maps layer pairs to nodes; the order goes into out. */
-static int order_cols(const colrec *cols, size_t ncols, lcol *lc, size_t nlc,
-                      bool records, size_t *out)
-{
-	col_edge *e = malloc((nlc + 1) * sizeof *e);
-	size_t *seen = malloc((ncols + 1) * sizeof *seen);      /* layer run */
-	size_t *indeg = calloc(ncols + 1, sizeof *indeg);
-	size_t *start = calloc(ncols + 2, sizeof *start);       /* edges by from */
-	bool *done = calloc(ncols + 1, sizeof *done);
-	col_heap h = {malloc((ncols + 1) * sizeof *h.v), 0, cols, records};
-	int rc = e && seen && indeg && start && done && h.v ? 0 : -1;
-	if (rc == 0) {
-		qsort(lc, nlc, sizeof *lc, cmp_lcol);
-		for (size_t j = 0; j < ncols; j++)
-			seen[j] = SIZE_MAX;
-		size_t ne = 0, prev = SIZE_MAX, run = 0;
-		for (size_t k = 0; k < nlc; k++) {
-			size_t col = lc[k].col;
-			if (k && lc[k].layer != lc[k - 1].layer) {
-				run++;
-				prev = SIZE_MAX;
-			}
-			if (seen[col] == run)
-				continue;       /* a node counts where it first appears */
-			seen[col] = run;
-			if (prev != SIZE_MAX)
-				e[ne++] = (col_edge){prev, col};
-			prev = col;
-		}
-		qsort(e, ne, sizeof *e, cmp_edge);
-		for (size_t k = 0; k < ne; k++) {
-			start[e[k].from + 1]++;
-			indeg[e[k].to]++;
-		}
-		for (size_t j = 0; j < ncols; j++)
-			start[j + 1] += start[j];
-		for (size_t j = 0; j < ncols; j++)
-			if (!indeg[j])
-				heap_push(&h, j);
-		for (size_t n = 0; n < ncols; n++) {
-			size_t col = SIZE_MAX;
-			if (h.n)
-				col = heap_pop(&h);
-			else    /* a cycle */
-				for (size_t j = 0; j < ncols; j++)
-					if (!done[j] && (col == SIZE_MAX || cols[j].first_seq < cols[col].first_seq))
-						col = j;
-			done[col] = true;
-			out[n] = col;
-			for (size_t k = start[col]; k < start[col + 1]; k++) {
-				size_t to = e[k].to;
-				if (indeg[to] && !--indeg[to] && !done[to])
-					heap_push(&h, to);
-			}
-		}
-	}
-	free(e);
-	free(seen);
-	free(indeg);
-	free(start);
-	free(done);
-	free(h.v);
-	return rc;
-}
-
-/* The trees record their execution order (see db_index.records_order). */
-static bool cmp_records_order(const db_compare *c)
+bool grid_records_order(const db_compare *c)
 {
 	return (c->ref && c->ref->records_order) || (c->tgt && c->tgt->records_order);
 }
 
-static int cmp_int(const void *a, const void *b)
+int grid_cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 	return (x > y) - (x < y);
 }
 
-/* Should cand replace cur in a cell of column col? The column's own stage
- * beats its sub-stages, the better rank wins, then the later sub-stage. */
-static bool cell_better(const db_pair *cur, const db_pair *cand, const char *col)
+/* The column's own stage beats its sub-stages, the better rank wins, then
+ * the later sub-stage. */
+bool grid_cell_better(const db_pair *cur, const db_pair *cand, const char *col)
 {
 	bool own_cur = !strcmp(cur->f.stage, col), own_cand = !strcmp(cand->f.stage, col);
 	if (own_cur != own_cand)
 		return own_cand;
-	if (rank_prio(cand) != rank_prio(cur))
-		return rank_prio(cand) < rank_prio(cur);
+	if (grid_rank_prio(cand) != grid_rank_prio(cur))
+		return grid_rank_prio(cand) < grid_rank_prio(cur);
 	return !own_cand && cand->seq > cur->seq;
 }
 
-static int add_row(db_grid *g, size_t cap_rows, int layer, const char *label,
-                   size_t first_cell)
+int grid_add_row(db_grid *g, size_t cap_rows, int layer, const char *label,
+                 size_t first_cell)
 {
 	if (g->n_rows >= cap_rows)
 		return -1;
@@ -311,7 +149,7 @@ static int order_sel_cols(const db_compare *c, const char *phase, const char *pa
 		lc[nlc++] = (lcol){p->f.layer, i, *v};
 	}
 	if (rc == 0)
-		rc = order_cols(nodes, nn, lc, nlc, cmp_records_order(c), nord);
+		rc = grid_order_cols(nodes, nn, lc, nlc, grid_records_order(c), nord);
 	if (rc == 0) {
 		for (size_t k = 0; k < nn; k++)
 			nrank[nord[k]] = k;
@@ -372,7 +210,7 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 		}
 		layers[nlayers++] = p->f.layer;
 		char buf[256];
-		const char *top = parent_of(c, p->f.stage, known, n_known, buf, sizeof buf);
+		const char *top = grid_parent_of(c, p->f.stage, known, n_known, buf, sizeof buf);
 		bool added;
 		size_t *v = db_strmap_put(&cm, top, ncols, &added);
 		if (!v) {
@@ -409,7 +247,7 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 	}
 	/* distinct layers ascending */
 	if (rc == 0 && nlayers) {
-		qsort(layers, nlayers, sizeof *layers, cmp_int);
+		qsort(layers, nlayers, sizeof *layers, grid_cmp_int);
 		size_t k = 1;
 		for (size_t i = 1; i < nlayers; i++)
 			if (layers[i] != layers[k - 1])
@@ -426,7 +264,7 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 			for (size_t l = 0; l < nlayers && rc == 0; l++) {
 				char lab[32];
 				snprintf(lab, sizeof lab, "L%d", layers[l]);
-				rc = add_row(g, cap_rows, layers[l], lab, DB_NO_PAIR);
+				rc = grid_add_row(g, cap_rows, layers[l], lab, DB_NO_PAIR);
 			}
 		}
 		size_t row0 = g->n_rows;
@@ -439,8 +277,8 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 			while (r < g->n_rows && strcmp(g->rows[r].label, p->f.stage))
 				r++;
 			if (r == g->n_rows)
-				rc = add_row(g, cap_rows, -1, p->f.stage, i);
-			else if (rank_prio(p) < rank_prio(&c->pairs[g->rows[r].cells[0]]))
+				rc = grid_add_row(g, cap_rows, -1, p->f.stage, i);
+			else if (grid_rank_prio(p) < grid_rank_prio(&c->pairs[g->rows[r].cells[0]]))
 				g->rows[r].cells[0] = i;
 		}
 		if (!after)
@@ -461,7 +299,7 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 				hi = mid;
 		}
 		size_t *cell = &g->rows[lo].cells[col];
-		if (*cell == DB_NO_PAIR || cell_better(&c->pairs[*cell], p, g->cols[col]))
+		if (*cell == DB_NO_PAIR || grid_cell_better(&c->pairs[*cell], p, g->cols[col]))
 			*cell = i;
 	}
 	for (size_t j = 0; j < ncols && cols; j++)
@@ -656,7 +494,7 @@ size_t db_ranks(const db_compare *c, int **out)
 	for (size_t i = 0; i < c->n_pairs; i++)
 		if (!c->pairs[i].merged && c->pairs[i].f.rank >= 0)
 			v[n++] = c->pairs[i].f.rank;
-	qsort(v, n, sizeof *v, cmp_int);
+	qsort(v, n, sizeof *v, grid_cmp_int);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!k || v[i] != v[k - 1])
@@ -689,7 +527,7 @@ size_t db_substages(const db_compare *c, size_t pair, size_t **out)
 		if (same_cell_sel(&c->pairs[i], p))
 			known[nk++] = c->pairs[i].f.stage;
 	char buf[256], buf2[256];
-	const char *top = parent_of(c, p->f.stage, known, nk, buf, sizeof buf);
+	const char *top = grid_parent_of(c, p->f.stage, known, nk, buf, sizeof buf);
 	size_t n = 0, own = DB_NO_PAIR;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *q = &c->pairs[i];
@@ -699,7 +537,7 @@ size_t db_substages(const db_compare *c, size_t pair, size_t **out)
 			own = i;
 			continue;
 		}
-		if (!strcmp(parent_of(c, q->f.stage, known, nk, buf2, sizeof buf2), top))
+		if (!strcmp(grid_parent_of(c, q->f.stage, known, nk, buf2, sizeof buf2), top))
 			v[n++] = i;
 	}
 	if (own != DB_NO_PAIR)
@@ -758,7 +596,7 @@ size_t db_grid_find(const db_compare *c, const db_grid *g, int layer,
 		const db_pair *p = &c->pairs[i];
 		if (in_sel(p, g->phase, g->pass, g->rank) && p->f.layer == layer &&
 		    !strcmp(p->f.stage, stage) &&
-		    (best == DB_NO_PAIR || rank_prio(p) < rank_prio(&c->pairs[best])))
+		    (best == DB_NO_PAIR || grid_rank_prio(p) < grid_rank_prio(&c->pairs[best])))
 			best = i;
 	}
 	return best;

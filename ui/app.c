@@ -67,13 +67,25 @@ static void load_passes(struct tui *t)
 	free(keep);
 }
 
+/* The rank-independent part of tui_update_first_div is still that of the
+ * pairs as they are. n_done is read first: a pair done after it changes
+ * n_done again. */
+static bool div_current(struct tui *t, const char *pa, size_t done)
+{
+	return t->div_cmp == t->cmp && t->div_gen == t->cmp->pairs_gen && t->div_done == done &&
+	       t->div_phase == t->phase && t->div_pass && !strcmp(t->div_pass, pa);
+}
+
 void tui_update_first_div(struct tui *t)
 {
 	tui_grid_worst(t);
 	const char *ph = tui_phase(t) ? tui_phase(t) : "", *pa = tui_pass(t) ? tui_pass(t) : "";
+	size_t done = atomic_load(&t->cmp->n_done);
 	t->first_div_known = !tui_computing(t);
-	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
 	t->first_div_sel = db_first_divergence(t->cmp, ph, pa, tui_rank(t));
+	if (div_current(t, pa, done))
+		return;
+	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
 	/* Cached for the draws (each is a pass over every pair). */
 	free(t->phase_div);
 	t->phase_div = calloc(t->cmp->n_phases + 1, sizeof *t->phase_div);
@@ -82,6 +94,12 @@ void tui_update_first_div(struct tui *t)
 	t->n_diverge = 0;
 	for (size_t i = 0; i < t->cmp->n_pairs; i++)
 		t->n_diverge += db_pair_diverges(&t->cmp->pairs[i]);
+	free(t->div_pass);
+	t->div_pass = strdup(pa);       /* NULL: computed again next time */
+	t->div_cmp = t->cmp;
+	t->div_gen = t->cmp->pairs_gen;
+	t->div_done = done;
+	t->div_phase = t->phase;
 }
 
 /* The grid cell pair falls in: its layer's row, the column of its stage or
@@ -147,7 +165,8 @@ void tui_grid_worst(struct tui *t)
 	if (t->worst_gen == t->grid_gen && (t->worst_settled || t->worst_done == done))
 		return;
 	bool settled;
-	if (db_grid_worst_ranks(t->cmp, &t->grid, &settled)) {
+	if (t->grid_cache ? db_grid_cache_worst_ranks(t->grid_cache, t->cmp, &t->grid, &settled)
+	                  : db_grid_worst_ranks(t->cmp, &t->grid, &settled)) {
 		t->grid_gen++;          /* views holding cells reload them */
 		t->dirty = true;
 	}
@@ -193,8 +212,12 @@ void tui_selection_changed(struct tui *t)
 	if (t->have_grid)
 		db_grid_free(&t->grid);
 	memset(&t->grid, 0, sizeof t->grid);
-	t->have_grid = db_grid_build(t->cmp, tui_phase(t), tui_pass(t), tui_rank(t),
-	                             &t->grid) == 0;
+	if (!t->grid_cache)
+		t->grid_cache = db_grid_cache_new();
+	t->have_grid = (t->grid_cache ? db_grid_cache_build(t->grid_cache, t->cmp, tui_phase(t),
+	                                                    tui_pass(t), tui_rank(t), &t->grid)
+	                              : db_grid_build(t->cmp, tui_phase(t), tui_pass(t),
+	                                              tui_rank(t), &t->grid)) == 0;
 	t->grid_gen++;
 	tui_update_first_div(t);
 	t->dirty = true;

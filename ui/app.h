@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "db_compare.h"
 #include "db_grid.h"
+#include "db_grid_cache.h"
 #include "view.h"
 
 struct db_session;
@@ -72,6 +73,9 @@ struct tui {
 	                                 * [ ], the session), else the bisect chooses */
 
 	db_grid grid;                   /* for the selection; owned */
+	db_grid_cache *grid_cache;      /* owned; the index the rank keys build from
+	                                 * (made on first use, follows rescans and
+	                                 * variants by itself) */
 	bool have_grid;
 	unsigned grid_gen;              /* bumped at every rebuild or cell change */
 	unsigned worst_gen;             /* grid_gen tui_grid_worst last saw */
@@ -82,6 +86,13 @@ struct tui {
 	long *phase_div;                /* per phase: first divergence, any rank (owned) */
 	size_t n_diverge;               /* pairs that diverge (all selections) */
 	const char *default_pass;       /* of the phase; borrowed from the pairs */
+	/* first_div, phase_div and n_diverge were computed for these pairs,
+	 * n_done, phase and pass: a rank key recomputes first_div_sel only
+	 * (three passes over every pair less per key, issue 12) */
+	const db_compare *div_cmp;
+	unsigned long div_gen;
+	size_t div_done, div_phase;
+	char *div_pass;                 /* owned */
 	bool first_div_known;
 
 	/* "/" filter on stage names: col_match[c] for the grid's columns */

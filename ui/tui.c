@@ -728,6 +728,7 @@ out_cmp:
 	tui_bindings_free();
 	if (t->have_grid)
 		db_grid_free(&t->grid);
+	db_grid_cache_free(t->grid_cache);
 	for (size_t i = 0; i < t->n_passes; i++)
 		free(t->passes[i]);
 	free(t->passes);
@@ -736,6 +737,7 @@ out_cmp:
 		tui_filter_set(t, NULL);
 	free(t->col_match);
 	free(t->phase_div);
+	free(t->div_pass);
 	tui_bisect_replay_drop(t);
 	db_bisect_run_free(t->bisect);
 	if (t->n_variants) {

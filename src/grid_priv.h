@@ -1,0 +1,51 @@
+/* Internals the grid builders share: grid.c (db_grid_build, from scratch:
+ * the reference the tests hold the cache to), grid_cache.c (indexed by
+ * rank, for the workbench) and grid_order.c (column order). Not a public
+ * header. */
+#ifndef DB_GRID_PRIV_H
+#define DB_GRID_PRIV_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "db_grid.h"
+
+typedef struct colrec {
+	char *name;
+	int pos;                /* stage_order position; INT_MAX none */
+	int64_t first_seq;
+} colrec;
+
+/* One layer pair of the selection: its layer, position in execution
+ * order, column. */
+typedef struct lcol {
+	int layer;
+	size_t at, col;
+} lcol;
+
+/* Execution order of stages (or columns) merged over layers that differ
+ * (hybrid models: attention kinds, dense and MoE mlps), where the first seq
+ * alone would put a late layer's own stages after an early layer's last
+ * ones: inside each layer a node goes before the next node to appear;
+ * Kahn's sort of those edges, ties by col_before, a cycle (layers that
+ * disagree) broken at its waiting node of lowest first seq. lc (sorted
+ * here) maps layer pairs to nodes; the order goes into out. */
+int grid_order_cols(const colrec *cols, size_t ncols, lcol *lc, size_t nlc,
+                    bool records, size_t *out);
+
+/* DB_RANK_ANY's preference: merged first, then rank-less, then the lowest
+ * rank (lower is better). */
+int grid_rank_prio(const db_pair *p);
+/* Should cand replace cur in a cell of column col? */
+bool grid_cell_better(const db_pair *cur, const db_pair *cand, const char *col);
+/* Append a row (label copied) with every cell DB_NO_PAIR but cells[0] =
+ * first_cell; -1 when out of memory or past cap_rows. */
+int grid_add_row(db_grid *g, size_t cap_rows, int layer, const char *label,
+                 size_t first_cell);
+/* The top-level stage of stage among the known stages (buf or stage). */
+const char *grid_parent_of(const db_compare *c, const char *stage, const char **known,
+                           size_t n_known, char *buf, size_t len);
+/* The trees record their execution order (see db_index.records_order). */
+bool grid_records_order(const db_compare *c);
+int grid_cmp_int(const void *a, const void *b);
+
+#endif
