@@ -301,7 +301,7 @@ static bool views_busy(struct tui *t)
 
 static void loop(struct tui *t)
 {
-	bool shown_fin = false, shown_busy = false, first = true;
+	bool shown_fin = false, shown_busy = false, first = true, was_checking = false;
 	size_t shown_done = (size_t)-1;
 	struct timespec last_draw = {0, 0}, key_t0;
 	double key_cpu0 = 0;
@@ -311,6 +311,9 @@ static void loop(struct tui *t)
 		if (tui_watch_tick(t, 0) || tui_verify_tick(t))
 			t->dirty = true;
 		bool checking = db_compare_verify_state(t->cmp) == DB_VERIFY_PENDING;
+		if (was_checking && !checking && timing)
+			fprintf(timing, "verify_ms %.3f\n", ms_since(&t_start));
+		was_checking = checking;
 		bool fin = !tui_computing(t), busy = views_busy(t) || checking;
 		size_t done = atomic_load(&t->cmp->n_done);
 		if (fin && !shown_fin) {
