@@ -89,6 +89,14 @@ typedef struct db_compare_opts {
 	 * differ only along DIM, the other side's length LEN, are measured on
 	 * rows START..START+LEN-1 of SIDE (0: the larger side). NULL: found. */
 	const char *slot;
+	/* The workbench: when every directory of both trees keeps the device,
+	 * inode and mtime it had at the last full listing, open from the
+	 * snapshots of that listing without listing the files, and leave the
+	 * per-file check (size, mtime, inode + ctime of every file: a file
+	 * rewritten in place keeps its directory's mtime) to
+	 * db_compare_verify_start. The headless commands leave it false: they
+	 * check every file before they print. */
+	bool verify_later;
 } db_compare_opts;
 
 typedef struct db_compare {
@@ -132,6 +140,20 @@ bool db_compare_finished(const db_compare *c);
 /* Rescan the trees (new files appeared), keeping computed results for
  * unchanged pairs. Used by bisect when layers are dumped one at a time. */
 int db_compare_rescan(db_compare *c, db_err *err);
+
+/* Opened from snapshots (verify_later): list both trees again in a
+ * background thread and compare with the listings the snapshots stand
+ * for; a no-op otherwise. */
+int db_compare_verify_start(db_compare *c);
+typedef enum db_verify_state {
+	DB_VERIFY_NONE = 0,     /* nothing to check, or checked: unchanged */
+	DB_VERIFY_PENDING,      /* opened from snapshots, not checked yet */
+	DB_VERIFY_CHANGED       /* a file changed: db_compare_rescan (clears it) */
+} db_verify_state;
+/* Where the check is (joins the thread once it is done). */
+db_verify_state db_compare_verify_state(db_compare *c);
+/* Opened from snapshots, whether checked yet or not. */
+bool db_compare_from_snapshots(const db_compare *c);
 
 /* Set settle_ms after the open (see db_compare_opts): later rescans. */
 void db_compare_set_settle(db_compare *c, int settle_ms);

@@ -791,32 +791,49 @@ int db_build_pairs(db_compare *c, db_err *err)
 	return 0;
 }
 
+static bool in_list(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return true;
+	return false;
+}
+
+/* The profile's phases in its order, then the others in order of first
+ * appearance. One pass over the pairs: a tree holds few phases, and runs of
+ * pairs share one (100k pairs, issue 12). */
 int db_build_phases(db_compare *c)
 {
-	c->phases = calloc(c->n_pairs + 1, sizeof *c->phases);
-	if (!c->phases)
-		return -1;
 	const db_profile *p = c->profile;
-	for (size_t k = 0; k <= p->n_phase_order; k++) {
-		for (size_t i = 0; i < c->n_pairs; i++) {
-			const char *ph = c->pairs[i].f.phase;
-			bool listed = false;
-			for (size_t j = 0; j < p->n_phase_order && !listed; j++)
-				listed = !strcmp(p->phase_order[j], ph);
-			/* pass k < n: phases of the profile's order; last pass: the rest */
-			if (k < p->n_phase_order ? strcmp(p->phase_order[k], ph) != 0 : listed)
-				continue;
-			bool have = false;
-			for (size_t j = 0; j < c->n_phases && !have; j++)
-				have = !strcmp(c->phases[j], ph);
-			if (have)
-				continue;
-			if (!(c->phases[c->n_phases] = strdup(ph)))
-				return -1;
-			c->n_phases++;
-		}
+	const char **seen = calloc(c->n_pairs + 1, sizeof *seen);
+	c->phases = calloc(c->n_pairs + 1, sizeof *c->phases);
+	if (!seen || !c->phases) {
+		free(seen);
+		return -1;
 	}
-	return 0;
+	size_t n_seen = 0;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const char *ph = c->pairs[i].f.phase;
+		if (n_seen && !strcmp(seen[n_seen - 1], ph))
+			continue;
+		if (!in_list((char *const *)seen, n_seen, ph))
+			seen[n_seen++] = ph;
+	}
+	int rc = 0;
+	for (size_t k = 0; k <= p->n_phase_order && rc == 0; k++)
+		for (size_t i = 0; i < n_seen && rc == 0; i++) {
+			bool listed = in_list(p->phase_order, p->n_phase_order, seen[i]);
+			if (k < p->n_phase_order ? strcmp(p->phase_order[k], seen[i]) != 0 : listed)
+				continue;
+			if (in_list(c->phases, c->n_phases, seen[i]))
+				continue;
+			if (!(c->phases[c->n_phases] = strdup(seen[i])))
+				rc = -1;
+			else
+				c->n_phases++;
+		}
+	free(seen);
+	return rc;
 }
 
 void db_free_pairs(db_compare *c)

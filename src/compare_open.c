@@ -1,6 +1,7 @@
 /* Opening a comparison: profile choice, scanning both trees (entry cache),
  * pairing (compare.c), rescans that keep unchanged results, and the queries
- * over finished pairs. */
+ * over finished pairs. The workbench's reopen from snapshots is in
+ * compare_reopen.c. */
 #include "db_compare.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -138,6 +139,11 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	}
 	*ref = t->ref.ix;
 	*tgt = t->tgt.ix;
+	/* the listings the snapshots were keyed on: a reopen may trust them */
+	if (!t->ref.is_file)
+		db_stamp_store(pr->cache_dir, c->ref_root, &t->ref.w);
+	if (!t->shared && !t->tgt.is_file)
+		db_stamp_store(pr->cache_dir, c->tgt_root, &t->tgt.w);
 	pr->n_settling = 0;
 	if (pr->settle_ns > 0) {
 		struct timespec now;
@@ -182,6 +188,7 @@ void db_compare_free(db_compare *c)
 	db_compare_stop(c);
 	db_cmp_priv *pr = c->priv;
 	if (pr) {
+		db_verify_join(c);
 		db_cache_close(c);
 		pcre2_code_free(pr->filter_re);
 		free(pr->filter);
@@ -224,6 +231,36 @@ static char *default_cache_dir(void)
 	else
 		return NULL;
 	return strdup(buf);
+}
+
+int db_choose_profile(db_compare *c, const db_compare_opts *opts, const db_walk *w,
+                      int list_rc, const char *list_msg, db_err *err)
+{
+	db_cmp_priv *pr = c->priv;
+	int rc;
+	if (opts->profile && *opts->profile) {
+		if ((rc = db_profile_load(opts->profile, &c->profile, err)) == 0)
+			snprintf(c->why, sizeof c->why, "%s: %s", c->profile->name,
+			         opts->profile_from ? opts->profile_from : "given with --profile");
+	} else if (list_rc != 0) {
+		rc = db_err_set(err, NULL, NULL, -1, "%s", list_msg);
+	} else {
+		rc = db_profile_detect_walk(c->ref_root, w, pr->cache_dir, &c->profile, c->why,
+		                            sizeof c->why, err);
+	}
+	if (rc != 0)
+		c->profile = NULL;
+	return rc;
+}
+
+void db_set_folders(db_compare *c, bool tgt_given, bool same)
+{
+	db_cmp_priv *pr = c->priv;
+	/* one folder: TARGET left out, or the same folder with a side group
+	 * (the same folder without one, or holding one side only, compares a
+	 * tree with itself) */
+	pr->twice = tgt_given && same;
+	pr->one_folder = !tgt_given || (same && db_profile_has_side_group(c->profile));
 }
 
 int db_compare_open(const char *ref, const char *tgt,
@@ -282,31 +319,20 @@ int db_compare_open(const char *ref, const char *tgt,
 	/* both trees are listed once, side by side; detection and the
 	 * index read the listings */
 	bool same = !tgt || same_dir(ref, tgt);
+	int rc = 0;
+	if (opts->verify_later && db_reopen_trees(c, opts, tgt != NULL, same))
+		goto pair;
 	trees t;
 	list_trees(&t, c->ref_root, c->tgt_root, same);
-	int rc = 0;
-	if (opts->profile && *opts->profile) {
-		if ((rc = db_profile_load(opts->profile, &c->profile, err)) == 0)
-			snprintf(c->why, sizeof c->why, "%s: %s", c->profile->name,
-			         opts->profile_from ? opts->profile_from : "given with --profile");
-	} else if (t.ref.rc != 0) {
-		rc = db_err_set(err, NULL, NULL, -1, "%s", t.ref.msg);
-	} else {
-		rc = db_profile_detect_walk(ref, &t.ref.w, pr->cache_dir, &c->profile, c->why, sizeof c->why, err);
-	}
-	if (rc != 0) {
-		c->profile = NULL;
+	if (db_choose_profile(c, opts, &t.ref.w, t.ref.rc, t.ref.msg, err) != 0) {
 		free_trees(&t);
 		db_compare_free(c);
 		return -1;
 	}
-	/* one folder: TARGET left out, or the same folder with a side group
-	 * (the same folder without one, or holding one side only, compares a
-	 * tree with itself) */
-	pr->twice = tgt && same;
-	pr->one_folder = !tgt || (same && db_profile_has_side_group(c->profile));
+	db_set_folders(c, tgt != NULL, same);
 	rc = scan_trees(c, &t, &c->ref, &c->tgt, err);
 	free_trees(&t);
+pair:
 	if (rc != 0 || db_build_pairs(c, err) != 0) {
 		db_compare_free(c);
 		return -1;
@@ -350,6 +376,7 @@ static bool same_inputs(const db_pair *a, const db_pair *b)
 int db_compare_rescan(db_compare *c, db_err *err)
 {
 	db_compare_stop(c);
+	db_verify_join(c);      /* this scan lists every file: nothing left to check */
 	db_compare tmp = *c;    /* new scan into a scratch copy */
 	tmp.pairs = NULL;
 	tmp.n_pairs = 0;

@@ -135,8 +135,30 @@ typedef struct db_cmp_priv {
 	bool has_slot;
 	void *cache;            /* cache.c state, created on first use */
 	pthread_mutex_t cache_mu;       /* guards creating it */
+	/* Opened from snapshots on trusted directory stamps (compare_reopen.c):
+	 * the listing hashes the snapshots stand for, checked by a thread. */
+	bool from_snapshots;    /* until a rescan */
+	bool unverified;        /* not checked yet (or changed, not rescanned) */
+	uint64_t trusted[2];    /* ref, target (db_walk_hash, full) */
+	pthread_t verify_th;
+	bool verify_on;         /* verify_th runs or ran and is not joined */
+	_Atomic int verify_state;       /* db_verify_state */
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };
+
+struct db_walk;
+/* The profile (opts->profile, else detection over listing w of the
+ * reference; list_rc/list_msg: how listing it went); -1 with err. */
+int db_choose_profile(db_compare *c, const db_compare_opts *opts, const struct db_walk *w,
+                      int list_rc, const char *list_msg, db_err *err);
+/* one_folder and twice from the profile and how the trees were given. */
+void db_set_folders(db_compare *c, bool tgt_given, bool same);
+/* compare_reopen.c: profile, ref and tgt from snapshots when every
+ * directory of both trees still has its stamp (true); false leaves c as it
+ * was for the full open. */
+bool db_reopen_trees(db_compare *c, const db_compare_opts *opts, bool tgt_given, bool same);
+/* Wait for the check thread, if any, and forget what it found. */
+void db_verify_join(db_compare *c);
 
 #endif

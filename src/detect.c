@@ -167,6 +167,13 @@ int db_profile_detect_walk(const char *root, const db_walk *w, const char *cache
 		return 0;
 	}
 
+	if (w->stub) {           /* no names to count: the caller lists the tree */
+		for (size_t i = 0; i < nn; i++)
+			free_prof(profs[i]);
+		free(profs);
+		free(counts);
+		return db_err_set(err, root, NULL, -1, "detection needs the listing");
+	}
 	count_all(profs, counts, nn, w);
 	db_profile *best = NULL, *second = NULL;
 	size_t best_n = 0, second_n = 0;

@@ -657,6 +657,8 @@ int db_index_scan_walk(const char *root, const db_walk *wp, bool is_file,
 	uint64_t snap_key = snap_dir ? db_isnap_key(wp, is_file, p, side) : 0;
 	if (snap_dir && (*out = db_isnap_load(snap_dir, root, side, snap_key, wp, is_file, p)))
 		return 0;
+	if (wp->stub)
+		return db_err_set(err, root, NULL, -1, "no snapshot of the listing");
 	db_walk w = *wp;        /* the skipped list is copied, the rest borrowed */
 	db_index *ix = calloc(1, sizeof *ix);
 	file_job *jobs = calloc(w.n_files ? w.n_files : 1, sizeof *jobs);

@@ -71,6 +71,12 @@ bool db_detect_load(const char *dir, const char *root, uint64_t key, char *name,
 void db_detect_store(const char *dir, const char *root, uint64_t key, const char *name,
                      const char *why);
 
+/* The directory stamps of listing w (a real one, nothing skipped) for root,
+ * and reading them back: true, with *stub standing in for the listing
+ * (db_walk.stub), when every directory still has its stamp. */
+void db_stamp_store(const char *dir, const char *root, const struct db_walk *w);
+bool db_stamp_load(const char *dir, const char *root, struct db_walk *stub);
+
 /* Write it back when it changed (temp + fsync + rename), free it. */
 void db_icache_close(db_icache *c);
 

@@ -9,7 +9,13 @@
  * paths only for detection), the profile's rules the index reads, the side
  * filter and the program version — so an added, removed or touched file, or
  * an edited profile, misses and the slow path runs (and stores a new
- * record). Corrupt or foreign files read as a miss (checksum). */
+ * record). Corrupt or foreign files read as a miss (checksum).
+ * A third record lets a reopen skip the listing (compare_reopen.c):
+ *   ROOTHASH.stamp      the last full listing of the tree: its file count,
+ *                       hashes, and the device, inode and mtime of every
+ *                       directory in it; while those still match, the
+ *                       listing stands in for a new one until it is
+ *                       checked behind the first frame. */
 #include "index_priv.h"
 
 #include <fcntl.h>
@@ -27,6 +33,7 @@
 
 #define SNAP_MAGIC "DBISNAP4"     /* 3: seq from recorded order first; 4: ident */
 #define DETECT_MAGIC "DBDETEC1"
+#define STAMP_MAGIC "DBSTAMP1"
 #ifndef DB_VERSION
 #define DB_VERSION "dev"
 #endif
@@ -333,4 +340,80 @@ void db_detect_store(const char *dir, const char *root, uint64_t key, const char
 	write_record(dir, path, &b);
 	free(b.p);
 	free(path);
+}
+
+/* ---- directory stamps ----------------------------------------------------- */
+
+static uint64_t stamp_key(void)
+{
+	return fnv_str(STAMP_MAGIC DB_VERSION, DB_FNV_INIT);
+}
+
+void db_stamp_store(const char *dir, const char *root, const db_walk *w)
+{
+	if (!dir || !*dir || w->stub || w->n_skipped || !w->n_dirs)
+		return;         /* skipped entries: their trouble may pass */
+	char *path = snap_path(dir, root, "stamp");
+	if (!path)
+		return;
+	uint64_t key = stamp_key();
+	uint64_t v[4] = {w->n_files, db_walk_hash(w, false), db_walk_hash(w, true), w->n_dirs};
+	db_wbuf b = {0};
+	db_wbuf_put(&b, STAMP_MAGIC, 8);
+	db_wbuf_put(&b, &key, 8);
+	db_wbuf_put(&b, v, sizeof v);
+	for (size_t i = 0; i < w->n_dirs; i++) {
+		const db_walk_stamp *d = &w->dirs[i];
+		uint64_t dv[3] = {d->dev, d->ino, (uint64_t)d->mtime_ns};
+		db_wbuf_str(&b, d->rel);
+		db_wbuf_put(&b, dv, sizeof dv);
+	}
+	/* every full open lists the tree: write only what changed */
+	size_t len;
+	char *old = read_record(path, STAMP_MAGIC, key, &len);
+	if (!old || len != b.n || memcmp(old, b.p, len))
+		write_record(dir, path, &b);
+	free(old);
+	free(b.p);
+	free(path);
+}
+
+bool db_stamp_load(const char *dir, const char *root, db_walk *stub)
+{
+	memset(stub, 0, sizeof *stub);
+	if (!dir || !*dir)
+		return false;
+	char *path = snap_path(dir, root, "stamp");
+	size_t len;
+	char *buf = path ? read_record(path, STAMP_MAGIC, stamp_key(), &len) : NULL;
+	free(path);
+	if (!buf)
+		return false;
+	db_rd r = {buf + 16, len - 16, false};
+	uint64_t v[4];
+	db_rd_take(&r, v, sizeof v);
+	/* every directory takes at least 28 bytes: bounds the allocation */
+	db_walk_stamp *dirs = !r.bad && v[3] && v[3] <= r.left / 28 ? calloc(v[3], sizeof *dirs)
+	                                                         : NULL;
+	size_t n = 0;
+	for (; dirs && n < v[3] && !r.bad; n++) {
+		uint64_t dv[3];
+		dirs[n].rel = db_rd_str(&r);
+		db_rd_take(&r, dv, sizeof dv);
+		dirs[n].dev = dv[0];
+		dirs[n].ino = dv[1];
+		dirs[n].mtime_ns = (int64_t)dv[2];
+	}
+	bool ok = dirs && !r.bad && !r.left && db_walk_dirs_same(root, dirs, n);
+	for (size_t i = 0; dirs && i < n; i++)
+		free(dirs[i].rel);
+	free(dirs);
+	free(buf);
+	if (ok) {
+		stub->stub = true;
+		stub->n_files = (size_t)v[0];
+		stub->hash[0] = v[1];
+		stub->hash[1] = v[2];
+	}
+	return ok;
 }

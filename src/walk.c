@@ -139,6 +139,26 @@ static int add_file(db_walk *w, char **rel, const struct stat *st)
 	return 0;
 }
 
+static int add_dir(db_walk *w, const char *rel, const struct stat *st)
+{
+	if (w->n_dirs == w->cap_dirs) {
+		size_t cap = w->cap_dirs ? w->cap_dirs * 2 : 8;
+		db_walk_stamp *d = realloc(w->dirs, cap * sizeof *d);
+		if (!d)
+			return -1;
+		w->dirs = d;
+		w->cap_dirs = cap;
+	}
+	db_walk_stamp *d = &w->dirs[w->n_dirs];
+	if (!(d->rel = strdup(rel)))
+		return -1;
+	d->dev = (uint64_t)st->st_dev;
+	d->ino = (uint64_t)st->st_ino;
+	d->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	w->n_dirs++;
+	return 0;
+}
+
 static int seen_add(walk_state *s, const struct stat *st)
 {
 	for (size_t i = 0; i < s->n_seen; i++)
@@ -213,13 +233,17 @@ static int cmp_name(const void *va, const void *vb)
 	return db_natkey_cmp(a->key, a->klen, b->key, b->klen);
 }
 
-/* dir = full path of the directory, rel = its path below the root ("" root). */
-static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
+/* dir = full path of the directory, rel = its path below the root ("" root),
+ * dst its stat (taken before it is read). */
+static int walk_rec(walk_state *s, const char *dir, const char *rel, const struct stat *dst,
+                    int depth)
 {
 	if (depth > WALK_MAX_DEPTH) {
 		note_skip(s->w, rel, "deeper than %d directories; not listed", WALK_MAX_DEPTH);
 		return 0;
 	}
+	if (add_dir(s->w, rel, dst) != 0)
+		return -1;
 	DIR *d = opendir(dir);
 	if (!d) {
 		note_skip(s->w, rel, "cannot open directory: %s", strerror(errno));
@@ -278,7 +302,7 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, int depth)
 					note_skip(s->w, r, link ? "symlink loop (directory already listed)"
 					                        : "directory already listed");
 				else
-					rc = walk_rec(s, full, r, depth + 1);
+					rc = walk_rec(s, full, r, &st, depth + 1);
 				free(full);
 			} else if (S_ISREG(st.st_mode)) {
 				rc = add_file(s->w, &r, &st);
@@ -319,7 +343,7 @@ int db_walk_dir2(const char *dir, db_walk *w, bool want_stat, char *msg, size_t 
 	}
 	closedir(probe);
 	walk_state s = {.w = w, .want_stat = want_stat};
-	int rc = seen_add(&s, &st) < 0 ? -1 : walk_rec(&s, dir, "", 0);
+	int rc = seen_add(&s, &st) < 0 ? -1 : walk_rec(&s, dir, "", &st, 0);
 	free(s.seen);
 	if (rc != 0) {
 		snprintf(msg, msglen, "%s: out of memory while listing", dir);
@@ -340,6 +364,9 @@ void db_walk_free(db_walk *w)
 	for (size_t i = 0; i < w->n_skipped; i++)
 		free(w->skipped[i]);
 	free(w->skipped);
+	for (size_t i = 0; i < w->n_dirs; i++)
+		free(w->dirs[i].rel);
+	free(w->dirs);
 	memset(w, 0, sizeof *w);
 }
 
@@ -375,6 +402,8 @@ int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t 
 
 uint64_t db_walk_hash(const db_walk *w, bool names_only)
 {
+	if (w->stub)
+		return w->hash[names_only];
 	uint64_t h = db_hash64(&w->n_files, sizeof w->n_files, DB_HASH_SEED);
 	for (size_t i = 0; i < w->n_files; i++) {
 		const db_walk_file *f = &w->files[i];
@@ -385,4 +414,20 @@ uint64_t db_walk_hash(const db_walk *w, bool names_only)
 		}
 	}
 	return h;
+}
+
+bool db_walk_dirs_same(const char *root, const db_walk_stamp *dirs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *full = db_path_join(root, dirs[i].rel);
+		struct stat st;
+		bool ok = full && stat(full, &st) == 0 && S_ISDIR(st.st_mode) &&
+		          (uint64_t)st.st_dev == dirs[i].dev && (uint64_t)st.st_ino == dirs[i].ino &&
+		          (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec ==
+		                  dirs[i].mtime_ns;
+		free(full);
+		if (!ok)
+			return false;
+	}
+	return n > 0;
 }

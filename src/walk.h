@@ -28,11 +28,27 @@ static inline uint64_t db_stat_ident(const struct stat *st)
 	return h * 0xBF58476D1CE4E5B9ull;
 }
 
+/* A directory as the walk found it, stat'ed before it was read: adding,
+ * removing or renaming an entry changes its mtime (a file rewritten in
+ * place does not). The cheap check of a reopen (db_walk_dirs_same). */
+typedef struct db_walk_stamp {
+	char *rel;              /* "" for the root (owned) */
+	uint64_t dev, ino;
+	int64_t mtime_ns;
+} db_walk_stamp;
+
 typedef struct db_walk {
 	db_walk_file *files;    /* depth first, each directory in db_natcmp order */
 	size_t n_files, cap_files;
 	char **skipped;         /* "rel: why" (owned) */
 	size_t n_skipped, cap_skipped;
+	db_walk_stamp *dirs;    /* every directory listed, the root first */
+	size_t n_dirs, cap_dirs;
+	/* A stand-in for a listing known only by its size and hashes (a
+	 * reopen that trusted its directory stamps): files is NULL, n_files
+	 * is the count, db_walk_hash returns hash[names_only]. */
+	bool stub;
+	uint64_t hash[2];
 } db_walk;
 
 /* List the regular files under dir (recursively). -1 with msg when dir
@@ -46,9 +62,12 @@ void db_walk_free(db_walk *w);
  * regular file is one entry named by its basename (*is_file true). -1 with
  * msg when root is missing, unreadable or neither ("ROOT: why"). */
 int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t msglen);
-/* FNV-1a over every file's path, size and mtime (names_only: paths only):
- * equal listings give equal hashes. */
+/* A hash over every file's path, size, mtime and ident (names_only: paths
+ * only): equal listings give equal hashes. */
 uint64_t db_walk_hash(const db_walk *w, bool names_only);
+/* Every directory of dirs still has its device, inode and mtime (stat
+ * below root, symlinks followed as the walk does). */
+bool db_walk_dirs_same(const char *root, const db_walk_stamp *dirs, size_t n);
 
 /* Natural order: digit runs compare by value ("layer2" < "layer10"). */
 int db_natcmp(const char *a, const char *b);

@@ -13,6 +13,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -293,6 +295,122 @@ static void t_detect_record(void **s)
 	free(dir);
 }
 
+/* Directory stamps (the reopen's cheap check): they stand for the listing
+ * while no entry is added or removed; a rewrite in place keeps them (the
+ * check behind the first frame must catch it), an added file does not,
+ * unless the directory's mtime is put back. A reopen with verify_later
+ * comes from the snapshots and pairs as the full open does. */
+static void t_dir_stamps(void **s)
+{
+	(void)s;
+	char *dir = cu_tmpdir();
+	assert_non_null(dir);
+	char rd[1024], cache[1024], f[1100], extra[1100];
+	snprintf(rd, sizeof rd, "%s/ref", dir);
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	assert_int_equal(cu_copy_tree(FIXTURES "/demo/ref", rd), 0);
+	db_walk w, stub;
+	bool is_file;
+	char msg[512];
+	assert_int_equal(db_walk_root(rd, &w, &is_file, msg, sizeof msg), 0);
+	assert_true(w.n_dirs >= 2);     /* the root and its dump folder */
+	assert_string_equal(w.dirs[0].rel, "");
+	snprintf(f, sizeof f, "%s/%s", rd, w.files[0].rel);
+	snprintf(extra, sizeof extra, "%s/%s.extra", rd, w.files[0].rel);
+	db_stamp_store(cache, rd, &w);
+	assert_true(db_stamp_load(cache, rd, &stub));
+	assert_true(stub.stub);
+	assert_int_equal(stub.n_files, w.n_files);
+	assert_true(db_walk_hash(&stub, false) == db_walk_hash(&w, false));
+	assert_true(db_walk_hash(&stub, true) == db_walk_hash(&w, true));
+	uint64_t h0 = db_walk_hash(&w, false);
+	db_walk_free(&w);
+
+	/* rewritten in place: the stamps hold, the listing does not */
+	FILE *fp = fopen(f, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fputc('\0', fp) == EOF, 0);
+	fclose(fp);
+	assert_true(db_stamp_load(cache, rd, &stub));
+	assert_int_equal(db_walk_root(rd, &w, &is_file, msg, sizeof msg), 0);
+	assert_true(db_walk_hash(&w, false) != h0);
+	db_walk_free(&w);
+
+	/* a file added: the stamps fail; its directory's mtime put back: they
+	 * hold again (the check behind the frame sees the new name) */
+	char sub[1100];
+	snprintf(sub, sizeof sub, "%s", extra);
+	*strrchr(sub, '/') = 0;
+	struct stat st;
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(cu_write(extra, "x", 1), 0);
+	assert_false(db_stamp_load(cache, rd, &stub));
+	struct timespec ts[2] = {st.st_atim, st.st_mtim};
+	assert_int_equal(utimensat(AT_FDCWD, sub, ts, 0), 0);
+	assert_true(db_stamp_load(cache, rd, &stub));
+	assert_int_equal(db_walk_root(rd, &w, &is_file, msg, sizeof msg), 0);
+	assert_true(db_walk_hash(&w, true) != db_walk_hash(&stub, true));
+	db_walk_free(&w);
+	cu_rm_rf(dir);
+	free(dir);
+
+	/* a reopen from snapshots pairs as the full open */
+	dir = cu_tmpdir();
+	char td[1024];
+	snprintf(rd, sizeof rd, "%s/ref", dir);
+	snprintf(td, sizeof td, "%s/target", dir);
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	assert_int_equal(cu_copy_tree(FIXTURES "/demo/ref", rd), 0);
+	assert_int_equal(cu_copy_tree(FIXTURES "/demo/target", td), 0);
+	db_compare_opts o = {.cache_dir = cache, .verify_later = true};
+	db_compare *a = NULL, *b = NULL;
+	assert_int_equal(db_compare_open(rd, td, &o, &a, NULL), 0);
+	assert_false(db_compare_from_snapshots(a));
+	assert_int_equal(db_compare_verify_state(a), DB_VERIFY_NONE);
+	assert_int_equal(db_compare_open(rd, td, &o, &b, NULL), 0);
+	assert_true(db_compare_from_snapshots(b));
+	assert_int_equal(db_compare_verify_state(b), DB_VERIFY_PENDING);
+	assert_int_equal(a->n_pairs, b->n_pairs);
+	assert_string_equal(a->why, b->why);
+	for (size_t i = 0; i < a->n_pairs; i++) {
+		char ka[640], kb[640];
+		assert_string_equal(db_fields_key(&a->pairs[i].f, ka, sizeof ka),
+		                    db_fields_key(&b->pairs[i].f, kb, sizeof kb));
+		assert_int_equal(a->pairs[i].occurrence, b->pairs[i].occurrence);
+		assert_int_equal(a->pairs[i].status, b->pairs[i].status);
+	}
+	/* unchanged: the check says so */
+	assert_int_equal(db_compare_verify_start(b), 0);
+	db_verify_state vs;
+	while ((vs = db_compare_verify_state(b)) == DB_VERIFY_PENDING)
+		sched_yield();
+	assert_int_equal(vs, DB_VERIFY_NONE);
+	db_compare_free(b);
+	/* rewritten in place: from snapshots, the check finds it, a rescan
+	 * clears it */
+	db_walk wt;
+	assert_int_equal(db_walk_root(td, &wt, &is_file, msg, sizeof msg), 0);
+	snprintf(f, sizeof f, "%s/%s", td, wt.files[0].rel);
+	db_walk_free(&wt);
+	fp = fopen(f, "r+b");
+	assert_non_null(fp);
+	fputc('\0', fp);
+	fclose(fp);
+	assert_int_equal(db_compare_open(rd, td, &o, &b, NULL), 0);
+	assert_true(db_compare_from_snapshots(b));
+	assert_int_equal(db_compare_verify_start(b), 0);
+	while ((vs = db_compare_verify_state(b)) == DB_VERIFY_PENDING)
+		sched_yield();
+	assert_int_equal(vs, DB_VERIFY_CHANGED);
+	assert_int_equal(db_compare_rescan(b, NULL), 0);
+	assert_int_equal(db_compare_verify_state(b), DB_VERIFY_NONE);
+	assert_false(db_compare_from_snapshots(b));
+	db_compare_free(a);
+	db_compare_free(b);
+	cu_rm_rf(dir);
+	free(dir);
+}
+
 /* The sort key of the listing orders names exactly as db_natcmp does. */
 static int sign(int v) { return (v > 0) - (v < 0); }
 
@@ -344,6 +462,7 @@ int main(void)
 		cmocka_unit_test(t_every_layout),
 		cmocka_unit_test(t_changes_rescan),
 		cmocka_unit_test(t_detect_record),
+		cmocka_unit_test(t_dir_stamps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

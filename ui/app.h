@@ -66,6 +66,7 @@ struct tui {
 	struct db_watch *watch;         /* owned; NULL: not watching (--no-watch) */
 	bool watch_pending;             /* changes seen, rescan when possible */
 	int64_t watch_last_ms;          /* last rescan (monotonic) */
+	bool verify_told;               /* said the check found changes (under a view) */
 	enum tui_metric metric;
 	bool transposed;
 	char probe[256];                /* probe stage (curve, bisect) */

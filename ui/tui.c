@@ -105,7 +105,10 @@ static void draw_bottom(struct tui *t)
 	int x = draw_text(stdscr, y, 0, W, C_DIM, 0,
 	                  "? help  : command  / filter  <Enter> open  f first divergence  q quit");
 	char right[96];
-	snprintf(right, sizeof right, "%zu pairs, %zu diverge", n, bad);
+	/* from the last open's snapshots, the files not checked yet: say so */
+	bool unchecked = db_compare_verify_state(t->cmp) == DB_VERIFY_PENDING;
+	snprintf(right, sizeof right, "%zu pairs, %zu diverge%s", n, bad,
+	         unchecked ? " (checking files)" : "");
 	int rw = draw_width(right);
 	if (W - rw > x + 1)
 		draw_text(stdscr, y, W - rw, rw, bad ? C_MARK : C_GOOD, 0, right);
@@ -274,6 +277,20 @@ static void handle_key(struct tui *t, int key)
 
 /* ---- the loop ---- */
 
+/* Opened from snapshots: the watch and the check of every file start once
+ * the first frame is up (watching first, so no change falls between). */
+static bool start_after_frame;
+static bool cli_no_watch;
+
+static void after_first_frame(struct tui *t)
+{
+	if (!start_after_frame)
+		return;
+	if (!cli_no_watch)
+		tui_watch_start(t);
+	db_compare_verify_start(t->cmp);
+}
+
 static bool views_busy(struct tui *t)
 {
 	for (int i = 0; i < t->n_views; i++)
@@ -284,16 +301,20 @@ static bool views_busy(struct tui *t)
 
 static void loop(struct tui *t)
 {
-	bool shown_fin = false, shown_busy = false, first = true;
+	bool shown_fin = false, shown_busy = false, first = true, was_checking = false;
 	size_t shown_done = (size_t)-1;
 	struct timespec last_draw = {0, 0}, key_t0;
 	double key_cpu0 = 0;
 	bool key_pending = false;
 	char key_name[32] = "";
 	for (;;) {
-		if (tui_watch_tick(t, 0))
+		if (tui_watch_tick(t, 0) || tui_verify_tick(t))
 			t->dirty = true;
-		bool fin = !tui_computing(t), busy = views_busy(t);
+		bool checking = db_compare_verify_state(t->cmp) == DB_VERIFY_PENDING;
+		if (was_checking && !checking && timing)
+			fprintf(timing, "verify_ms %.3f\n", ms_since(&t_start));
+		was_checking = checking;
+		bool fin = !tui_computing(t), busy = views_busy(t) || checking;
 		size_t done = atomic_load(&t->cmp->n_done);
 		if (fin && !shown_fin) {
 			tui_update_first_div(t);
@@ -309,6 +330,8 @@ static void loop(struct tui *t)
 			shown_fin = fin, shown_busy = busy, shown_done = done;
 			if (first && timing)
 				fprintf(timing, "first_frame_ms %.3f\n", ms_since(&t_start));
+			if (first)
+				after_first_frame(t);
 			first = false;
 			if (key_pending && timing)
 				fprintf(timing, "key %s %.3f %.3f\n", key_name, ms_since(&key_t0),
@@ -361,7 +384,7 @@ static void loop(struct tui *t)
 /* The workbench's options: one table for the parsing and the usage. */
 static db_cmp_args cli_cmp;
 static const char *cli_session, *cli_notes, *cli_ref, *cli_tgt;
-static bool cli_no_mouse, cli_keys_man, cli_no_watch;
+static bool cli_no_mouse, cli_keys_man;
 static const db_opt cli_opts[] = {
 	DB_CMP_OPTS(cli_cmp, "profile name or YAML file (default: auto-detect;\n"
 	                     "the session's when resuming)"),
@@ -658,13 +681,18 @@ int tui_main(int argc, char **argv)
 		t->n_variants = vs.n;
 		t->variant_paths = pos + 1;
 		t->cmp = vs.v[0];
-	} else if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
-		fprintf(stderr, "dumpbisect: %s\n", err.msg);
-		db_session_free(t->session);
-		return 2;
+	} else {
+		co.verify_later = true;         /* see src/compare_reopen.c */
+		if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
+			fprintf(stderr, "dumpbisect: %s\n", err.msg);
+			db_session_free(t->session);
+			return 2;
+		}
 	}
+	start_after_frame = db_compare_from_snapshots(t->cmp);
 	if (timing)
-		fprintf(timing, "open_ms %.3f\n", ms_since(&t_start));
+		fprintf(timing, "open_ms %.3f\nopen_from %s\n", ms_since(&t_start),
+		        start_after_frame ? "snapshots" : "listing");
 	/* from here on Ctrl-C ends the workbench the normal way; before, a
 	 * long open is simply killed */
 	tui_signals_install();
@@ -698,7 +726,7 @@ int tui_main(int argc, char **argv)
 	else
 		tui_bisect_replay(t);   /* a resumed session on changed dumps */
 	db_compare_start(t->cmp);
-	if (!cli_no_watch)
+	if (!cli_no_watch && !start_after_frame)
 		tui_watch_start(t);
 	loop(t);
 	tui_watch_stop(t);

@@ -79,6 +79,26 @@ void tui_rescan(struct tui *t)
 	t->dirty = true;
 }
 
+bool tui_verify_tick(struct tui *t)
+{
+	if (db_compare_verify_state(t->cmp) != DB_VERIFY_CHANGED)
+		return false;
+	if (!rescan_safe(t)) {
+		if (t->verify_told)
+			return false;
+		t->verify_told = true;
+		tui_msg(t, false, "files changed since the last open: the heatmap shows them "
+		        "when you are back");
+		return true;
+	}
+	t->verify_told = false;
+	tui_rescan(t);          /* clears the state */
+	if (!t->msg_err)
+		tui_msg(t, false, "files changed since the last open: rescanned, %zu pairs",
+		        t->cmp->n_pairs);
+	return true;
+}
+
 bool tui_watch_tick(struct tui *t, int wait_ms)
 {
 	if (!t->watch)

@@ -12,6 +12,10 @@ void tui_watch_stop(struct tui *t);
  * only the heatmap or the bisect is open (else when back there). True when
  * the screen changed. */
 bool tui_watch_tick(struct tui *t, int wait_ms);
+/* Opened from snapshots (db_compare_from_snapshots): when the check behind
+ * the first frame finds a changed file, rescan (under the heatmap or the
+ * bisect, else when back there) and say so. True when the screen changed. */
+bool tui_verify_tick(struct tui *t);
 /* Rescan now: views above the heatmap close (the bisect reopens). */
 void tui_rescan(struct tui *t);
 
