@@ -654,7 +654,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 	int rc = 0;
 	/* room for every pair but merged ones at once: no regrowth (copies
 	 * and page faults of a ~50 MB array at 100k files, issue 12) */
-	if (grow_pvec(&pv, nri + nti) != 0)
+	if (grow_pvec(&pv, nri + nti) != 0 || db_strmap_reserve(&by_key, nri) != 0)
 		rc = -1;
 	for (size_t i = 0; i < nri && rc == 0; i++) {
 		char k[600];

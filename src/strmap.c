@@ -20,8 +20,9 @@ void db_strmap_init(db_strmap *m)
 
 void db_strmap_free(db_strmap *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->keys[i]);
+	for (size_t i = 0; i < m->n_blocks; i++)
+		free(m->blocks[i]);
+	free(m->blocks);
 	free(m->keys);
 	free(m->vals);
 	free(m->hashes);
@@ -46,9 +47,8 @@ size_t *db_strmap_get(const db_strmap *m, const char *key)
 	return m->keys[i] ? &m->vals[i] : NULL;
 }
 
-static int grow(db_strmap *m)
+static int grow_to(db_strmap *m, size_t cap)
 {
-	size_t cap = m->cap ? m->cap * 2 : 64;
 	char **keys = calloc(cap, sizeof *keys);
 	size_t *vals = calloc(cap, sizeof *vals);
 	uint64_t *hashes = calloc(cap, sizeof *hashes);
@@ -78,6 +78,51 @@ static int grow(db_strmap *m)
 	return 0;
 }
 
+static int grow(db_strmap *m)
+{
+	return grow_to(m, m->cap ? m->cap * 2 : 64);
+}
+
+int db_strmap_reserve(db_strmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 64;
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	return cap > m->cap ? grow_to(m, cap) : 0;
+}
+
+#define KEY_BLOCK ((size_t)64 << 10)
+
+/* A copy of key[0..len] in m's blocks; a long key gets a block of its own. */
+static char *key_copy(db_strmap *m, const char *key, size_t len)
+{
+	char *p;
+	if (len + 1 > KEY_BLOCK / 8 || len + 1 > m->bump_left) {
+		size_t bs = len + 1 > KEY_BLOCK / 8 ? len + 1 : KEY_BLOCK;
+		if (m->n_blocks == m->cap_blocks) {
+			size_t nc = m->cap_blocks ? 2 * m->cap_blocks : 8;
+			char **nb = realloc(m->blocks, nc * sizeof *nb);
+			if (!nb)
+				return NULL;
+			m->blocks = nb;
+			m->cap_blocks = nc;
+		}
+		if (!(p = malloc(bs)))
+			return NULL;
+		m->blocks[m->n_blocks++] = p;
+		if (bs == KEY_BLOCK) {
+			m->bump = p + len + 1;
+			m->bump_left = KEY_BLOCK - len - 1;
+		}
+	} else {
+		p = m->bump;
+		m->bump += len + 1;
+		m->bump_left -= len + 1;
+	}
+	memcpy(p, key, len + 1);
+	return p;
+}
+
 size_t *db_strmap_put(db_strmap *m, const char *key, size_t val, bool *added)
 {
 	if (added)
@@ -95,9 +140,8 @@ size_t *db_strmap_put(db_strmap *m, const char *key, size_t val, bool *added)
 			return NULL;
 		i = slot(m, key, h);
 	}
-	if (!(m->keys[i] = malloc(len + 1)))
+	if (!(m->keys[i] = key_copy(m, key, len)))
 		return NULL;
-	memcpy(m->keys[i], key, len + 1);
 	m->hashes[i] = h;
 	m->vals[i] = val;
 	m->n++;
