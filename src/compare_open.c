@@ -40,6 +40,7 @@ static bool has_side(const db_index *ix, const char *side)
 typedef struct tree_job {
 	const char *root;
 	db_walk w;
+	bool want_stat;         /* false: the scan's opens stat the files */
 	bool is_file, listed;
 	int rc;
 	char msg[1024];         /* listing error */
@@ -53,7 +54,7 @@ typedef struct tree_job {
 static void *list_job(void *arg)
 {
 	tree_job *j = arg;
-	j->rc = db_walk_root(j->root, &j->w, &j->is_file, j->msg, sizeof j->msg);
+	j->rc = db_walk_root2(j->root, &j->w, j->want_stat, &j->is_file, j->msg, sizeof j->msg);
 	j->listed = j->rc == 0;
 	return NULL;
 }
@@ -83,12 +84,20 @@ typedef struct trees {
 	bool shared;            /* the target is the reference folder: one listing */
 } trees;
 
-static void list_trees(trees *t, const char *ref, const char *tgt, bool same)
+/* A tree never indexed before (no entry cache) is listed without a stat
+ * per file: the scan opens every file anyway and takes the stat from that
+ * open (100k files: ~0.15 s of stat calls saved on a first-ever open).
+ * One folder for both sides is listed once and scanned by both: stat'ed
+ * here, so the two scans only read it. */
+static void list_trees(trees *t, const char *cache_dir, const char *ref, const char *tgt,
+                       bool same)
 {
 	memset(t, 0, sizeof *t);
 	t->ref.root = ref;
 	t->tgt.root = tgt;
 	t->shared = same;
+	t->ref.want_stat = same || db_icache_exists(cache_dir, ref);
+	t->tgt.want_stat = db_icache_exists(cache_dir, tgt);
 	run_both(list_job, &t->ref, same ? NULL : &t->tgt);
 	if (same) {
 		t->tgt.rc = t->ref.rc;
@@ -174,8 +183,9 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 /* List and scan both trees. */
 static int scan_and_pair(db_compare *c, db_index **ref, db_index **tgt, db_err *err)
 {
+	db_cmp_priv *pr = c->priv;
 	trees t;
-	list_trees(&t, c->ref_root, c->tgt_root, !strcmp(c->ref_root, c->tgt_root));
+	list_trees(&t, pr->cache_dir, c->ref_root, c->tgt_root, !strcmp(c->ref_root, c->tgt_root));
 	int rc = scan_trees(c, &t, ref, tgt, err);
 	free_trees(&t);
 	return rc;
@@ -323,7 +333,7 @@ int db_compare_open(const char *ref, const char *tgt,
 	if (opts->verify_later && db_reopen_trees(c, opts, tgt != NULL, same))
 		goto pair;
 	trees t;
-	list_trees(&t, c->ref_root, c->tgt_root, same);
+	list_trees(&t, pr->cache_dir, c->ref_root, c->tgt_root, same);
 	if (db_choose_profile(c, opts, &t.ref.w, t.ref.rc, t.ref.msg, err) != 0) {
 		free_trees(&t);
 		db_compare_free(c);

@@ -21,7 +21,8 @@ typedef struct file_job {
 	const char *rel;
 	char *full;
 	db_fields f;
-	off_t size;
+	size_t wi;              /* its file in the listing */
+	off_t size;             /* -1: the listing did not stat it (the open does) */
 	int64_t mtime_ns;
 	uint64_t ident;
 	ent_meta *ents;
@@ -115,11 +116,26 @@ static bool side_kept(const char *side, const db_fields *f)
 
 static void read_file_meta(file_job *j, db_icache *ic, db_readbuf *rb)
 {
-	if (db_icache_get(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents, &j->n_ents))
+	if (j->size >= 0 &&
+	    db_icache_get(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents, &j->n_ents))
 		return;
 	db_file *df = NULL;
 	db_err e = {{0}};
-	if (db_file_open_rb(j->full, rb, &df, &e) != 0) {
+	int rc = db_file_open_rb(j->full, rb, &df, &e);
+	if (j->size < 0) {
+		/* the listing left the stat to this open (a first-ever scan) */
+		struct stat st;
+		if (rc == 0) {
+			j->size = df->st_size;
+			j->mtime_ns = df->st_mtime_ns;
+			j->ident = df->st_ident;
+		} else if (stat(j->full, &st) == 0) {
+			j->size = st.st_size;
+			j->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+			j->ident = db_stat_ident(&st);
+		}
+	}
+	if (rc != 0) {
 		j->err = strdup(e.msg[0] ? e.msg : "file refused");
 		return;
 	}
@@ -647,15 +663,20 @@ int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
 	return rc;
 }
 
-int db_index_scan_walk(const char *root, const db_walk *wp, bool is_file,
+int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
                        const db_profile *p, const char *side, db_icache *ic,
                        db_index **out, db_err *err)
 {
 	*out = NULL;
-	/* an unchanged tree: the whole index from its snapshot */
+	/* an unchanged tree: the whole index from its snapshot (a listing
+	 * without stats is a first-ever scan: no snapshot to look for) */
 	const char *snap_dir = db_icache_dir(ic);
-	uint64_t snap_key = snap_dir ? db_isnap_key(wp, is_file, p, side) : 0;
-	if (snap_dir && (*out = db_isnap_load(snap_dir, root, side, snap_key, wp, is_file, p)))
+	bool stat_later = false;
+	for (size_t i = 0; i < wp->n_files && !stat_later; i++)
+		stat_later = wp->files[i].size < 0;
+	uint64_t snap_key = snap_dir && !stat_later ? db_isnap_key(wp, is_file, p, side) : 0;
+	if (snap_dir && !stat_later &&
+	    (*out = db_isnap_load(snap_dir, root, side, snap_key, wp, is_file, p)))
 		return 0;
 	if (wp->stub)
 		return db_err_set(err, root, NULL, -1, "no snapshot of the listing");
@@ -695,6 +716,7 @@ int db_index_scan_walk(const char *root, const db_walk *wp, bool is_file,
 		file_job *j = &jobs[nj++];
 		j->rel = rel;
 		j->f = f;
+		j->wi = i;
 		j->size = w.files[i].size;
 		j->mtime_ns = w.files[i].mtime_ns;
 		j->ident = w.files[i].ident;
@@ -705,6 +727,18 @@ int db_index_scan_walk(const char *root, const db_walk *wp, bool is_file,
 	if (rc == 0) {
 		ix->n_files = nj;
 		open_all(jobs, nj, ic);
+		if (stat_later) {
+			/* the listing complete: the opens' stats, a stat for the rest */
+			for (size_t i = 0; i < nj; i++) {
+				db_walk_file *wf = &wp->files[jobs[i].wi];
+				wf->size = jobs[i].size;
+				wf->mtime_ns = jobs[i].mtime_ns;
+				wf->ident = jobs[i].ident;
+			}
+			db_walk_fill_stat(root, wp);
+			if (snap_dir)
+				snap_key = db_isnap_key(wp, is_file, p, side);
+		}
 		build b = {.ix = ix};
 		/* every item at once: no regrowth, no slack (issue 12) */
 		size_t want = 0;

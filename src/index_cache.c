@@ -163,18 +163,32 @@ out:
 	free(buf);
 }
 
+static uint64_t root_hash(const char *root)
+{
+	char real[PATH_MAX];
+	const char *r = realpath(root, real) ? real : root;
+	return db_fnv(r, strlen(r) + 1, DB_FNV_INIT);
+}
+
+bool db_icache_exists(const char *dir, const char *root)
+{
+	if (!dir || !*dir)
+		return false;
+	char f[PATH_MAX];
+	snprintf(f, sizeof f, "%s/%016llx.index", dir, (unsigned long long)root_hash(root));
+	return access(f, F_OK) == 0;
+}
+
 db_icache *db_icache_open(const char *dir, const char *root)
 {
 	if (!dir || !*dir)
 		return NULL;
 	db_icache *c = calloc(1, sizeof *c);
-	char real[PATH_MAX];
 	if (!c)
 		return NULL;
 	pthread_mutex_init(&c->mu, NULL);
 	db_strmap_init(&c->idx);
-	const char *r = realpath(root, real) ? real : root;
-	uint64_t h = db_fnv(r, strlen(r) + 1, DB_FNV_INIT);
+	uint64_t h = root_hash(root);
 	size_t n = strlen(dir) + 40;
 	c->dir = strdup(dir);
 	c->file = malloc(n);

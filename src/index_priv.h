@@ -33,6 +33,8 @@ struct db_walk;
 /* The entry cache of tree root under dir; NULL when dir is NULL/"" or on
  * OOM (then every file is opened). A missing or corrupt file is empty. */
 db_icache *db_icache_open(const char *dir, const char *root);
+/* root has an entry cache in dir (was indexed before); false for no dir. */
+bool db_icache_exists(const char *dir, const char *root);
 /* A copy of the entries of rel when its size and mtime still match
  * (caller frees *ents and their keys); false otherwise. Thread-safe. */
 bool db_icache_get(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
@@ -44,9 +46,10 @@ void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 /* db_index_scan reading and filling an entry cache (NULL: none). */
 int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
                      db_icache *ic, db_index **out, db_err *err);
-/* db_index_scan_ic over a listing made by db_walk_root (w; is_file: root
- * names one file). w is not modified. */
-int db_index_scan_walk(const char *root, const struct db_walk *w, bool is_file,
+/* db_index_scan_ic over a listing made by db_walk_root2 (w; is_file: root
+ * names one file). Files the listing did not stat (size -1) get the stat
+ * of the open that reads them, the rest a stat each: w is complete after. */
+int db_index_scan_walk(const char *root, struct db_walk *w, bool is_file,
                        const db_profile *p, const char *side, db_icache *ic,
                        db_index **out, db_err *err);
 /* db_profile_detect over a listing of root (only the paths are read);

@@ -285,7 +285,8 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, const struc
 		struct stat st;
 		if (!s->want_stat && names[i].reg) {
 			memset(&st, 0, sizeof st);
-			rc = add_file(s->w, &r, &st);
+			if ((rc = add_file(s->w, &r, &st)) == 0)
+				s->w->files[s->w->n_files - 1].size = -1;
 		} else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 			note_skip(s->w, r, "%s", strerror(errno));
 		} else {
@@ -372,6 +373,29 @@ void db_walk_free(db_walk *w)
 
 int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t msglen)
 {
+	return db_walk_root2(root, w, true, is_file, msg, msglen);
+}
+
+void db_walk_fill_stat(const char *root, db_walk *w)
+{
+	for (size_t i = 0; i < w->n_files; i++) {
+		db_walk_file *f = &w->files[i];
+		if (f->size >= 0)
+			continue;
+		char *p = db_path_join(root, f->rel);
+		struct stat st;
+		if (p && stat(p, &st) == 0) {
+			f->size = st.st_size;
+			f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+			f->ident = db_stat_ident(&st);
+		}
+		free(p);
+	}
+}
+
+int db_walk_root2(const char *root, db_walk *w, bool want_stat, bool *is_file, char *msg,
+                  size_t msglen)
+{
 	memset(w, 0, sizeof *w);
 	*is_file = false;
 	struct stat st;
@@ -380,7 +404,7 @@ int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t 
 		return -1;
 	}
 	if (S_ISDIR(st.st_mode))
-		return db_walk_dir(root, w, msg, msglen);
+		return db_walk_dir2(root, w, want_stat, msg, msglen);
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(msg, msglen, "%s: not a directory or regular file", root);
 		return -1;

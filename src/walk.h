@@ -12,7 +12,7 @@
 
 typedef struct db_walk_file {
 	char *rel;              /* path relative to the root (owned) */
-	off_t size;
+	off_t size;             /* -1: not stat'ed yet (db_walk_root2, want_stat false) */
 	int64_t mtime_ns;
 	uint64_t ident;         /* db_stat_ident */
 } db_walk_file;
@@ -55,13 +55,20 @@ typedef struct db_walk {
  * itself cannot be opened; problems below it go to w->skipped. */
 int db_walk_dir(const char *dir, db_walk *w, char *msg, size_t msglen);
 /* want_stat false: regular files the directory reports as such are not
- * stat'ed (size and mtime 0); only the names are needed. */
+ * stat'ed (size -1, mtime and ident 0); only the names are needed, or
+ * whoever opens them fills the stat in (db_index_scan_walk). */
 int db_walk_dir2(const char *dir, db_walk *w, bool want_stat, char *msg, size_t msglen);
 void db_walk_free(db_walk *w);
 /* List root as the index sees it: a directory is walked (with stat); a
  * regular file is one entry named by its basename (*is_file true). -1 with
  * msg when root is missing, unreadable or neither ("ROOT: why"). */
 int db_walk_root(const char *root, db_walk *w, bool *is_file, char *msg, size_t msglen);
+/* The same; want_stat false lists a directory as db_walk_dir2 does. */
+int db_walk_root2(const char *root, db_walk *w, bool want_stat, bool *is_file, char *msg,
+                  size_t msglen);
+/* Stat every file of w still at size -1 (below root); one that is gone
+ * keeps -1, so a hash over w matches no later listing. */
+void db_walk_fill_stat(const char *root, db_walk *w);
 /* A hash over every file's path, size, mtime and ident (names_only: paths
  * only): equal listings give equal hashes. */
 uint64_t db_walk_hash(const db_walk *w, bool names_only);
