@@ -10,7 +10,10 @@
  * worst-rank cells are kept only once final).
  *
  * Results are exactly those of db_grid_build and db_grid_worst_ranks
- * (tests/test_grid_cache.c holds them to that, rank by rank). */
+ * (tests/test_grid_cache.c holds them to that, rank by rank). The
+ * workbench and export both build through here, so the screen and the
+ * exported files come from one builder; db_grid_build is the plain
+ * reference (and the workbench's fallback when no cache can be had). */
 #ifndef DB_GRID_CACHE_H
 #define DB_GRID_CACHE_H
 #include <stdbool.h>

@@ -13,6 +13,7 @@
 #include "cmd_util.h"
 #include "db_atomic.h"
 #include "db_cell.h"
+#include "db_grid_cache.h"
 #include "db_hints.h"
 #include "db_esc.h"
 #include "db_json.h"
@@ -560,10 +561,15 @@ int db_export_grid(const db_export_ctx *x, db_grid *g)
 		pass = vs ? vs : s ? s->pass : NULL;
 		rank = vr && strcmp(vr, "all") && atoi(vr) >= 0 ? atoi(vr) : DB_RANK_ANY;
 	}
-	if (db_grid_build(x->c, phase, pass, rank, g) < 0)
+	/* the workbench's builder, so the files show what the screen shows */
+	db_grid_cache *gc = db_grid_cache_new();
+	if (!gc)
 		return -1;
-	db_grid_worst_ranks(x->c, g, NULL);
-	return 0;
+	int rc = db_grid_cache_build(gc, x->c, phase, pass, rank, g);
+	if (rc == 0)
+		db_grid_cache_worst_ranks(gc, x->c, g, NULL);
+	db_grid_cache_free(gc);
+	return rc < 0 ? -1 : 0;
 }
 
 int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
