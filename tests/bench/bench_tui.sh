@@ -13,6 +13,9 @@
 #   100k 64 ranks x  61 layers x 13 stages x ref/target = 101,504 files
 #         (a DeepSeek-V3-class run, issue 12)
 # BENCH_RANKS, BENCH_LAYERS, BENCH_STAGES override the preset's numbers.
+# BENCH_TUI_DROP=1 (root) also drops the kernel's caches (page, dentry,
+# inode: echo 3) before run 1, a first-ever open after a reboot; run 2
+# then reopens with the directories cached by run 1 only.
 set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$(realpath "${1:-$SRC/build/dumpbisect}")   # the runs cd elsewhere
@@ -82,6 +85,10 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 echo "tree: $nfiles files, $RANKS ranks x $LAYERS layers x $STAGES stages x ref/target; screen 200x60"
 for pass in 1 2 3; do
 	[ "$pass" = 1 ] || echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+	if [ "$pass" = 1 ] && [ "${BENCH_TUI_DROP:-0}" = 1 ]; then
+		sync
+		echo 3 >/proc/sys/vm/drop_caches && echo "run 1: kernel caches dropped (echo 3)"
+	fi
 	run
 	get() { awk -v k="$1" '$1 == k { print $2 }' "$W/timing"; }
 	awk '$1 == "key" { print $3 }' "$W/timing" | sort -n >"$W/keys_ms"
