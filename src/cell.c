@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grid_priv.h"
+
 bool db_pair_done(const db_pair *p)
 {
 	return atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire) ==
@@ -29,12 +31,33 @@ bool db_pair_worse(const db_pair *a, const db_pair *b)
 	return a->f.rank < b->f.rank;
 }
 
+void grid_worst_add(grid_worst *w, const db_compare *c, size_t i)
+{
+	const db_pair *q = &c->pairs[i];
+	w->n++;
+	if (!db_pair_done(q))
+		return;
+	w->n_done++;
+	if (w->worst == DB_NO_PAIR || db_pair_worse(q, &c->pairs[w->worst]))
+		w->worst = i;
+}
+
+bool grid_worst_settle(const grid_worst *w, bool *changed)
+{
+	if (w->n_done < w->n)
+		return false;
+	if (w->worst != DB_NO_PAIR && *w->cell != w->worst) {
+		*w->cell = w->worst;
+		*changed = true;
+	}
+	return true;
+}
+
 /* One per-rank cell: its (layer, stage, occurrence) and the ranks seen. */
 struct worst_cell {
 	int layer, occurrence;
 	const char *stage;              /* borrowed from the pairs */
-	size_t *cell;
-	size_t worst, n, n_done;
+	grid_worst t;
 };
 
 static int cmp_key(int layer, const char *stage, int occ, const struct worst_cell *b)
@@ -92,7 +115,7 @@ bool db_grid_worst_ranks(const db_compare *c, db_grid *g, bool *settled_out)
 			if (!p || p->merged || p->f.rank < 0)
 				continue;       /* sharded (merged) or rank-less: as built */
 			v[n++] = (struct worst_cell){p->f.layer, p->occurrence, p->f.stage,
-			                             &g->rows[r].cells[k], DB_NO_PAIR, 0, 0};
+			                             {&g->rows[r].cells[k], DB_NO_PAIR, 0, 0}};
 		}
 	}
 	qsort(v, n, sizeof *v, cmp_cell);
@@ -102,26 +125,12 @@ bool db_grid_worst_ranks(const db_compare *c, db_grid *g, bool *settled_out)
 		    strcmp(q->f.pass, g->pass))
 			continue;
 		struct worst_cell *w = find_cell(v, n, q);
-		if (!w)
-			continue;
-		w->n++;
-		if (!db_pair_done(q))
-			continue;
-		w->n_done++;
-		if (w->worst == DB_NO_PAIR || db_pair_worse(q, &c->pairs[w->worst]))
-			w->worst = i;
+		if (w)
+			grid_worst_add(&w->t, c, i);
 	}
 	bool changed = false, settled = true;
-	for (size_t k = 0; k < n; k++) {
-		if (v[k].n_done < v[k].n) {
-			settled = false;
-			continue;
-		}
-		if (v[k].worst != DB_NO_PAIR && *v[k].cell != v[k].worst) {
-			*v[k].cell = v[k].worst;
-			changed = true;
-		}
-	}
+	for (size_t k = 0; k < n; k++)
+		settled &= grid_worst_settle(&v[k].t, &changed);
 	free(v);
 	if (settled_out)
 		*settled_out = settled;

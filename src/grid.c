@@ -66,6 +66,19 @@ bool grid_records_order(const db_compare *c)
 	return (c->ref && c->ref->records_order) || (c->tgt && c->tgt->records_order);
 }
 
+size_t grid_layer_row(const db_grid *g, int layer)
+{
+	size_t lo = g->first_layer_row, hi = lo + g->n_layer_rows;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->rows[mid].layer < layer)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int grid_cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -175,17 +188,24 @@ static int order_sel_cols(const db_compare *c, const char *phase, const char *pa
 	return rc;
 }
 
+bool grid_begin(const db_compare *c, const char **phase, const char **pass, int rank,
+                db_grid *g)
+{
+	memset(g, 0, sizeof *g);
+	if (!*phase)
+		*phase = c->n_phases ? c->phases[0] : "";
+	if (!*pass)
+		*pass = db_default_pass(c, *phase);
+	g->phase = strdup(*phase);
+	g->pass = strdup(*pass);
+	g->rank = rank;
+	return g->phase && g->pass;
+}
+
 int db_grid_build(const db_compare *c, const char *phase, const char *pass,
                   int rank, db_grid *g)
 {
-	memset(g, 0, sizeof *g);
-	if (!phase)
-		phase = c->n_phases ? c->phases[0] : "";
-	if (!pass)
-		pass = db_default_pass(c, phase);
-	g->phase = strdup(phase);
-	g->pass = strdup(pass);
-	g->rank = rank;
+	bool began = grid_begin(c, &phase, &pass, rank, g);
 	const char **known = NULL;
 	size_t n_known = known_stages(c, phase, pass, rank, &known);
 	size_t np = c->n_pairs;
@@ -196,7 +216,7 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 	db_strmap_init(&cm);
 	size_t ncols = 0, nlayers = 0, nmodel = 0;
 	int rc = 0;
-	if (!g->phase || !g->pass || !known || !cols || !layers || !tops)
+	if (!began || !known || !cols || !layers || !tops)
 		rc = -1;
 	/* columns: top-level stages of layer pairs */
 	for (size_t i = 0; rc == 0 && i < np; i++) {
@@ -290,15 +310,7 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 		if (tops[i] == DB_NO_PAIR)
 			continue;
 		size_t col = remap[tops[i]];
-		size_t lo = g->first_layer_row, hi = lo + g->n_layer_rows;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (g->rows[mid].layer < p->f.layer)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		size_t *cell = &g->rows[lo].cells[col];
+		size_t *cell = &g->rows[grid_layer_row(g, p->f.layer)].cells[col];
 		if (*cell == DB_NO_PAIR || grid_cell_better(&c->pairs[*cell], p, g->cols[col]))
 			*cell = i;
 	}

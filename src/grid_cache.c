@@ -349,15 +349,7 @@ static void build_cells(build *b, db_grid *g, const size_t *remap)
 		if (p->f.layer < 0)
 			continue;
 		size_t col = remap[b->top_col[b->gc->sid[i]]];
-		size_t lo = g->first_layer_row, hi = lo + g->n_layer_rows;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (g->rows[mid].layer < p->f.layer)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		size_t *cell = &g->rows[lo].cells[col];
+		size_t *cell = &g->rows[grid_layer_row(g, p->f.layer)].cells[col];
 		if (*cell == DB_NO_PAIR || grid_cell_better(&b->c->pairs[*cell], p, g->cols[col]))
 			*cell = i;
 	}
@@ -390,17 +382,10 @@ static int grid_copy(const db_grid *s, db_grid *d)
 int db_grid_cache_build(db_grid_cache *gc, const db_compare *c, const char *phase,
                         const char *pass, int rank, db_grid *g)
 {
-	memset(g, 0, sizeof *g);
-	if (!phase)
-		phase = c->n_phases ? c->phases[0] : "";
-	if (!pass)
-		pass = db_default_pass(c, phase);
-	g->phase = strdup(phase);
-	g->pass = strdup(pass);
-	g->rank = rank;
+	bool began = grid_begin(c, &phase, &pass, rank, g);
 	build b = {.c = c, .gc = gc};
 	size_t *remap = NULL;
-	int rc = g->phase && g->pass && grid_cache_ensure(gc, c, phase, pass) == 0 ? 0 : -1;
+	int rc = began && grid_cache_ensure(gc, c, phase, pass) == 0 ? 0 : -1;
 	if (rc == 0 && rank == DB_RANK_ANY && gc->have_any) {
 		db_grid_free(g);        /* kept: every rank's pairs, the costly one */
 		return grid_copy(&gc->any, g);

@@ -10,12 +10,9 @@
 #include "grid_cache_priv.h"
 #include "grid_priv.h"
 
-/* One per-rank cell of db_grid_cache_worst_ranks (struct worst_cell in
- * cell.c), found by (layer, stage id) in a table instead of by strcmp. */
-typedef struct wcell {
-	size_t *cell;
-	size_t worst, n, n_done;
-} wcell;
+/* The per-rank cells of db_grid_cache_worst_ranks are grid_worst tallies
+ * (as in cell.c), found by (layer, stage id) in a table, not by strcmp. */
+typedef grid_worst wcell;
 
 static size_t layer_at(const int *v, size_t n, int layer)
 {
@@ -160,24 +157,10 @@ bool db_grid_cache_worst_ranks(db_grid_cache *gc, const db_compare *c, db_grid *
 		size_t l = layer_at(layers, nl, q->f.layer);
 		if (l == SIZE_MAX || at[l * ns + gc->sid[i]] == SIZE_MAX)
 			continue;
-		wcell *w = &v[at[l * ns + gc->sid[i]]];
-		w->n++;
-		if (!db_pair_done(q))
-			continue;
-		w->n_done++;
-		if (w->worst == DB_NO_PAIR || db_pair_worse(q, &c->pairs[w->worst]))
-			w->worst = i;
+		grid_worst_add(&v[at[l * ns + gc->sid[i]]], c, i);
 	}
-	for (size_t k = 0; k < n; k++) {
-		if (v[k].n_done < v[k].n) {
-			settled = false;
-			continue;
-		}
-		if (v[k].worst != DB_NO_PAIR && *v[k].cell != v[k].worst) {
-			*v[k].cell = v[k].worst;
-			changed = true;
-		}
-	}
+	for (size_t k = 0; k < n; k++)
+		settled &= grid_worst_settle(&v[k], &changed);
 	free(v);
 	free(layers);
 	free(at);

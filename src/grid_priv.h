@@ -44,6 +44,25 @@ int grid_add_row(db_grid *g, size_t cap_rows, int layer, const char *label,
 /* The top-level stage of stage among the known stages (buf or stage). */
 const char *grid_parent_of(const db_compare *c, const char *stage, const char **known,
                            size_t n_known, char *buf, size_t len);
+/* g emptied and named: phase (NULL: the first), pass (NULL: the default
+ * pass of phase; both resolved in place) and rank. False on OOM. */
+bool grid_begin(const db_compare *c, const char **phase, const char **pass, int rank,
+                db_grid *g);
+/* The row of g's layer rows holding layer (which must be there). */
+size_t grid_layer_row(const db_grid *g, int layer);
+
+/* The worst rank of one per-rank cell, tallied over the cell's pairs
+ * (cell.c's db_grid_worst_ranks and the cache's pass share it). */
+typedef struct grid_worst {
+	size_t *cell;           /* the grid's cell it will set */
+	size_t worst, n, n_done;        /* worst pair so far; pairs seen, done */
+} grid_worst;
+/* Count pair i of c in w. */
+void grid_worst_add(grid_worst *w, const db_compare *c, size_t i);
+/* Once every pair of w is computed: its cell becomes the worst one
+ * (*changed set when it moved); false while some are not. */
+bool grid_worst_settle(const grid_worst *w, bool *changed);
+
 /* The trees record their execution order (see db_index.records_order). */
 bool grid_records_order(const db_compare *c);
 int grid_cmp_int(const void *a, const void *b);

@@ -8,7 +8,7 @@
 
 #include "cmp_util.h"
 #include "db_grid.h"
-#include "zip_mini.h"
+#include "npz_util.h"
 
 /* ref vs tgt compared to the end (a failure to open fails the test). */
 static db_compare *open_run(const char *ref, const char *tgt)
@@ -285,39 +285,6 @@ static void t_hook_hybrid_cols(void **s)
 	db_compare_free(c);
 }
 
-/* dir/name: an .npz holding a 2-float tensor per key, in this order. */
-static void write_npz(const char *dir, const char *name, const char *const *keys, size_t nk)
-{
-	zm_member *m = calloc(nk, sizeof *m);
-	char (*names)[64] = calloc(nk, sizeof *names);
-	char **data = calloc(nk, sizeof *data);
-	assert_true(m && names && data);
-	const float v[2] = {1, 2};
-	const long shape[1] = {2};
-	for (size_t i = 0; i < nk; i++) {
-		char path[1024];
-		assert_int_equal(cu_npy(dir, "member.npy", "<f4", 1, shape, v, 0), 0);
-		snprintf(path, sizeof path, "%s/member.npy", dir);
-		size_t n;
-		data[i] = cu_slurp(path, &n);
-		assert_non_null(data[i]);
-		unlink(path);
-		snprintf(names[i], sizeof names[i], "%s.npy", keys[i]);
-		m[i] = (zm_member){names[i], data[i], n, false};
-	}
-	size_t zn;
-	uint8_t *z = zm_build(m, nk, &zn);
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	assert_int_equal(cu_write(path, z, zn), 0);
-	free(z);
-	for (size_t i = 0; i < nk; i++)
-		free(data[i]);
-	free(data);
-	free(names);
-	free(m);
-}
-
 /* Layers whose recorded orders disagree: one .npz (dict order) holding
  * layer 0 as a, b and layer 1 as c, b, a. Edges a->b, c->b, b->a: c has no
  * predecessor and goes first, then the cycle a<->b is broken at the column
@@ -329,7 +296,7 @@ static void t_cols_cycle(void **s)
 	assert_non_null(dir);
 	static const char *const keys[] = {"layers.0.a", "layers.0.b", "layers.1.c",
 	                                   "layers.1.b", "layers.1.a"};
-	write_npz(dir, "run.npz", keys, sizeof keys / sizeof *keys);
+	cu_npz(dir, "run.npz", keys, sizeof keys / sizeof *keys, (const float[2]){1, 2});
 	db_compare *c = cu_run(dir, dir, "generic", NULL, 0);
 	assert_true(c->ref->records_order);
 	db_grid g;
@@ -357,8 +324,8 @@ static void t_cols_rank_view(void **s)
 	char tree[1024], prof[1024];
 	snprintf(tree, sizeof tree, "%s/tree", dir);
 	cu_mkdirs(tree);
-	write_npz(tree, "r0.npz", r0, sizeof r0 / sizeof *r0);
-	write_npz(tree, "r1.npz", r1, sizeof r1 / sizeof *r1);
+	cu_npz(tree, "r0.npz", r0, sizeof r0 / sizeof *r0, (const float[2]){1, 2});
+	cu_npz(tree, "r1.npz", r1, sizeof r1 / sizeof *r1, (const float[2]){1, 2});
 	snprintf(prof, sizeof prof, "%s/ranks.yaml", dir);
 	static const char y[] = "name: ranks\n"
 	                        "path: '^r(?<rank>\\d+)\\.npz$'\n"

@@ -13,7 +13,7 @@
 #include "db_cell.h"
 #include "db_grid.h"
 #include "db_grid_cache.h"
-#include "zip_mini.h"
+#include "npz_util.h"
 
 #define LAYOUT(x) FIXTURES "/layouts/" x
 
@@ -150,40 +150,6 @@ static void t_metrics_arrive(void **s)
 	}
 }
 
-/* dir/name: an .npz holding a 2-float tensor per key (values v, v). */
-static void write_npz(const char *dir, const char *name, const char *const *keys, size_t nk,
-                      float v)
-{
-	zm_member *m = calloc(nk, sizeof *m);
-	char (*names)[64] = calloc(nk, sizeof *names);
-	char **data = calloc(nk, sizeof *data);
-	assert_true(m && names && data);
-	const float x[2] = {v, v};
-	const long shape[1] = {2};
-	for (size_t i = 0; i < nk; i++) {
-		char path[1024];
-		assert_int_equal(cu_npy(dir, "member.npy", "<f4", 1, shape, x, 0), 0);
-		snprintf(path, sizeof path, "%s/member.npy", dir);
-		size_t n;
-		data[i] = cu_slurp(path, &n);
-		assert_non_null(data[i]);
-		unlink(path);
-		snprintf(names[i], sizeof names[i], "%s.npy", keys[i]);
-		m[i] = (zm_member){names[i], data[i], n, false};
-	}
-	size_t zn;
-	uint8_t *z = zm_build(m, nk, &zn);
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	assert_int_equal(cu_write(path, z, zn), 0);
-	free(z);
-	for (size_t i = 0; i < nk; i++)
-		free(data[i]);
-	free(data);
-	free(names);
-	free(m);
-}
-
 /* A rescan that adds a rank, a layer and a stage: the cache used before
  * it gives the grids of the new pairs. */
 static void t_rescan(void **s)
@@ -201,10 +167,10 @@ static void t_rescan(void **s)
 	static const char *const r1[] = {"layers.0.a", "layers.0.m", "layers.1.a", "layers.1.m"};
 	static const char *const r2[] = {"layers.0.a", "layers.0.x", "layers.0.m", "layers.1.a",
 	                                 "layers.1.m", "layers.2.a", "layers.2.m"};
-	write_npz(ref, "r0.npz", r0, sizeof r0 / sizeof *r0, 1);
-	write_npz(tgt, "r0.npz", r0, sizeof r0 / sizeof *r0, 1);
-	write_npz(ref, "r1.npz", r1, sizeof r1 / sizeof *r1, 1);
-	write_npz(tgt, "r1.npz", r1, sizeof r1 / sizeof *r1, -1);
+	cu_npz(ref, "r0.npz", r0, sizeof r0 / sizeof *r0, (const float[2]){1, 1});
+	cu_npz(tgt, "r0.npz", r0, sizeof r0 / sizeof *r0, (const float[2]){1, 1});
+	cu_npz(ref, "r1.npz", r1, sizeof r1 / sizeof *r1, (const float[2]){1, 1});
+	cu_npz(tgt, "r1.npz", r1, sizeof r1 / sizeof *r1, (const float[2]){-1, -1});
 	snprintf(prof, sizeof prof, "%s/ranks.yaml", dir);
 	static const char y[] = "name: ranks\n"
 	                        "path: '^r(?<rank>\\d+)\\.npz$'\n"
@@ -213,8 +179,8 @@ static void t_rescan(void **s)
 	db_compare *c = cu_run(ref, tgt, prof, NULL, 0);
 	db_grid_cache *gc = db_grid_cache_new();
 	check_all(c, gc);
-	write_npz(ref, "r2.npz", r2, sizeof r2 / sizeof *r2, 1);
-	write_npz(tgt, "r2.npz", r2, sizeof r2 / sizeof *r2, 2);
+	cu_npz(ref, "r2.npz", r2, sizeof r2 / sizeof *r2, (const float[2]){1, 1});
+	cu_npz(tgt, "r2.npz", r2, sizeof r2 / sizeof *r2, (const float[2]){2, 2});
 	db_err err;
 	assert_int_equal(db_compare_rescan(c, &err), 0);
 	db_compare_run(c);
