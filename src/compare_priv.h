@@ -143,6 +143,7 @@ typedef struct db_cmp_priv {
 	pthread_t verify_th;
 	bool verify_on;         /* verify_th runs or ran and is not joined */
 	_Atomic int verify_state;       /* db_verify_state */
+	_Atomic int verify_cancel;      /* set: the check's listing stops (db_verify_join) */
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };

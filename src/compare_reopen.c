@@ -108,6 +108,7 @@ static void *verify_job(void *arg)
 {
 	db_compare *c = arg;
 	db_cmp_priv *pr = c->priv;
+	db_walk_stop_on(&pr->verify_cancel);
 	bool same = same_listing(c->ref_root, pr->trusted[0]) &&
 	            (!strcmp(c->ref_root, c->tgt_root) ||
 	             same_listing(c->tgt_root, pr->trusted[1]));
@@ -151,8 +152,14 @@ bool db_compare_from_snapshots(const db_compare *c)
 void db_verify_join(db_compare *c)
 {
 	db_cmp_priv *pr = c->priv;
-	if (pr->verify_on)
+	if (pr->verify_on) {
+		/* its answer is not wanted (closing, or a rescan that lists
+		 * every file): stop the listing rather than wait (~0.8 s at
+		 * 100k files) */
+		atomic_store(&pr->verify_cancel, 1);
 		pthread_join(pr->verify_th, NULL);
+		atomic_store(&pr->verify_cancel, 0);
+	}
 	pr->verify_on = false;
 	pr->unverified = false;
 	pr->from_snapshots = false;

@@ -139,6 +139,18 @@ static int add_file(db_walk *w, char **rel, const struct stat *st)
 	return 0;
 }
 
+static _Thread_local const _Atomic int *walk_stop;
+
+void db_walk_stop_on(const _Atomic int *stop)
+{
+	walk_stop = stop;
+}
+
+static bool stopped(void)
+{
+	return walk_stop && *walk_stop;
+}
+
 static int add_dir(db_walk *w, const char *rel, const struct stat *st)
 {
 	if (w->n_dirs == w->cap_dirs) {
@@ -253,7 +265,7 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, const struc
 	size_t n = 0, cap = 0;
 	int rc = 0;
 	struct dirent *de;
-	while ((de = readdir(d))) {
+	while (!stopped() && (de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (n == cap) {
@@ -275,7 +287,7 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, const struc
 		qsort(names, n, sizeof *names, cmp_name);
 	/* stat relative to the open directory: no path walk per file */
 	int dfd = dirfd(d);
-	for (size_t i = 0; i < n && rc == 0; i++) {
+	for (size_t i = 0; i < n && rc == 0 && !stopped(); i++) {
 		const char *name = names[i].name;
 		char *r = db_path_join(rel, name);
 		if (!r) {

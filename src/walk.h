@@ -76,6 +76,11 @@ uint64_t db_walk_hash(const db_walk *w, bool names_only);
  * below root, symlinks followed as the walk does). */
 bool db_walk_dirs_same(const char *root, const db_walk_stamp *dirs, size_t n);
 
+/* Walks in the calling thread stop early once *stop is non-zero (NULL:
+ * never); their listing is then incomplete. For a listing that may stop
+ * being wanted (the reopen's check, when the workbench quits). */
+void db_walk_stop_on(const _Atomic int *stop);
+
 /* Natural order: digit runs compare by value ("layer2" < "layer10"). */
 int db_natcmp(const char *a, const char *b);
 /* A byte key of s whose order (db_natkey_cmp) is db_natcmp's: out holds
