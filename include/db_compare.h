@@ -154,6 +154,11 @@ typedef enum db_verify_state {
 db_verify_state db_compare_verify_state(db_compare *c);
 /* Opened from snapshots, whether checked yet or not. */
 bool db_compare_from_snapshots(const db_compare *c);
+/* Every directory of both trees as the last listing (or the trusted stamps)
+ * found them, full paths: what a watcher watches without listing the trees
+ * again. Borrowed until the next rescan or db_compare_free; *n 0 when the
+ * trees are single files. */
+const char *const *db_compare_dirs(const db_compare *c, size_t *n);
 
 /* Set settle_ms after the open (see db_compare_opts): later rescans. */
 void db_compare_set_settle(db_compare *c, int settle_ms);

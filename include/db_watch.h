@@ -14,6 +14,11 @@ typedef struct db_watch db_watch;
 /* Watch roots[0..n-1] (directories or files; duplicates are fine). -1 with
  * err when none can be watched. */
 int db_watch_open(const char *const *roots, size_t n, db_watch **out, db_err *err);
+/* The same when every directory under the roots is known already
+ * (db_compare_dirs): inotify watches dirs[0..n_dirs-1] without reading the
+ * trees again (a 100k-file tree took 50 ms to read); n_dirs 0: as above. */
+int db_watch_open_dirs(const char *const *roots, size_t n, const char *const *dirs,
+                       size_t n_dirs, db_watch **out, db_err *err);
 void db_watch_free(db_watch *w);
 /* "inotify" or "poll". */
 const char *db_watch_how(const db_watch *w);

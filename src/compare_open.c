@@ -153,6 +153,9 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 		db_stamp_store(pr->cache_dir, c->ref_root, &t->ref.w);
 	if (!t->shared && !t->tgt.is_file)
 		db_stamp_store(pr->cache_dir, c->tgt_root, &t->tgt.w);
+	db_keep_dirs(c, c->ref_root, &t->ref.w, false);
+	if (!t->shared)
+		db_keep_dirs(c, c->tgt_root, &t->tgt.w, true);
 	pr->n_settling = 0;
 	if (pr->settle_ns > 0) {
 		struct timespec now;
@@ -191,6 +194,36 @@ static int scan_and_pair(db_compare *c, db_index **ref, db_index **tgt, db_err *
 	return rc;
 }
 
+static void free_dirs(db_cmp_priv *pr)
+{
+	for (size_t i = 0; i < pr->n_dirs; i++)
+		free(pr->dirs[i]);
+	free(pr->dirs);
+	pr->dirs = NULL;
+	pr->n_dirs = 0;
+}
+
+void db_keep_dirs(db_compare *c, const char *root, const db_walk *w, bool append)
+{
+	db_cmp_priv *pr = c->priv;
+	if (!append)
+		free_dirs(pr);
+	char **d = realloc(pr->dirs, (pr->n_dirs + w->n_dirs + 1) * sizeof *d);
+	if (!d)
+		return;         /* the watcher lists the trees itself */
+	pr->dirs = d;
+	for (size_t i = 0; i < w->n_dirs; i++)
+		if ((d[pr->n_dirs] = db_path_join(root, w->dirs[i].rel)))
+			pr->n_dirs++;
+}
+
+const char *const *db_compare_dirs(const db_compare *c, size_t *n)
+{
+	const db_cmp_priv *pr = c->priv;
+	*n = pr->n_dirs;
+	return (const char *const *)pr->dirs;
+}
+
 void db_compare_free(db_compare *c)
 {
 	if (!c)
@@ -204,6 +237,7 @@ void db_compare_free(db_compare *c)
 		free(pr->filter);
 		free(pr->owner);
 		free(pr->cache_dir);
+		free_dirs(pr);
 		pthread_mutex_destroy(&pr->cache_mu);
 		free(pr);
 	}

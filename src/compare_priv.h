@@ -144,6 +144,8 @@ typedef struct db_cmp_priv {
 	bool verify_on;         /* verify_th runs or ran and is not joined */
 	_Atomic int verify_state;       /* db_verify_state */
 	_Atomic int verify_cancel;      /* set: the check's listing stops (db_verify_join) */
+	char **dirs;            /* db_compare_dirs (owned) */
+	size_t n_dirs;
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };
@@ -155,6 +157,9 @@ int db_choose_profile(db_compare *c, const db_compare_opts *opts, const struct d
                       int list_rc, const char *list_msg, db_err *err);
 /* one_folder and twice from the profile and how the trees were given. */
 void db_set_folders(db_compare *c, bool tgt_given, bool same);
+/* The directories of w (a listing or stamps of root) for db_compare_dirs:
+ * replace the kept ones (append false) or add to them. */
+void db_keep_dirs(db_compare *c, const char *root, const struct db_walk *w, bool append);
 /* compare_reopen.c: profile, ref and tgt from snapshots when every
  * directory of both trees still has its stamp (true); false leaves c as it
  * was for the full open. */

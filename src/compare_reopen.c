@@ -48,22 +48,20 @@ static bool has_side(const db_index *ix, const char *side)
 	return false;
 }
 
-bool db_reopen_trees(db_compare *c, const db_compare_opts *opts, bool tgt_given, bool same)
+/* db_reopen_trees on the trusted stamps wr and wt. */
+static bool reopen_from(db_compare *c, const db_compare_opts *opts, bool tgt_given, bool same,
+                        const db_walk *wr, const db_walk *wt)
 {
 	db_cmp_priv *pr = c->priv;
-	db_walk wr, wt;
-	if (!db_stamp_load(pr->cache_dir, c->ref_root, &wr) ||
-	    !(same ? (wt = wr, true) : db_stamp_load(pr->cache_dir, c->tgt_root, &wt)))
-		return false;
 	db_err e;
-	if (db_choose_profile(c, opts, &wr, 0, "", &e) != 0) {
+	if (db_choose_profile(c, opts, wr, 0, "", &e) != 0) {
 		c->why[0] = 0;
 		return false;
 	}
 	db_set_folders(c, tgt_given, same);
 	bool one = pr->one_folder;
-	snap_job r = {c, c->ref_root, one ? "ref" : NULL, &wr, NULL};
-	snap_job t = {c, c->tgt_root, one ? "target" : NULL, &wt, NULL};
+	snap_job r = {c, c->ref_root, one ? "ref" : NULL, wr, NULL};
+	snap_job t = {c, c->tgt_root, one ? "target" : NULL, wt, NULL};
 	/* the two snapshots load side by side, as the full open scans */
 	pthread_t th;
 	bool spawned = pthread_create(&th, NULL, load_job, &t) == 0;
@@ -84,10 +82,32 @@ bool db_reopen_trees(db_compare *c, const db_compare_opts *opts, bool tgt_given,
 	c->tgt = t.ix;
 	pr->n_settling = 0;
 	pr->from_snapshots = pr->unverified = true;
-	pr->trusted[0] = wr.hash[0];
-	pr->trusted[1] = wt.hash[0];
+	pr->trusted[0] = wr->hash[0];
+	pr->trusted[1] = wt->hash[0];
+	db_keep_dirs(c, c->ref_root, wr, false);
+	if (!same)
+		db_keep_dirs(c, c->tgt_root, wt, true);
 	atomic_store(&pr->verify_state, DB_VERIFY_PENDING);
 	return true;
+}
+
+bool db_reopen_trees(db_compare *c, const db_compare_opts *opts, bool tgt_given, bool same)
+{
+	db_cmp_priv *pr = c->priv;
+	db_walk wr, wt;
+	if (!db_stamp_load(pr->cache_dir, c->ref_root, &wr))
+		return false;
+	if (same) {
+		wt = wr;        /* one listing: freed once */
+	} else if (!db_stamp_load(pr->cache_dir, c->tgt_root, &wt)) {
+		db_walk_free(&wr);
+		return false;
+	}
+	bool ok = reopen_from(c, opts, tgt_given, same, &wr, &wt);
+	db_walk_free(&wr);
+	if (!same)
+		db_walk_free(&wt);
+	return ok;
 }
 
 /* The listing of root as db_compare_open would make it, unchanged from

@@ -76,7 +76,8 @@ void db_detect_store(const char *dir, const char *root, uint64_t key, const char
 
 /* The directory stamps of listing w (a real one, nothing skipped) for root,
  * and reading them back: true, with *stub standing in for the listing
- * (db_walk.stub), when every directory still has its stamp. */
+ * (db_walk.stub, its dirs the stamped directories: db_walk_free it), when
+ * every directory still has its stamp. */
 void db_stamp_store(const char *dir, const char *root, const struct db_walk *w);
 bool db_stamp_load(const char *dir, const char *root, struct db_walk *stub);
 

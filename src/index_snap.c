@@ -405,15 +405,18 @@ bool db_stamp_load(const char *dir, const char *root, db_walk *stub)
 		dirs[n].mtime_ns = (int64_t)dv[2];
 	}
 	bool ok = dirs && !r.bad && !r.left && db_walk_dirs_same(root, dirs, n);
-	for (size_t i = 0; dirs && i < n; i++)
-		free(dirs[i].rel);
-	free(dirs);
 	free(buf);
 	if (ok) {
 		stub->stub = true;
 		stub->n_files = (size_t)v[0];
 		stub->hash[0] = v[1];
 		stub->hash[1] = v[2];
+		stub->dirs = dirs;      /* the watcher's directories */
+		stub->n_dirs = stub->cap_dirs = n;
+	} else {
+		for (size_t i = 0; dirs && i < n; i++)
+			free(dirs[i].rel);
+		free(dirs);
 	}
 	return ok;
 }

@@ -371,7 +371,7 @@ void db_walk_free(db_walk *w)
 {
 	if (!w)
 		return;
-	for (size_t i = 0; i < w->n_files; i++)
+	for (size_t i = 0; w->files && i < w->n_files; i++)      /* a stub has none */
 		free(w->files[i].rel);
 	free(w->files);
 	for (size_t i = 0; i < w->n_skipped; i++)

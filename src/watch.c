@@ -105,6 +105,12 @@ static bool drain(db_watch *w)
 
 int db_watch_open(const char *const *roots, size_t n, db_watch **out, db_err *err)
 {
+	return db_watch_open_dirs(roots, n, NULL, 0, out, err);
+}
+
+int db_watch_open_dirs(const char *const *roots, size_t n, const char *const *dirs,
+                       size_t n_dirs, db_watch **out, db_err *err)
+{
 	*out = NULL;
 	db_watch *w = calloc(1, sizeof *w);
 	if (!w || !(w->roots = calloc(n ? n : 1, sizeof *w->roots))) {
@@ -122,7 +128,9 @@ int db_watch_open(const char *const *roots, size_t n, db_watch **out, db_err *er
 	if (!(force && !strcmp(force, "poll"))) {
 		w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		int watched = 0;
-		for (size_t i = 0; w->fd >= 0 && i < w->n; i++)
+		for (size_t i = 0; w->fd >= 0 && i < n_dirs; i++)
+			watched += inotify_add_watch(w->fd, dirs[i], WATCH_MASK) >= 0;
+		for (size_t i = 0; w->fd >= 0 && !n_dirs && i < w->n; i++)
 			watched += add_tree(w->fd, w->roots[i], 0);
 		if (w->fd >= 0 && !watched) {
 			close(w->fd);

@@ -32,7 +32,11 @@ void tui_watch_start(struct tui *t)
 		roots[n++] = t->cmp->tgt_root;
 	db_err err = {{0}};
 	struct db_watch *w;
-	if (db_watch_open(roots, n, &w, &err) == 0)
+	/* one comparison: its listing's directories, no second read of the
+	 * trees (variants: each lists its own, so read them here) */
+	size_t nd = 0;
+	const char *const *dirs = t->n_variants ? NULL : db_compare_dirs(t->cmp, &nd);
+	if (db_watch_open_dirs(roots, n, dirs, nd, &w, &err) == 0)
 		t->watch = w;
 	/* from now on a rescan leaves unfinished files out: the first scan
 	 * reported what was there as it always did */
