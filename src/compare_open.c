@@ -47,6 +47,7 @@ typedef struct tree_job {
 	const db_profile *p;
 	const char *side;
 	db_icache *ic;
+	bool close_ic;          /* this side's own cache: written when its scan ends */
 	db_index *ix;
 	db_err err;
 } tree_job;
@@ -64,6 +65,8 @@ static void *scan_job(void *arg)
 	tree_job *j = arg;
 	j->rc = db_index_scan_walk(j->root, &j->w, j->is_file, j->p, j->side, j->ic, &j->ix,
 	                           &j->err);
+	if (j->close_ic)
+		db_icache_close(j->ic);     /* each side writes its own, side by side */
 	return NULL;
 }
 
@@ -135,10 +138,10 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	t->tgt.side = one ? "target" : NULL;
 	t->ref.ic = icr;
 	t->tgt.ic = ict;
+	t->ref.close_ic = t->tgt.close_ic = ict != icr;
 	run_both(scan_job, &t->ref, &t->tgt);
-	db_icache_close(icr);
-	if (ict != icr)
-		db_icache_close(ict);
+	if (ict == icr)
+		db_icache_close(icr);   /* one folder: one cache, both scans done */
 	if (t->ref.rc != 0 || t->tgt.rc != 0) {
 		if (err)
 			*err = t->ref.rc != 0 ? t->ref.err : t->tgt.err;
