@@ -326,8 +326,12 @@ static void t_dir_stamps(void **s)
 	assert_int_equal(stub.n_files, w.n_files);
 	assert_true(db_walk_hash(&stub, false) == db_walk_hash(&w, false));
 	assert_true(db_walk_hash(&stub, true) == db_walk_hash(&w, true));
+	/* the stub carries the stamped directories (the watcher's list) */
+	assert_int_equal(stub.n_dirs, w.n_dirs);
+	assert_string_equal(stub.dirs[0].rel, "");
 	uint64_t h0 = db_walk_hash(&w, false);
 	db_walk_free(&w);
+	db_walk_free(&stub);
 
 	/* rewritten in place: the stamps hold, the listing does not */
 	FILE *fp = fopen(f, "r+b");
@@ -335,6 +339,7 @@ static void t_dir_stamps(void **s)
 	assert_int_equal(fputc('\0', fp) == EOF, 0);
 	fclose(fp);
 	assert_true(db_stamp_load(cache, rd, &stub));
+	db_walk_free(&stub);
 	assert_int_equal(db_walk_root(rd, &w, &is_file, msg, sizeof msg), 0);
 	assert_true(db_walk_hash(&w, false) != h0);
 	db_walk_free(&w);
@@ -354,6 +359,7 @@ static void t_dir_stamps(void **s)
 	assert_int_equal(db_walk_root(rd, &w, &is_file, msg, sizeof msg), 0);
 	assert_true(db_walk_hash(&w, true) != db_walk_hash(&stub, true));
 	db_walk_free(&w);
+	db_walk_free(&stub);
 	cu_rm_rf(dir);
 	free(dir);
 
