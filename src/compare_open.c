@@ -241,7 +241,9 @@ void db_compare_free(db_compare *c)
 		free(pr->owner);
 		free(pr->cache_dir);
 		free_dirs(pr);
+		db_cells_drop(c);
 		pthread_mutex_destroy(&pr->cache_mu);
+		pthread_mutex_destroy(&pr->cells_mu);
 		free(pr);
 	}
 	db_free_pairs(c);
@@ -328,6 +330,7 @@ int db_compare_open(const char *ref, const char *tgt,
 	}
 	c->priv = pr;
 	pthread_mutex_init(&pr->cache_mu, NULL);
+	pthread_mutex_init(&pr->cells_mu, NULL);
 	atomic_init(&c->n_done, 0);
 	atomic_init(&c->n_cached, 0);
 	c->ref_root = strdup(ref);

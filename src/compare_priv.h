@@ -109,6 +109,13 @@ int db_build_pairs(db_compare *c, db_err *err);
 unsigned long db_next_pairs_gen(void);
 int db_build_phases(db_compare *c);
 void db_free_pairs(db_compare *c);      /* pairs and phases */
+/* The ranked, unmerged pairs of p's cell (phase, pass, layer, stage,
+ * occurrence across ranks), p among them, as indices in pair order; *n of
+ * them (NULL, 0 for a merged or rank-less p, or out of memory). Built once
+ * per set of pairs, under a lock; valid until the pairs change. */
+const size_t *db_cell_pairs(const db_compare *c, const db_pair *p, size_t *n);
+/* Frees the cell index (db_compare_free). */
+void db_cells_drop(db_compare *c);
 /* Identity of a pair's cell: fields key + occurrence into buf. */
 void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len);
 
@@ -118,6 +125,14 @@ typedef struct db_pool db_pool;
 size_t db_pair_n_chunks(const db_pair *p);
 void db_pair_chunk_range(const db_pair *p, size_t k, int64_t *b, int64_t *e);
 size_t db_compare_files_needed(const db_compare *c);
+
+/* Cells across ranks (cells.c), for the pairs of generation gen. */
+typedef struct db_cells {
+	unsigned long gen;
+	size_t *of;             /* per pair: its cell, SIZE_MAX merged or rank-less */
+	size_t *start, *members;        /* cell g: members[start[g] .. start[g + 1]) */
+	size_t n;
+} db_cells;
 
 typedef struct db_cmp_priv {
 	char *filter;           /* as given */
@@ -146,6 +161,8 @@ typedef struct db_cmp_priv {
 	_Atomic int verify_cancel;      /* set: the check's listing stops (db_verify_join) */
 	char **dirs;            /* db_compare_dirs (owned) */
 	size_t n_dirs;
+	pthread_mutex_t cells_mu;       /* guards building cells */
+	db_cells cells;
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };

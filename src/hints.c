@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_priv.h"
 #include "db_json.h"
 #include "db_profile.h"
 #include "db_reader.h"
@@ -149,55 +150,67 @@ static bool scale(const db_pair *p, db_hint *h)
 
 /* ---- from the values --------------------------------------------------- */
 
-/* Per-rank targets of p's (phase, pass, layer, stage) that sum to p's
- * reference. */
-static bool partial_sum(const db_compare *c, const db_pair *p, db_hint *h)
+/* How many ranks (at least 2) of p's cell, those keep(q, p) accepts, have
+ * tensors on one side (tgt_side: the target's) that sum to p's tensor on
+ * the other side; 0 when they do not or cannot be read. The partial-sum
+ * hint and db_replica_settle share it. */
+static int ranks_sum_to(const db_compare *c, const db_pair *p, bool tgt_side,
+                        bool (*keep)(const db_pair *q, const db_pair *p))
 {
-	if (p->merged || p->f.rank < 0 || p->status != DB_ST_OK || !p->ref)
-		return false;
-	int64_t n = 0, nt;
+	size_t nm;
+	const size_t *m = db_cell_pairs(c, p, &nm);
+	const db_index *one = tgt_side ? c->ref : c->tgt, *many = tgt_side ? c->tgt : c->ref;
+	int64_t n = 0, nq;
 	double *x = NULL, *sum = NULL;
 	int ranks = 0;
-	bool ok = false;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *q = &c->pairs[i];
-		if (q->merged || q->f.rank < 0 || q->status != DB_ST_OK || !q->tgt ||
-		    q->f.layer != p->f.layer || q->occurrence != p->occurrence ||
-		    strcmp(q->f.stage, p->f.stage) || strcmp(q->f.phase, p->f.phase) ||
-		    strcmp(q->f.pass, p->f.pass))
+	for (size_t k = 0; k < nm; k++) {
+		const db_pair *q = &c->pairs[m[k]];
+		if (!keep(q, p))
 			continue;
-		if (!x && !(x = load(c->ref, p->ref, &n)))
-			goto out;
-		double *y = load(c->tgt, q->tgt, &nt);
-		if (!y || nt != n) {
+		double *y = NULL;
+		if ((!x && !(x = load(one, tgt_side ? p->ref : p->tgt, &n))) ||
+		    !(y = load(many, tgt_side ? q->tgt : q->ref, &nq)) || nq != n) {
 			free(y);
-			goto out;
+			ranks = 0;
+			break;
 		}
-		if (!sum)
+		if (!sum) {
 			sum = y;
-		else {
-			for (int64_t k = 0; k < n; k++)
-				sum[k] += y[k];
+		} else {
+			for (int64_t i = 0; i < n; i++)
+				sum[i] += y[i];
 			free(y);
 		}
 		ranks++;
 	}
-	ok = ranks >= 2 && close_vec(sum, x, n);
-	if (ok) {
+	int r = ranks >= 2 && close_vec(sum, x, n) ? ranks : 0;
+	free(x);
+	free(sum);
+	return r;
+}
+
+static bool computed_target(const db_pair *q, const db_pair *p)
+{
+	(void)p;
+	return q->status == DB_ST_OK && q->tgt;
+}
+
+/* Per-rank targets of p's cell that sum to p's reference. */
+static bool partial_sum(const db_compare *c, const db_pair *p, db_hint *h)
+{
+	if (p->merged || p->f.rank < 0 || p->status != DB_ST_OK || !p->ref)
+		return false;
+	int ranks = ranks_sum_to(c, p, true, computed_target);
+	if (ranks) {
 		h->kind = DB_HINT_PARTIAL_SUM;
 		h->ranks = ranks;
 	}
-out:
-	free(x);
-	free(sum);
-	return ok;
+	return ranks > 0;
 }
 
-static bool same_cell(const db_pair *a, const db_pair *b)
+static bool same_replica(const db_pair *q, const db_pair *p)
 {
-	return a->f.layer == b->f.layer && a->occurrence == b->occurrence &&
-	       !strcmp(a->f.stage, b->f.stage) && !strcmp(a->f.phase, b->f.phase) &&
-	       !strcmp(a->f.pass, b->f.pass);
+	return q->replica == p->replica;
 }
 
 void db_replica_settle(const db_compare *c, db_pair *p)
@@ -206,30 +219,8 @@ void db_replica_settle(const db_compare *c, db_pair *p)
 	if (!p->replica || p->status != DB_ST_OK || p->band <= DB_BAND_OK)
 		return;
 	bool many_tgt = p->replica == 2;
-	const db_index *many_ix = many_tgt ? c->tgt : c->ref;
-	int64_t n = 0, nq;
-	double *x = load(many_tgt ? c->ref : c->tgt, many_tgt ? p->ref : p->tgt, &n), *sum = NULL;
-	int ranks = 0;
-	for (size_t i = 0; x && i < c->n_pairs; i++) {
-		const db_pair *q = &c->pairs[i];
-		if (q->replica != p->replica || !same_cell(q, p))
-			continue;
-		double *y = load(many_ix, many_tgt ? q->tgt : q->ref, &nq);
-		if (!y || nq != n) {
-			free(y);
-			ranks = 0;
-			break;
-		}
-		if (!sum) {
-			sum = y;
-		} else {
-			for (int64_t k = 0; k < n; k++)
-				sum[k] += y[k];
-			free(y);
-		}
-		ranks++;
-	}
-	if (ranks >= 2 && close_vec(sum, x, n)) {
+	int ranks = ranks_sum_to(c, p, many_tgt, same_replica);
+	if (ranks) {
 		char msg[600];
 		snprintf(msg, sizeof msg, "the %s's %d ranks sum to the %s: a per-rank partial sum, "
 		         "not a replica (a shard rule {stage: '^%s$', how: sum} compares the sum); a "
@@ -241,8 +232,6 @@ void db_replica_settle(const db_compare *c, db_pair *p)
 		free(p->error);
 		p->error = strdup(msg);
 	}
-	free(x);
-	free(sum);
 }
 
 /* target = ref.permute(perm) for a perm other than the identity. */
