@@ -138,13 +138,12 @@ static int order_sel_cols(const db_compare *c, const char *phase, const char *pa
 	size_t np = c->n_pairs;
 	colrec *nodes = calloc(np + 1, sizeof *nodes);
 	lcol *lc = malloc((np + 1) * sizeof *lc);
-	size_t *nord = malloc((np + 1) * sizeof *nord);
 	size_t *nrank = malloc((np + 1) * sizeof *nrank);
 	colkey *ck = malloc((ncols + 1) * sizeof *ck);
 	db_strmap sm;
 	db_strmap_init(&sm);
 	size_t nn = 0, nlc = 0;
-	int rc = nodes && lc && nord && nrank && ck ? 0 : -1;
+	int rc = nodes && lc && nrank && ck ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < np; i++) {
 		const db_pair *p = &c->pairs[i];
 		if (p->f.layer < 0 || !in_sel(p, phase, pass, DB_RANK_ANY))
@@ -162,10 +161,8 @@ static int order_sel_cols(const db_compare *c, const char *phase, const char *pa
 		lc[nlc++] = (lcol){p->f.layer, i, *v};
 	}
 	if (rc == 0)
-		rc = grid_order_cols(nodes, nn, lc, nlc, grid_records_order(c), nord);
+		rc = grid_order_cols(nodes, nn, lc, nlc, grid_records_order(c), nrank);
 	if (rc == 0) {
-		for (size_t k = 0; k < nn; k++)
-			nrank[nord[k]] = k;
 		for (size_t j = 0; j < ncols; j++)
 			ck[j] = (colkey){SIZE_MAX, j};
 		for (size_t i = 0; i < np; i++) {
@@ -182,7 +179,6 @@ static int order_sel_cols(const db_compare *c, const char *phase, const char *pa
 	db_strmap_free(&sm);
 	free(nodes);
 	free(lc);
-	free(nord);
 	free(nrank);
 	free(ck);
 	return rc;

@@ -88,11 +88,10 @@ static int index_stage_order(db_grid_cache *gc, const db_compare *c)
 	size_t ns = gc->n_stages, nn = 0, nlc = 0;
 	size_t *node = malloc((ns + 1) * sizeof *node);
 	colrec *nodes = calloc(ns + 1, sizeof *nodes);
-	size_t *nord = malloc((ns + 1) * sizeof *nord);
 	size_t *nrank = malloc((ns + 1) * sizeof *nrank);
 	lcol *lc = malloc((gc->n_all + 1) * sizeof *lc);
 	gc->stage_rank = malloc((ns + 1) * sizeof *gc->stage_rank);
-	int rc = node && nodes && nord && nrank && lc && gc->stage_rank ? 0 : -1;
+	int rc = node && nodes && nrank && lc && gc->stage_rank ? 0 : -1;
 	for (size_t s = 0; rc == 0 && s < ns; s++)
 		node[s] = SIZE_MAX;
 	for (size_t j = 0; rc == 0 && j < gc->n_all; j++) {
@@ -109,16 +108,13 @@ static int index_stage_order(db_grid_cache *gc, const db_compare *c)
 		lc[nlc++] = (lcol){p->f.layer, i, node[s]};
 	}
 	if (rc == 0)
-		rc = grid_order_cols(nodes, nn, lc, nlc, grid_records_order(c), nord);
+		rc = grid_order_cols(nodes, nn, lc, nlc, grid_records_order(c), nrank);
 	if (rc == 0) {
-		for (size_t k = 0; k < nn; k++)
-			nrank[nord[k]] = k;
 		for (size_t s = 0; s < ns; s++)
 			gc->stage_rank[s] = node[s] == SIZE_MAX ? SIZE_MAX : nrank[node[s]];
 	}
 	free(node);
 	free(nodes);
-	free(nord);
 	free(nrank);
 	free(lc);
 	return rc;

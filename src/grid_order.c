@@ -84,7 +84,7 @@ static int cmp_lcol(const void *va, const void *vb)
 
 /* See grid_priv.h. */
 int grid_order_cols(const colrec *cols, size_t ncols, lcol *lc, size_t nlc,
-                    bool records, size_t *out)
+                    bool records, size_t *rank)
 {
 	col_edge *e = malloc((nlc + 1) * sizeof *e);
 	size_t *seen = malloc((ncols + 1) * sizeof *seen);      /* layer run */
@@ -130,7 +130,7 @@ int grid_order_cols(const colrec *cols, size_t ncols, lcol *lc, size_t nlc,
 					if (!done[j] && (col == SIZE_MAX || cols[j].first_seq < cols[col].first_seq))
 						col = j;
 			done[col] = true;
-			out[n] = col;
+			rank[col] = n;
 			for (size_t k = start[col]; k < start[col + 1]; k++) {
 				size_t to = e[k].to;
 				if (indeg[to] && !--indeg[to] && !done[to])

@@ -28,9 +28,9 @@ typedef struct lcol {
  * ones: inside each layer a node goes before the next node to appear;
  * Kahn's sort of those edges, ties by col_before, a cycle (layers that
  * disagree) broken at its waiting node of lowest first seq. lc (sorted
- * here) maps layer pairs to nodes; the order goes into out. */
+ * here) maps layer pairs to nodes; rank[node] is its place in the order. */
 int grid_order_cols(const colrec *cols, size_t ncols, lcol *lc, size_t nlc,
-                    bool records, size_t *out);
+                    bool records, size_t *rank);
 
 /* DB_RANK_ANY's preference: merged first, then rank-less, then the lowest
  * rank (lower is better). */
