@@ -144,6 +144,22 @@ static char *read_record(const char *path, const char *magic, uint64_t key, size
 	return buf;
 }
 
+/* The record of root's tag in dir (read_record), with *r over its body
+ * (past magic and key); NULL when there is none of ours. Free the result. */
+static char *load_record(const char *dir, const char *root, const char *tag, const char *magic,
+                         uint64_t key, db_rd *r)
+{
+	if (!dir || !*dir)
+		return NULL;
+	char *path = snap_path(dir, root, tag);
+	size_t len;
+	char *buf = path ? read_record(path, magic, key, &len) : NULL;
+	free(path);
+	if (buf)
+		*r = (db_rd){buf + 16, len - 16, false};
+	return buf;
+}
+
 /* Temp file + rename, without fsync: a record torn by a crash fails its
  * checksum and reads as a miss, which costs one slow open, not a wrong
  * answer; the sync would cost every first open of a tree. */
@@ -233,15 +249,10 @@ static int copy_skipped(db_index *ix, const db_walk *w)
 db_index *db_isnap_load(const char *dir, const char *root, const char *side, uint64_t key,
                         const db_walk *w, bool is_file, const db_profile *p)
 {
-	if (!dir || !*dir)
-		return NULL;
-	char *path = snap_path(dir, root, side_tag(side));
-	size_t len;
-	char *buf = path ? read_record(path, SNAP_MAGIC, key, &len) : NULL;
-	free(path);
+	db_rd r;
+	char *buf = load_record(dir, root, side_tag(side), SNAP_MAGIC, key, &r);
 	if (!buf)
 		return NULL;
-	db_rd r = {buf + 16, len - 16, false};
 	uint64_t v[4];
 	db_rd_take(&r, v, sizeof v);
 	db_index *ix = calloc(1, sizeof *ix);
@@ -308,15 +319,10 @@ bad:
 bool db_detect_load(const char *dir, const char *root, uint64_t key, char *name,
                     size_t namelen, char *why, size_t whylen)
 {
-	if (!dir || !*dir)
-		return false;
-	char *path = snap_path(dir, root, "detect");
-	size_t len;
-	char *buf = path ? read_record(path, DETECT_MAGIC, key, &len) : NULL;
-	free(path);
+	db_rd r;
+	char *buf = load_record(dir, root, "detect", DETECT_MAGIC, key, &r);
 	if (!buf)
 		return false;
-	db_rd r = {buf + 16, len - 16, false};
 	db_rd_fixed(&r, name, namelen);
 	db_rd_fixed(&r, why, whylen);
 	bool ok = !r.bad && !r.left && *name;
@@ -381,15 +387,10 @@ void db_stamp_store(const char *dir, const char *root, const db_walk *w)
 bool db_stamp_load(const char *dir, const char *root, db_walk *stub)
 {
 	memset(stub, 0, sizeof *stub);
-	if (!dir || !*dir)
-		return false;
-	char *path = snap_path(dir, root, "stamp");
-	size_t len;
-	char *buf = path ? read_record(path, STAMP_MAGIC, stamp_key(), &len) : NULL;
-	free(path);
+	db_rd r;
+	char *buf = load_record(dir, root, "stamp", STAMP_MAGIC, stamp_key(), &r);
 	if (!buf)
 		return false;
-	db_rd r = {buf + 16, len - 16, false};
 	uint64_t v[4];
 	db_rd_take(&r, v, sizeof v);
 	/* every directory takes at least 28 bytes: bounds the allocation */
