@@ -66,6 +66,19 @@ bool grid_records_order(const db_compare *c)
 	return (c->ref && c->ref->records_order) || (c->tgt && c->tgt->records_order);
 }
 
+int grid_model_row(db_grid *g, size_t cap_rows, size_t row0, const db_compare *c, size_t i)
+{
+	const db_pair *p = &c->pairs[i];
+	size_t r = row0;
+	while (r < g->n_rows && strcmp(g->rows[r].label, p->f.stage))
+		r++;
+	if (r == g->n_rows)
+		return grid_add_row(g, cap_rows, -1, p->f.stage, i);
+	if (grid_rank_prio(p) < grid_rank_prio(&c->pairs[g->rows[r].cells[0]]))
+		g->rows[r].cells[0] = i;
+	return 0;
+}
+
 size_t grid_layer_row(const db_grid *g, int layer)
 {
 	size_t lo = g->first_layer_row, hi = lo + g->n_layer_rows;
@@ -289,13 +302,7 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 			if (!in_sel(p, phase, pass, rank) || p->f.layer >= 0 ||
 			    db_profile_is_model_after(c->profile, p->f.stage) != (bool)after)
 				continue;
-			size_t r = row0;
-			while (r < g->n_rows && strcmp(g->rows[r].label, p->f.stage))
-				r++;
-			if (r == g->n_rows)
-				rc = grid_add_row(g, cap_rows, -1, p->f.stage, i);
-			else if (grid_rank_prio(p) < grid_rank_prio(&c->pairs[g->rows[r].cells[0]]))
-				g->rows[r].cells[0] = i;
+			rc = grid_model_row(g, cap_rows, row0, c, i);
 		}
 		if (!after)
 			g->first_layer_row = g->n_rows;

@@ -322,13 +322,7 @@ static int build_rows(build *b, db_grid *g)
 			const db_pair *p = &b->c->pairs[i];
 			if (p->f.layer >= 0 || b->gc->model_after[b->gc->sid[i]] != (bool)after)
 				continue;
-			size_t r = row0;
-			while (r < g->n_rows && strcmp(g->rows[r].label, p->f.stage))
-				r++;
-			if (r == g->n_rows)
-				rc = grid_add_row(g, cap_rows, -1, p->f.stage, i);
-			else if (grid_rank_prio(p) < grid_rank_prio(&b->c->pairs[g->rows[r].cells[0]]))
-				g->rows[r].cells[0] = i;
+			rc = grid_model_row(g, cap_rows, row0, b->c, i);
 		}
 		if (!after)
 			g->first_layer_row = g->n_rows;

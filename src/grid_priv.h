@@ -48,6 +48,9 @@ const char *grid_parent_of(const db_compare *c, const char *stage, const char **
  * pass of phase; both resolved in place) and rank. False on OOM. */
 bool grid_begin(const db_compare *c, const char **phase, const char **pass, int rank,
                 db_grid *g);
+/* Model-level pair i of c into its row among g's rows from row0 on: a new
+ * row (grid_add_row), or the row's cell when i's rank is preferred. */
+int grid_model_row(db_grid *g, size_t cap_rows, size_t row0, const db_compare *c, size_t i);
 /* The row of g's layer rows holding layer (which must be there). */
 size_t grid_layer_row(const db_grid *g, int layer);
 
