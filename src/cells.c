@@ -5,6 +5,7 @@
 #include "compare_priv.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ static void cells_free(db_cells *cl)
 	free(cl->of);
 	free(cl->start);
 	free(cl->members);
+	free(cl->replica_ranks);
 	memset(cl, 0, sizeof *cl);
 }
 
@@ -49,8 +51,11 @@ static int cells_build(const db_compare *c, db_cells *cl)
 		cl->of[i] = *v;
 		count[*v]++;
 	}
-	if (rc == 0 && !(cl->start = malloc((cl->n + 1) * sizeof *cl->start)))
+	if (rc == 0 && (!(cl->start = malloc((cl->n + 1) * sizeof *cl->start)) ||
+	                !(cl->replica_ranks = malloc((cl->n + 1) * sizeof *cl->replica_ranks))))
 		rc = -1;
+	for (size_t g = 0; rc == 0 && g < cl->n; g++)
+		atomic_init(&cl->replica_ranks[g], -1);
 	if (rc == 0) {
 		size_t at = 0;
 		for (size_t g = 0; g < cl->n; g++) {
@@ -72,19 +77,29 @@ static int cells_build(const db_compare *c, db_cells *cl)
 	return rc;
 }
 
-const size_t *db_cell_pairs(const db_compare *c, const db_pair *p, size_t *n)
+/* p's cell in c's index, built first when needed; SIZE_MAX for none. */
+static size_t cell_of(const db_compare *c, const db_pair *p)
 {
 	db_cmp_priv *pr = c->priv;
-	*n = 0;
 	pthread_mutex_lock(&pr->cells_mu);
 	int rc = pr->cells.gen == c->pairs_gen && pr->cells.of ? 0 : cells_build(c, &pr->cells);
 	pthread_mutex_unlock(&pr->cells_mu);
 	size_t i = (size_t)(p - c->pairs);
-	if (rc != 0 || i >= c->n_pairs || pr->cells.of[i] == SIZE_MAX)
-		return NULL;
-	size_t g = pr->cells.of[i];
-	*n = pr->cells.start[g + 1] - pr->cells.start[g];
-	return pr->cells.members + pr->cells.start[g];
+	return rc != 0 || i >= c->n_pairs ? SIZE_MAX : pr->cells.of[i];
+}
+
+const size_t *db_cell_pairs(const db_compare *c, const db_pair *p, size_t *n)
+{
+	const db_cells *cl = &((db_cmp_priv *)c->priv)->cells;
+	size_t g = cell_of(c, p);
+	*n = g == SIZE_MAX ? 0 : cl->start[g + 1] - cl->start[g];
+	return g == SIZE_MAX ? NULL : cl->members + cl->start[g];
+}
+
+_Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p)
+{
+	size_t g = cell_of(c, p);
+	return g == SIZE_MAX ? NULL : &((db_cmp_priv *)c->priv)->cells.replica_ranks[g];
 }
 
 void db_cells_drop(db_compare *c)

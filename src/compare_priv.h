@@ -114,6 +114,10 @@ void db_free_pairs(db_compare *c);      /* pairs and phases */
  * them (NULL, 0 for a merged or rank-less p, or out of memory). Built once
  * per set of pairs, under a lock; valid until the pairs change. */
 const size_t *db_cell_pairs(const db_compare *c, const db_pair *p, size_t *n);
+/* p's cell's slot for db_replica_settle's answer (the ranks that sum to
+ * the other side, 0 none; -1 until one worker has found it), so the cell's
+ * other pairs do not read every rank again. NULL when p has no cell. */
+_Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p);
 /* Frees the cell index (db_compare_free). */
 void db_cells_drop(db_compare *c);
 /* Identity of a pair's cell: fields key + occurrence into buf. */
@@ -131,6 +135,7 @@ typedef struct db_cells {
 	unsigned long gen;
 	size_t *of;             /* per pair: its cell, SIZE_MAX merged or rank-less */
 	size_t *start, *members;        /* cell g: members[start[g] .. start[g + 1]) */
+	_Atomic int *replica_ranks;     /* db_replica_settle's answer per cell; -1 none yet */
 	size_t n;
 } db_cells;
 

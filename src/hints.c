@@ -2,6 +2,7 @@
 #include "db_hints.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,7 +220,14 @@ void db_replica_settle(const db_compare *c, db_pair *p)
 	if (!p->replica || p->status != DB_ST_OK || p->band <= DB_BAND_OK)
 		return;
 	bool many_tgt = p->replica == 2;
-	int ranks = ranks_sum_to(c, p, many_tgt, same_replica);
+	/* one answer per cell: every rank of it asks the same question */
+	_Atomic int *memo = db_cell_replica_memo(c, p);
+	int ranks = memo ? atomic_load(memo) : -1;
+	if (ranks < 0) {
+		ranks = ranks_sum_to(c, p, many_tgt, same_replica);
+		if (memo)
+			atomic_store(memo, ranks);
+	}
 	if (ranks) {
 		char msg[600];
 		snprintf(msg, sizeof msg, "the %s's %d ranks sum to the %s: a per-rank partial sum, "
