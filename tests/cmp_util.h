@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "db_compare.h"
-#include "json_parse.h"
+#include "util/json_parse.h"
 #include "lib/test_util.h"
 
 #define CU_FN static __attribute__((unused))

@@ -14,7 +14,7 @@
 #include "db_dtype.h"
 #include "db_reader.h"
 #include "db_tensor.h"
-#include "json_parse.h"
+#include "util/json_parse.h"
 #include "lib/test_util.h"
 
 #define JE_FN static __attribute__((unused))

@@ -23,9 +23,9 @@
 
 #include "db_metrics.h"
 #include "db_reader.h"
-#include "pickle.h"
+#include "read/pickle.h"
 #include "pickle_mini.h"
-#include "zip.h"
+#include "read/zip.h"
 #include "zip_mini.h"
 
 #define HOSTILE FIXTURES "/hostile"

@@ -22,8 +22,8 @@
 
 #include "cmp_util.h"
 #include "db_compare.h"
-#include "../src/index_priv.h"
-#include "../src/walk.h"
+#include "layout/index_priv.h"
+#include "read/walk.h"
 
 static db_compare *open_c(const char *r, const char *t, const char *cache)
 {

@@ -15,7 +15,7 @@
 
 #include "db_compare.h"
 #include "db_profile.h"
-#include "meta_dims.h"
+#include "layout/meta_dims.h"
 
 static void test_dims_parse(void **st)
 {

@@ -5,8 +5,8 @@
  * gen_metrics_cases.py -> metrics_cases.json), matched to 1e-9. */
 #include "db_metrics.h"
 
-#include "json_parse.h"
-#include "metrics_kern.h"
+#include "util/json_parse.h"
+#include "measure/metrics_kern.h"
 
 #include <math.h>
 #include <setjmp.h>

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "json_expect.h"
-#include "st_npy.h"
+#include "read/st_npy.h"
 #include "zip_mini.h"
 
 static bool starts_with(const char *s, const char *pre)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pickle.h"
+#include "read/pickle.h"
 #include "pickle_mini.h"
 
 #define BASE 1000 /* file offset of the pickle's first byte in messages */

@@ -16,7 +16,7 @@
 
 #include "db_profile.h"
 #include "db_reader.h"
-#include "json_parse.h"
+#include "util/json_parse.h"
 #include "lib/profile_util.h"
 #include "lib/test_util.h"
 

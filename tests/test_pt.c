@@ -10,8 +10,8 @@
 
 #include "json_expect.h"
 #include "pickle_mini.h"
-#include "pt.h"
-#include "reader_impl.h"
+#include "read/pt.h"
+#include "read/reader_impl.h"
 #include "zip_mini.h"
 
 static bool is_pt_format(const char *fmt)

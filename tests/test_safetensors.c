@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "json_expect.h"
-#include "st_npy.h"
+#include "read/st_npy.h"
 
 static void test_fixtures_match_expected(void **state)
 {

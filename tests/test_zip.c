@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "lib/test_util.h"
-#include "zip.h"
+#include "read/zip.h"
 #include "zip_mini.h"
 
 static const char hello[] = "hello, zip";

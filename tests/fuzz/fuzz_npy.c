@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz_walk.h"
-#include "st_npy.h"
+#include "read/st_npy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pickle.h"
-#include "pt.h"
+#include "read/pickle.h"
+#include "read/pt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "zip.h"
+#include "read/zip.h"
 
 static volatile uint8_t sink;
 

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-8}; shift || true
 b=${FUZZ_BUILD:-build-fuzz}   # build dir (separate ones let a smoke run beside a long run)
 # FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (the OSS-Fuzz convention) shrinks
-# caps that only cost time, e.g. the npz inflate budget (src/npz.c).
+# caps that only cost time, e.g. the npz inflate budget (src/read/npz.c).
 CC=clang cmake -S . -B $b -DDB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DCMAKE_C_FLAGS=-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION >/dev/null
 # only the harnesses (and the core they link), not the unit tests

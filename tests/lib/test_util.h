@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json_parse.h"
+#include "util/json_parse.h"
 
 #define TU_FN static __attribute__((unused))
 

@@ -1,0 +1,224 @@
+/* Auto-detecting the profile of a tree: list the files once, count for each
+ * profile how many it parses by path (no file is opened), keep the best. */
+#include "db_index.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "index_priv.h"
+#include "read/walk.h"
+
+static size_t count_parsed(const db_profile *p, const db_walk *w)
+{
+	size_t n = 0;
+	pcre2_match_data *md = p->files_re
+		? pcre2_match_data_create_from_pattern(p->files_re, NULL) : NULL;
+	for (size_t i = 0; i < w->n_files; i++) {
+		const char *rel = w->files[i].rel;
+		if (p->files_re && (!md || pcre2_match(p->files_re, (PCRE2_SPTR)rel,
+		                                       PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0))
+			continue;
+		db_fields f;
+		if (db_profile_match_path(p, rel, &f))
+			n++;
+	}
+	pcre2_match_data_free(md);
+	return n;
+}
+
+static void free_prof(db_profile *p)
+{
+	if (p)
+		db_profile_free(p);
+}
+
+/* Ties go to the more specific profile: the generic one only wins alone. */
+static bool is_generic(const char *name)
+{
+	return !strncmp(name, "generic", 7);
+}
+
+int db_profile_detect(const char *root, db_profile **out, char *why,
+                      size_t whylen, db_err *err)
+{
+	*out = NULL;
+	if (why && whylen)
+		why[0] = 0;
+	struct stat st;
+	if (stat(root, &st) != 0)
+		return db_err_set(err, root, NULL, -1, "cannot open: %s", strerror(errno));
+	db_walk w;
+	char msg[1024];
+	if (S_ISDIR(st.st_mode)) {
+		if (db_walk_dir2(root, &w, false, msg, sizeof msg) != 0)
+			return db_err_set(err, NULL, NULL, -1, "%s", msg);
+	} else if (S_ISREG(st.st_mode)) {
+		memset(&w, 0, sizeof w);
+		const char *b = strrchr(root, '/');
+		w.files = calloc(1, sizeof *w.files);
+		if (!w.files || !(w.files[0].rel = strdup(b ? b + 1 : root))) {
+			db_walk_free(&w);
+			return db_err_set(err, root, NULL, -1, "out of memory");
+		}
+		w.n_files = w.cap_files = 1;
+	} else {
+		return db_err_set(err, root, NULL, -1, "not a directory or regular file");
+	}
+	int rc = db_profile_detect_walk(root, &w, NULL, out, why, whylen, err);
+	db_walk_free(&w);
+	return rc;
+}
+
+/* Counting runs over the profiles in parallel: each count is a pure
+ * function of (profile, listing). */
+typedef struct count_job {
+	db_profile **profs;
+	size_t *counts;
+	size_t n;
+	atomic_size_t next;
+	const db_walk *w;
+} count_job;
+
+static void *count_worker(void *arg)
+{
+	count_job *j = arg;
+	for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
+		if (j->profs[i])
+			j->counts[i] = count_parsed(j->profs[i], j->w);
+	return NULL;
+}
+
+static void count_all(db_profile **profs, size_t *counts, size_t n, const db_walk *w)
+{
+	count_job j = {.profs = profs, .counts = counts, .n = n, .w = w};
+	atomic_init(&j.next, 0);
+	pthread_t th;
+	bool two = n > 1 && w->n_files >= 256 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+	           pthread_create(&th, NULL, count_worker, &j) == 0;
+	count_worker(&j);
+	if (two)
+		pthread_join(th, NULL);
+}
+
+int db_profile_detect_walk(const char *root, const db_walk *w, const char *cache_dir,
+                           db_profile **out, char *why, size_t whylen, db_err *err)
+{
+	*out = NULL;
+	if (why && whylen)
+		why[0] = 0;
+	if (w->n_files == 0)
+		return db_err_set(err, root, NULL, -1, "no files (empty directory)");
+
+	char **names = NULL;
+	size_t nn = db_profile_names(&names);
+	db_profile **profs = calloc(nn + 1, sizeof *profs);
+	size_t *counts = calloc(nn + 1, sizeof *counts);
+	if (!profs || !counts) {
+		for (size_t i = 0; i < nn; i++)
+			free(names[i]);
+		free(names);
+		free(profs);
+		free(counts);
+		return db_err_set(err, root, NULL, -1, "out of memory");
+	}
+	char bad[512] = "";
+	for (size_t i = 0; i < nn; i++) {
+		db_err e;
+		if (db_profile_load(names[i], &profs[i], &e) != 0) {
+			profs[i] = NULL;
+			if (!bad[0])
+				snprintf(bad, sizeof bad, "; profile %s not loadable: %.400s", names[i], e.msg);
+		}
+	}
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+
+	/* the same listing and profiles as last time: the same answer */
+	uint64_t key = 0;
+	char hit_name[256], hit_why[512];
+	bool cacheable = cache_dir && *cache_dir && !bad[0];
+	if (cacheable) {
+		key = db_detect_key(w, (const db_profile *const *)profs, nn);
+		if (db_detect_load(cache_dir, root, key, hit_name, sizeof hit_name, hit_why,
+		                   sizeof hit_why)) {
+			for (size_t i = 0; i < nn && !*out; i++)
+				if (!strcmp(profs[i]->name, hit_name)) {
+					*out = profs[i];
+					profs[i] = NULL;
+				}
+			if (*out && why && whylen)
+				snprintf(why, whylen, "%s", hit_why);
+		}
+	}
+	if (*out) {
+		for (size_t i = 0; i < nn; i++)
+			free_prof(profs[i]);
+		free(profs);
+		free(counts);
+		return 0;
+	}
+
+	if (w->stub) {           /* no names to count: the caller lists the tree */
+		for (size_t i = 0; i < nn; i++)
+			free_prof(profs[i]);
+		free(profs);
+		free(counts);
+		return db_err_set(err, root, NULL, -1, "detection needs the listing");
+	}
+	count_all(profs, counts, nn, w);
+	db_profile *best = NULL, *second = NULL;
+	size_t best_n = 0, second_n = 0;
+	for (size_t i = 0; i < nn; i++) {
+		db_profile *p = profs[i];
+		if (!p)
+			continue;
+		size_t n = counts[i];
+		bool better = n > best_n ||
+			(n == best_n && n > 0 && best && is_generic(best->name) && !is_generic(p->name));
+		if (better) {
+			free_prof(second);
+			second = best;
+			second_n = best_n;
+			best = p;
+			best_n = n;
+		} else if (!second || n > second_n) {
+			free_prof(second);
+			second = p;
+			second_n = n;
+		} else {
+			db_profile_free(p);
+		}
+	}
+	free(profs);
+	free(counts);
+	size_t total = w->n_files;
+	if (!best || best_n == 0) {
+		free_prof(best);
+		free_prof(second);
+		return db_err_set(err, root, NULL, -1,
+		                  "no profile parses any of its %zu files (try --profile)%s",
+		                  total, bad);
+	}
+	char line[512];
+	if (second)
+		snprintf(line, sizeof line, "%s: %zu of %zu files parsed; next best %s: %zu",
+		         best->name, best_n, total, second->name, second_n);
+	else
+		snprintf(line, sizeof line, "%s: %zu of %zu files parsed", best->name, best_n, total);
+	if (why && whylen)
+		snprintf(why, whylen, "%s", line);
+	if (cacheable)
+		db_detect_store(cache_dir, root, key, best->name, line);
+	free_prof(second);
+	*out = best;
+	return 0;
+}

@@ -1,0 +1,323 @@
+/* Per-file entry metadata cache (issue 5: instant reopen). Keyed by the
+ * file's path below the root, size and mtime (ns); a file that changed
+ * misses and is parsed again. Stored as one file per tree root next to the
+ * metrics cache, checksummed; anything unreadable is simply empty. The
+ * reader's output depends on the program version, which is in the
+ * header: another version starts empty. */
+#include "index_priv.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/binio.h"
+#include "util/strmap.h"
+
+#define ICACHE_MAGIC "DBICACH1"
+#ifndef DB_VERSION
+#define DB_VERSION "dev"
+#endif
+
+typedef struct irec {
+	char *rel;
+	int64_t size, mtime;
+	ent_meta *ents;
+	size_t n;
+	bool used;
+} irec;
+
+struct db_icache {
+	pthread_mutex_t mu;
+	char *dir, *file;
+	db_strmap idx;
+	irec *recs;
+	size_t n, cap;
+	bool dirty;
+	bool loaded;            /* read on first use: a snapshot hit needs none */
+};
+
+static void free_ents(ent_meta *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].key);
+		free(e[i].err);
+	}
+	free(e);
+}
+
+static ent_meta *copy_ents(const ent_meta *e, size_t n)
+{
+	ent_meta *c = calloc(n ? n : 1, sizeof *c);
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		c[i] = e[i];
+		c[i].err = NULL;
+		if (!(c[i].key = strdup(e[i].key ? e[i].key : ""))) {
+			free_ents(c, i);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+/* Takes ownership of ents. */
+static int add(db_icache *c, const char *rel, int64_t size, int64_t mtime, ent_meta *ents,
+               size_t n, bool used)
+{
+	bool added;
+	size_t *v = db_strmap_put(&c->idx, rel, c->n, &added);
+	if (!v) {
+		free_ents(ents, n);
+		return -1;
+	}
+	if (!added) {
+		irec *r = &c->recs[*v];
+		free_ents(r->ents, r->n);
+		r->size = size;
+		r->mtime = mtime;
+		r->ents = ents;
+		r->n = n;
+		r->used |= used;
+		return 0;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		irec *r = realloc(c->recs, cap * sizeof *r);
+		if (!r) {
+			free_ents(ents, n);
+			return -1;
+		}
+		c->recs = r;
+		c->cap = cap;
+	}
+	char *k = strdup(rel);
+	if (!k) {
+		free_ents(ents, n);
+		return -1;
+	}
+	c->recs[c->n++] = (irec){k, size, mtime, ents, n, used};
+	return 0;
+}
+
+static void load(db_icache *c)
+{
+	size_t size;
+	char *buf = db_slurp(c->file, 32, (size_t)1 << 31, &size);
+	if (!buf)
+		return;
+	uint64_t sum;
+	memcpy(&sum, buf + size - 8, 8);
+	if (memcmp(buf, ICACHE_MAGIC, 8) || sum != db_fnv(buf, size - 8, DB_FNV_INIT))
+		goto out;
+	db_rd r = {buf + 8, size - 16, false};
+	char *ver = db_rd_str(&r);
+	bool ok = ver && !strcmp(ver, DB_VERSION);
+	free(ver);
+	uint64_t count;
+	db_rd_take(&r, &count, 8);
+	for (uint64_t i = 0; ok && !r.bad && i < count; i++) {
+		char *rel = db_rd_str(&r);
+		int64_t size_, mtime;
+		uint32_t n;
+		db_rd_take(&r, &size_, 8);
+		db_rd_take(&r, &mtime, 8);
+		db_rd_take(&r, &n, 4);
+		if (r.bad || n > r.left / 12) {
+			free(rel);
+			break;
+		}
+		ent_meta *e = calloc(n ? n : 1, sizeof *e);
+		if (!e) {
+			free(rel);
+			break;
+		}
+		size_t k = 0;
+		for (; k < n && !r.bad; k++) {
+			int32_t dt, nd;
+			e[k].key = db_rd_str(&r);
+			db_rd_take(&r, &dt, 4);
+			db_rd_take(&r, &nd, 4);
+			if (dt < 0 || dt >= DB_DT__COUNT || nd < 0 || nd > DB_MAX_DIMS)
+				r.bad = true;
+			e[k].dtype = (db_dtype)dt;
+			e[k].ndim = nd;
+			for (int d = 0; d < nd && !r.bad; d++)
+				db_rd_take(&r, &e[k].shape[d], 8);
+		}
+		if (r.bad) {
+			free_ents(e, k);
+			free(rel);
+			break;
+		}
+		if (add(c, rel, size_, mtime, e, n, false) != 0)
+			r.bad = true;
+		free(rel);
+	}
+out:
+	free(buf);
+}
+
+static uint64_t root_hash(const char *root)
+{
+	char real[PATH_MAX];
+	const char *r = realpath(root, real) ? real : root;
+	return db_fnv(r, strlen(r) + 1, DB_FNV_INIT);
+}
+
+bool db_icache_exists(const char *dir, const char *root)
+{
+	if (!dir || !*dir)
+		return false;
+	char f[PATH_MAX];
+	snprintf(f, sizeof f, "%s/%016llx.index", dir, (unsigned long long)root_hash(root));
+	return access(f, F_OK) == 0;
+}
+
+db_icache *db_icache_open(const char *dir, const char *root)
+{
+	if (!dir || !*dir)
+		return NULL;
+	db_icache *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->mu, NULL);
+	db_strmap_init(&c->idx);
+	uint64_t h = root_hash(root);
+	size_t n = strlen(dir) + 40;
+	c->dir = strdup(dir);
+	c->file = malloc(n);
+	if (!c->dir || !c->file) {
+		db_icache_close(c);
+		return NULL;
+	}
+	snprintf(c->file, n, "%s/%016llx.index", dir, (unsigned long long)h);
+	return c;
+}
+
+bool db_icache_get(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
+                   ent_meta **ents, size_t *n)
+{
+	if (!c)
+		return false;
+	bool hit = false;
+	pthread_mutex_lock(&c->mu);
+	if (!c->loaded) {
+		c->loaded = true;
+		load(c);
+	}
+	size_t *v = db_strmap_get(&c->idx, rel);
+	if (v && c->recs[*v].size == (int64_t)size && c->recs[*v].mtime == mtime_ns) {
+		irec *r = &c->recs[*v];
+		if ((*ents = copy_ents(r->ents, r->n))) {
+			*n = r->n;
+			r->used = true;
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return hit;
+}
+
+void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
+                   const ent_meta *ents, size_t n)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (ents[i].err)
+			return;
+	ent_meta *e = copy_ents(ents, n);
+	if (!e)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (!c->loaded) {
+		c->loaded = true;
+		load(c);
+	}
+	if (add(c, rel, (int64_t)size, mtime_ns, e, n, true) == 0)
+		c->dirty = true;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void save(db_icache *c)
+{
+	size_t used = 0;
+	for (size_t i = 0; i < c->n; i++)
+		used += c->recs[i].used;
+	/* files gone or changed pile up: keep this session's when they do */
+	bool prune = c->n > 2 * used + 1024;
+	uint64_t count = prune ? used : c->n;
+	size_t ln = strlen(c->file) + 32;
+	char *tmp = malloc(ln);
+	db_wbuf b = {0};
+	int fd = -1;
+	if (!tmp || db_mkdirs(c->dir) != 0)
+		goto out;
+	snprintf(tmp, ln, "%s.tmp.%ld", c->file, (long)getpid());
+	/* the whole file is built in memory, checksummed, written once */
+	db_wbuf_put(&b, ICACHE_MAGIC, 8);
+	db_wbuf_str(&b, DB_VERSION);
+	db_wbuf_put(&b, &count, 8);
+	for (size_t i = 0; i < c->n; i++) {
+		const irec *r = &c->recs[i];
+		if (prune && !r->used)
+			continue;
+		uint32_t n = (uint32_t)r->n;
+		db_wbuf_str(&b, r->rel);
+		db_wbuf_put(&b, &r->size, 8);
+		db_wbuf_put(&b, &r->mtime, 8);
+		db_wbuf_put(&b, &n, 4);
+		for (size_t k = 0; k < r->n; k++) {
+			int32_t dt = (int32_t)r->ents[k].dtype, nd = r->ents[k].ndim;
+			db_wbuf_str(&b, r->ents[k].key);
+			db_wbuf_put(&b, &dt, 4);
+			db_wbuf_put(&b, &nd, 4);
+			db_wbuf_put(&b, r->ents[k].shape, (size_t)nd * 8);
+		}
+	}
+	uint64_t sum = b.err ? 0 : db_fnv(b.p, b.n, DB_FNV_INIT);
+	db_wbuf_put(&b, &sum, 8);
+	if (b.err || (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		goto out;
+	int rc = db_write_all(fd, b.p, b.n);
+	if (rc == 0)
+		rc = fsync(fd);
+	if (close(fd) != 0)
+		rc = -1;
+	if (rc == 0)
+		rc = rename(tmp, c->file);
+	if (rc != 0)
+		unlink(tmp);
+out:
+	free(b.p);
+	free(tmp);
+}
+
+const char *db_icache_dir(const db_icache *c)
+{
+	return c ? c->dir : NULL;
+}
+
+void db_icache_close(db_icache *c)
+{
+	if (!c)
+		return;
+	if (c->dirty && c->file)
+		save(c);
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->recs[i].rel);
+		free_ents(c->recs[i].ents, c->recs[i].n);
+	}
+	free(c->recs);
+	db_strmap_free(&c->idx);
+	free(c->dir);
+	free(c->file);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}

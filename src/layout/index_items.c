@@ -1,0 +1,192 @@
+/* What a built index holds, apart from how it is built (index.c) and
+ * snapshotted (index_snap.c), which both use it: the keys that identify an
+ * item's fields, an item's path, whether the items record their execution
+ * order, and freeing. */
+#include "db_index.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index_priv.h"
+#include "read/walk.h"
+#include "util/strmap.h"
+
+/* Bounded appends (like snprintf's truncation, without its cost: keys
+ * are built per item and per pair). */
+static size_t key_put(char *buf, size_t len, size_t n, const char *s)
+{
+	while (*s && n + 1 < len)
+		buf[n++] = *s++;
+	buf[n < len ? n : len - 1] = 0;
+	return n;
+}
+
+static size_t key_int(char *buf, size_t len, size_t n, long long v)
+{
+	char d[24], *e = d + sizeof d - 1, *p = e;
+	*e = 0;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10));
+	if (v < 0)
+		*--p = '-';
+	return key_put(buf, len, n, p);
+}
+
+char *db_fields_key(const db_fields *f, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	size_t n = key_put(buf, len, 0, f->phase);
+	n = key_put(buf, len, n, "\x1f");
+	n = key_put(buf, len, n, f->pass);
+	n = key_put(buf, len, n, "\x1f");
+	n = key_int(buf, len, n, f->rank);
+	n = key_put(buf, len, n, "\x1f");
+	n = key_int(buf, len, n, f->layer);
+	n = key_put(buf, len, n, "\x1f");
+	key_put(buf, len, n, f->stage);
+	return buf;
+}
+
+char *db_side_fields_key(const char *side, const db_fields *f, char *buf, size_t len)
+{
+	size_t n = key_put(buf, len, 0, side);
+	n = key_put(buf, len, n, "\x1e");
+	db_fields_key(f, buf + n, len - n);
+	return buf;
+}
+
+char *db_fields_key_occ(const db_fields *f, int occ, char *buf, size_t len)
+{
+	db_fields_key(f, buf, len);
+	size_t n = strlen(buf);
+	n = key_put(buf, len, n, "\x1f");
+	key_int(buf, len, n, occ);
+	return buf;
+}
+
+char *db_index_path(const db_index *ix, const db_item *it)
+{
+	if (ix->root_is_file)
+		return strdup(ix->root);
+	return db_path_join(ix->root, it->path);
+}
+
+/* Length of stage without trailing tuple indices ("m.0.1" -> "m"). */
+static size_t module_len(const char *stage)
+{
+	size_t n = strlen(stage);
+	for (;;) {
+		size_t k = n;
+		while (k && stage[k - 1] >= '0' && stage[k - 1] <= '9')
+			k--;
+		if (k == n || !k || stage[k - 1] != '.' || k - 1 == 0)
+			return n;
+		n = k - 1;
+	}
+}
+
+/* Some layer (of one side, phase, pass, rank) has items in more than one
+ * file: one file per module or per call (ATOM's hooks write a dict
+ * {hidden, input} per module). Entry order then orders a module's own
+ * tensors only, not the layer's modules. */
+static bool layers_span_files(const db_item *items, size_t n)
+{
+	db_strmap m;
+	db_strmap_init(&m);
+	bool spans = false;
+	for (size_t i = 0; i < n && !spans; i++) {
+		const db_item *it = &items[i];
+		if (it->f.layer < 0 || it->err)
+			continue;
+		char k[1024];
+		size_t kn = key_put(k, sizeof k, 0, it->f.side);
+		kn = key_put(k, sizeof k, kn, "\x1e");
+		db_fields f = it->f;
+		f.stage[0] = 0;
+		db_fields_key(&f, k + kn, sizeof k - kn);
+		bool added;
+		size_t *v = db_strmap_put(&m, k, i, &added);
+		if (!v) {
+			spans = true;   /* OOM: treat as no recorded order */
+			break;
+		}
+		spans = !added && strcmp(items[*v].path, it->path);
+	}
+	db_strmap_free(&m);
+	return spans;
+}
+
+bool db_index_records_order(const db_item *items, size_t n, const db_profile *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (items[i].f.order >= 0)
+			return true;
+	if (p->dict_order_none)
+		return false;
+	/* (side, phase, pass, rank, layer, file) -> the first item's index */
+	db_strmap m;
+	db_strmap_init(&m);
+	char *k = NULL;
+	size_t cap = 0;
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++) {
+		const db_item *it = &items[i];
+		size_t pl = strlen(it->path);
+		if (it->err || (pl >= 12 && !strcmp(it->path + pl - 12, ".safetensors")))
+			continue;
+		if (pl + 256 > cap) {   /* fields fit in 256: never truncate the path */
+			char *nk = realloc(k, pl + 256);
+			if (!nk)
+				break;  /* OOM: treat as no recorded order */
+			k = nk;
+			cap = pl + 256;
+		}
+		size_t kn = key_put(k, cap, 0, it->f.side);
+		kn = key_put(k, cap, kn, "\x1e");
+		db_fields f = it->f;
+		f.stage[0] = 0;
+		db_fields_key(&f, k + kn, cap - kn);
+		kn += strlen(k + kn);
+		kn = key_put(k, cap, kn, "\x1e");
+		key_put(k, cap, kn, it->path);
+		bool added;
+		size_t *v = db_strmap_put(&m, k, i, &added);
+		if (!v)
+			break;
+		if (added)
+			continue;
+		const char *a = items[*v].f.stage, *b = it->f.stage;
+		size_t la = module_len(a), lb = module_len(b);
+		found = la != lb || memcmp(a, b, la);
+	}
+	free(k);
+	db_strmap_free(&m);
+	if (found)
+		found = !layers_span_files(items, n);
+	return found;
+}
+
+void db_index_free(db_index *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->n_items; i++) {
+		free(ix->items[i].path);
+		free(ix->items[i].key);
+		free(ix->items[i].err);
+	}
+	free(ix->items);
+	for (size_t i = 0; i < ix->n_unparsed; i++)
+		free(ix->unparsed[i]);
+	free(ix->unparsed);
+	for (size_t i = 0; i < ix->n_skipped; i++)
+		free(ix->skipped[i]);
+	free(ix->skipped);
+	free(ix->root);
+	free(ix);
+}

@@ -1,0 +1,423 @@
+/* Snapshots for instant reopen (issue 5). Reopening an unchanged tree
+ * should cost its listing, not a regex match, a sort and a cache lookup per
+ * file. Two records per tree root, each one small file beside the entry
+ * cache:
+ *   ROOTHASH.SIDE.snap  the whole index of the tree for one side filter;
+ *   ROOTHASH.detect     which profile detection picked, and why.
+ * A record is used only when its key matches: the key hashes every input
+ * the result depends on — the listing (path, size, mtime of every file;
+ * paths only for detection), the profile's rules the index reads, the side
+ * filter and the program version — so an added, removed or touched file, or
+ * an edited profile, misses and the slow path runs (and stores a new
+ * record). Corrupt or foreign files read as a miss (checksum).
+ * A third record lets a reopen skip the listing (compare_reopen.c):
+ *   ROOTHASH.stamp      the last full listing of the tree: its file count,
+ *                       hashes, and the device, inode and mtime of every
+ *                       directory in it; while those still match, the
+ *                       listing stands in for a new one until it is
+ *                       checked behind the first frame. */
+#include "index_priv.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/binio.h"
+#include "util/hash.h"
+#include "read/walk.h"
+
+#define SNAP_MAGIC "DBISNAP4"     /* 3: seq from recorded order first; 4: ident */
+#define DETECT_MAGIC "DBDETEC1"
+#define STAMP_MAGIC "DBSTAMP1"
+#ifndef DB_VERSION
+#define DB_VERSION "dev"
+#endif
+
+/* Strings hash with their NUL; NULL differs from "". */
+static uint64_t fnv_str(const char *s, uint64_t h)
+{
+	static const char null_mark[] = "\x01(null)";
+	return s ? db_fnv(s, strlen(s) + 1, h) : db_fnv(null_mark, sizeof null_mark, h);
+}
+
+static uint64_t fnv_strs(char *const *v, size_t n, uint64_t h)
+{
+	h = db_fnv(&n, sizeof n, h);
+	for (size_t i = 0; i < n; i++)
+		h = fnv_str(v[i], h);
+	return h;
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+/* The profile's fields db_index_scan reads (match_path, match_key,
+ * inner_key, phase order, stage order for trees that record none,
+ * model-level stages drawn after the layers). */
+static uint64_t profile_index_hash(const db_profile *p, uint64_t h)
+{
+	h = fnv_str(p->files_pat, h);
+	h = fnv_str(p->path_pat, h);
+	h = fnv_str(p->key_pat, h);
+	h = fnv_str(p->value_key, h);
+	h = fnv_strs(p->ignore_keys, p->n_ignore_keys, h);
+	h = fnv_str(p->side_ref, h);
+	h = fnv_str(p->side_target, h);
+	h = fnv_strs(p->phase_order, p->n_phase_order, h);
+	h = fnv_strs(p->stage_order, p->n_stage_order, h);
+	h = db_fnv(&p->dict_order_none, sizeof p->dict_order_none, h);
+	h = fnv_strs(p->model_after, p->n_model_after, h);
+	h = fnv_strs(p->rename_from, p->n_rename, h);
+	h = fnv_strs(p->rename_to, p->n_rename, h);
+	for (size_t i = 0; i < p->n_rewrites; i++) {
+		h = db_fnv(&p->rewrites[i].field, sizeof p->rewrites[i].field, h);
+		h = fnv_str(p->rewrites[i].pattern, h);
+		h = fnv_str(p->rewrites[i].to, h);
+	}
+	for (size_t i = 0; i < p->n_pass_shift; i++) {
+		h = fnv_str(p->pass_shift_pat[i], h);
+		h = db_fnv(&p->pass_shift_by[i], sizeof p->pass_shift_by[i], h);
+	}
+	return h;
+}
+
+uint64_t db_isnap_key(const db_walk *w, bool is_file, const db_profile *p, const char *side)
+{
+	uint64_t h = fnv_str(SNAP_MAGIC DB_VERSION, DB_FNV_INIT);
+	h = db_fnv(&is_file, sizeof is_file, h);
+	h = fnv_str(side, h);
+	h = profile_index_hash(p, h);
+	return h ^ db_walk_hash(w, false);
+}
+
+uint64_t db_detect_key(const db_walk *w, const db_profile *const *profiles, size_t n)
+{
+	uint64_t h = fnv_str(DETECT_MAGIC DB_VERSION, DB_FNV_INIT);
+	h = db_fnv(&n, sizeof n, h);
+	/* detection reads the name and what match_path reads */
+	for (size_t i = 0; i < n; i++) {
+		const db_profile *p = profiles[i];
+		h = fnv_str(p->name, h);
+		h = fnv_str(p->files_pat, h);
+		h = fnv_str(p->path_pat, h);
+		h = fnv_str(p->side_ref, h);
+		h = fnv_str(p->side_target, h);
+	}
+	return h ^ db_walk_hash(w, true);
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+static char *snap_path(const char *dir, const char *root, const char *suffix)
+{
+	char real[PATH_MAX];
+	const char *r = realpath(root, real) ? real : root;
+	uint64_t h = db_fnv(r, strlen(r) + 1, DB_FNV_INIT);
+	size_t n = strlen(dir) + strlen(suffix) + 24;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s/%016llx.%s", dir, (unsigned long long)h, suffix);
+	return s;
+}
+
+/* The whole file if it is ours (magic, checksum) and its key is key;
+ * *len excludes the trailer. NULL otherwise. */
+static char *read_record(const char *path, const char *magic, uint64_t key, size_t *len)
+{
+	size_t size;
+	char *buf = db_slurp(path, 24, (size_t)1 << 31, &size);
+	if (!buf)
+		return NULL;
+	uint64_t sum, k;
+	memcpy(&sum, buf + size - 8, 8);
+	memcpy(&k, buf + 8, 8);
+	if (memcmp(buf, magic, 8) || k != key ||
+	    sum != db_hash64(buf, size - 8, DB_HASH_SEED)) {
+		free(buf);
+		return NULL;
+	}
+	*len = size - 8;
+	return buf;
+}
+
+/* The record of root's tag in dir (read_record), with *r over its body
+ * (past magic and key); NULL when there is none of ours. Free the result. */
+static char *load_record(const char *dir, const char *root, const char *tag, const char *magic,
+                         uint64_t key, db_rd *r)
+{
+	if (!dir || !*dir)
+		return NULL;
+	char *path = snap_path(dir, root, tag);
+	size_t len;
+	char *buf = path ? read_record(path, magic, key, &len) : NULL;
+	free(path);
+	if (buf)
+		*r = (db_rd){buf + 16, len - 16, false};
+	return buf;
+}
+
+/* Temp file + rename, without fsync: a record torn by a crash fails its
+ * checksum and reads as a miss, which costs one slow open, not a wrong
+ * answer; the sync would cost every first open of a tree. */
+static void write_record(const char *dir, const char *path, db_wbuf *b)
+{
+	uint64_t sum = db_hash64(b->p, b->n, DB_HASH_SEED);
+	db_wbuf_put(b, &sum, 8);
+	if (b->err || db_mkdirs(dir) != 0)
+		return;
+	size_t n = strlen(path) + 32;
+	char *tmp = malloc(n);
+	if (!tmp)
+		return;
+	static atomic_uint seq;         /* two scans of one root write at once */
+	snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && db_write_all(fd, b->p, b->n) == 0;
+	if (fd >= 0 && close(fd) != 0)
+		ok = false;
+	if (!ok || rename(tmp, path) != 0)
+		unlink(tmp);
+	free(tmp);
+}
+
+/* ---- index snapshots ------------------------------------------------------ */
+
+static const char *side_tag(const char *side)
+{
+	return !side ? "all.snap" : !strcmp(side, "ref") ? "ref.snap" : "target.snap";
+}
+
+void db_isnap_store(const char *dir, const char *root, const char *side, uint64_t key,
+                    const db_index *ix)
+{
+	if (!dir || !*dir)
+		return;
+	for (size_t i = 0; i < ix->n_items; i++)
+		if (ix->items[i].err)
+			return;         /* read errors may be passing: read again */
+	char *path = snap_path(dir, root, side_tag(side));
+	if (!path)
+		return;
+	db_wbuf b = {0};
+	db_wbuf_put(&b, SNAP_MAGIC, 8);
+	db_wbuf_put(&b, &key, 8);
+	uint64_t v[4] = {ix->n_files, ix->n_refused, ix->n_items, ix->n_unparsed};
+	db_wbuf_put(&b, v, sizeof v);
+	for (size_t i = 0; i < ix->n_unparsed; i++)
+		db_wbuf_str(&b, ix->unparsed[i]);
+	for (size_t i = 0; i < ix->n_items; i++) {
+		const db_item *it = &ix->items[i];
+		db_wbuf_str(&b, it->path);
+		db_wbuf_str(&b, it->key);
+		db_wbuf_str(&b, it->f.side);
+		db_wbuf_str(&b, it->f.phase);
+		db_wbuf_str(&b, it->f.pass);
+		db_wbuf_str(&b, it->f.stage);
+		int32_t iv[5] = {it->f.rank, it->f.layer, (int32_t)it->dtype, it->ndim,
+		                 it->occurrence};
+		int64_t lv[5] = {it->f.order, it->seq, (int64_t)it->size, it->mtime_ns,
+		                 (int64_t)it->ident};
+		uint8_t sf = it->f.stage_is_file;
+		db_wbuf_put(&b, iv, sizeof iv);
+		db_wbuf_put(&b, lv, sizeof lv);
+		db_wbuf_put(&b, &sf, 1);
+		db_wbuf_put(&b, it->shape, (size_t)it->ndim * sizeof *it->shape);
+	}
+	write_record(dir, path, &b);
+	free(b.p);
+	free(path);
+}
+
+static int copy_skipped(db_index *ix, const db_walk *w)
+{
+	if (!w->n_skipped)
+		return 0;
+	if (!(ix->skipped = calloc(w->n_skipped, sizeof *ix->skipped)))
+		return -1;
+	for (size_t i = 0; i < w->n_skipped; i++) {
+		if (!(ix->skipped[i] = strdup(w->skipped[i])))
+			return -1;
+		ix->n_skipped++;
+	}
+	return 0;
+}
+
+db_index *db_isnap_load(const char *dir, const char *root, const char *side, uint64_t key,
+                        const db_walk *w, bool is_file, const db_profile *p)
+{
+	db_rd r;
+	char *buf = load_record(dir, root, side_tag(side), SNAP_MAGIC, key, &r);
+	if (!buf)
+		return NULL;
+	uint64_t v[4];
+	db_rd_take(&r, v, sizeof v);
+	db_index *ix = calloc(1, sizeof *ix);
+	/* every item takes at least 77 bytes: bounds the allocation */
+	if (!ix || r.bad || v[2] > r.left / 77 || v[3] > r.left / 4)
+		goto bad;
+	ix->profile = p;
+	ix->root_is_file = is_file;
+	ix->n_files_seen = w->n_files;
+	ix->n_files = (size_t)v[0];
+	ix->n_refused = (size_t)v[1];
+	if (!(ix->root = strdup(root)) || copy_skipped(ix, w) != 0)
+		goto bad;
+	if (v[3] && !(ix->unparsed = calloc((size_t)v[3], sizeof *ix->unparsed)))
+		goto bad;
+	for (uint64_t i = 0; i < v[3] && !r.bad; i++)
+		if ((ix->unparsed[i] = db_rd_str(&r)))
+			ix->n_unparsed++;
+	if (v[2] && !(ix->items = calloc((size_t)v[2], sizeof *ix->items)))
+		goto bad;
+	for (uint64_t i = 0; i < v[2] && !r.bad; i++) {
+		db_item *it = &ix->items[ix->n_items++];
+		it->path = db_rd_str(&r);
+		it->key = db_rd_str(&r);
+		db_rd_fixed(&r, it->f.side, sizeof it->f.side);
+		db_rd_fixed(&r, it->f.phase, sizeof it->f.phase);
+		db_rd_fixed(&r, it->f.pass, sizeof it->f.pass);
+		db_rd_fixed(&r, it->f.stage, sizeof it->f.stage);
+		int32_t iv[5];
+		int64_t lv[5];
+		uint8_t sf;
+		db_rd_take(&r, iv, sizeof iv);
+		db_rd_take(&r, lv, sizeof lv);
+		db_rd_take(&r, &sf, 1);
+		it->f.rank = iv[0];
+		it->f.layer = iv[1];
+		it->f.order = lv[0];
+		it->f.stage_is_file = sf != 0;
+		if (iv[2] < 0 || iv[2] >= DB_DT__COUNT || iv[3] < 0 || iv[3] > DB_MAX_DIMS)
+			r.bad = true;
+		it->dtype = (db_dtype)iv[2];
+		it->ndim = r.bad ? 0 : iv[3];
+		it->occurrence = iv[4];
+		it->seq = lv[1];
+		it->size = (off_t)lv[2];
+		it->mtime_ns = lv[3];
+		it->ident = (uint64_t)lv[4];
+		for (int d = 0; d < it->ndim && !r.bad; d++)
+			db_rd_take(&r, &it->shape[d], 8);
+	}
+	if (r.bad || r.left)
+		goto bad;
+	ix->records_order = db_index_records_order(ix->items, ix->n_items, p);
+	free(buf);
+	return ix;
+bad:
+	free(buf);
+	db_index_free(ix);
+	return NULL;
+}
+
+/* ---- detection ------------------------------------------------------------ */
+
+bool db_detect_load(const char *dir, const char *root, uint64_t key, char *name,
+                    size_t namelen, char *why, size_t whylen)
+{
+	db_rd r;
+	char *buf = load_record(dir, root, "detect", DETECT_MAGIC, key, &r);
+	if (!buf)
+		return false;
+	db_rd_fixed(&r, name, namelen);
+	db_rd_fixed(&r, why, whylen);
+	bool ok = !r.bad && !r.left && *name;
+	free(buf);
+	return ok;
+}
+
+void db_detect_store(const char *dir, const char *root, uint64_t key, const char *name,
+                     const char *why)
+{
+	if (!dir || !*dir)
+		return;
+	char *path = snap_path(dir, root, "detect");
+	if (!path)
+		return;
+	db_wbuf b = {0};
+	db_wbuf_put(&b, DETECT_MAGIC, 8);
+	db_wbuf_put(&b, &key, 8);
+	db_wbuf_str(&b, name);
+	db_wbuf_str(&b, why);
+	write_record(dir, path, &b);
+	free(b.p);
+	free(path);
+}
+
+/* ---- directory stamps ----------------------------------------------------- */
+
+static uint64_t stamp_key(void)
+{
+	return fnv_str(STAMP_MAGIC DB_VERSION, DB_FNV_INIT);
+}
+
+void db_stamp_store(const char *dir, const char *root, const db_walk *w)
+{
+	if (!dir || !*dir || w->stub || w->n_skipped || !w->n_dirs)
+		return;         /* skipped entries: their trouble may pass */
+	char *path = snap_path(dir, root, "stamp");
+	if (!path)
+		return;
+	uint64_t key = stamp_key();
+	uint64_t v[4] = {w->n_files, db_walk_hash(w, false), db_walk_hash(w, true), w->n_dirs};
+	db_wbuf b = {0};
+	db_wbuf_put(&b, STAMP_MAGIC, 8);
+	db_wbuf_put(&b, &key, 8);
+	db_wbuf_put(&b, v, sizeof v);
+	for (size_t i = 0; i < w->n_dirs; i++) {
+		const db_walk_stamp *d = &w->dirs[i];
+		uint64_t dv[3] = {d->dev, d->ino, (uint64_t)d->mtime_ns};
+		db_wbuf_str(&b, d->rel);
+		db_wbuf_put(&b, dv, sizeof dv);
+	}
+	/* every full open lists the tree: write only what changed */
+	size_t len;
+	char *old = read_record(path, STAMP_MAGIC, key, &len);
+	if (!old || len != b.n || memcmp(old, b.p, len))
+		write_record(dir, path, &b);
+	free(old);
+	free(b.p);
+	free(path);
+}
+
+bool db_stamp_load(const char *dir, const char *root, db_walk *stub)
+{
+	memset(stub, 0, sizeof *stub);
+	db_rd r;
+	char *buf = load_record(dir, root, "stamp", STAMP_MAGIC, stamp_key(), &r);
+	if (!buf)
+		return false;
+	uint64_t v[4];
+	db_rd_take(&r, v, sizeof v);
+	/* every directory takes at least 28 bytes: bounds the allocation */
+	db_walk_stamp *dirs = !r.bad && v[3] && v[3] <= r.left / 28 ? calloc(v[3], sizeof *dirs)
+	                                                         : NULL;
+	size_t n = 0;
+	for (; dirs && n < v[3] && !r.bad; n++) {
+		uint64_t dv[3];
+		dirs[n].rel = db_rd_str(&r);
+		db_rd_take(&r, dv, sizeof dv);
+		dirs[n].dev = dv[0];
+		dirs[n].ino = dv[1];
+		dirs[n].mtime_ns = (int64_t)dv[2];
+	}
+	bool ok = dirs && !r.bad && !r.left && db_walk_dirs_same(root, dirs, n);
+	free(buf);
+	if (ok) {
+		stub->stub = true;
+		stub->n_files = (size_t)v[0];
+		stub->hash[0] = v[1];
+		stub->hash[1] = v[2];
+		stub->dirs = dirs;      /* the watcher's directories */
+		stub->n_dirs = stub->cap_dirs = n;
+	} else {
+		for (size_t i = 0; dirs && i < n; i++)
+			free(dirs[i].rel);
+		free(dirs);
+	}
+	return ok;
+}

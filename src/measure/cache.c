@@ -1,0 +1,450 @@
+/* Metrics cache (issue 5): results of computed pairs, so reopening a tree
+ * shows every number at once. One file per (reference, target, profile)
+ * under the cache directory; an entry's key names every input file of the
+ * pair by absolute path, size, mtime, inode + ctime (a rewrite with the
+ * mtime put back still changes the ctime) and inner key, plus the metric
+ * version — a changed file changes the key, so nothing stale is served.
+ * The file is a cache: missing, unreadable or corrupt (checksum) means
+ * empty; it is rewritten whole (temp + fsync + rename). Bands are not
+ * stored: they are recomputed from the metrics with the current profile. */
+#include "pair/compare_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/binio.h"
+#include "db_hints.h"
+#include "db_routing.h"
+#include "util/hash.h"
+#include "util/strmap.h"
+
+/* Bump when a metric's definition or the record layout changes. */
+#define CACHE_METRIC_VERSION 1
+#define CACHE_MAGIC "DBMCACH2"   /* 2: checksum db_hash64 */
+#define REC_NUMS 15             /* numbers per record, see put_metrics */
+
+typedef struct crec {
+	const char *key;        /* borrowed from idx (its keys never move) */
+	db_metrics m;
+	bool used;              /* looked up or stored in this session */
+} crec;
+
+typedef struct cache {
+	pthread_mutex_t mu;
+	bool loaded, dirty;
+	char *file;             /* the cache file; NULL: cache off */
+	char *ref_real, *tgt_real;
+	db_strmap idx;          /* key -> index in recs */
+	crec *recs;
+	size_t n, cap;
+} cache;
+
+static char *real_or_copy(const char *p)
+{
+	char buf[PATH_MAX];
+	return strdup(realpath(p, buf) ? buf : p);
+}
+
+static cache *get_cache(db_compare *c)
+{
+	db_cmp_priv *pr = c->priv;
+	if (!pr->cache_dir)
+		return NULL;
+	pthread_mutex_lock(&pr->cache_mu);
+	cache *k = pr->cache;
+	if (k || !(k = calloc(1, sizeof *k))) {
+		pthread_mutex_unlock(&pr->cache_mu);
+		return k;
+	}
+	pthread_mutex_init(&k->mu, NULL);
+	db_strmap_init(&k->idx);
+	k->ref_real = real_or_copy(c->ref_root);
+	k->tgt_real = real_or_copy(c->tgt_root);
+	if (k->ref_real && k->tgt_real) {
+		uint64_t h = DB_FNV_INIT;
+		h = db_fnv(k->ref_real, strlen(k->ref_real) + 1, h);
+		h = db_fnv(k->tgt_real, strlen(k->tgt_real) + 1, h);
+		h = db_fnv(c->profile->name, strlen(c->profile->name) + 1, h);
+		h = db_fnv(&pr->one_folder, sizeof pr->one_folder, h);
+		size_t n = strlen(pr->cache_dir) + 40;
+		if ((k->file = malloc(n)))
+			snprintf(k->file, n, "%s/%016llx.cache", pr->cache_dir, (unsigned long long)h);
+	}
+	pr->cache = k;
+	pthread_mutex_unlock(&pr->cache_mu);
+	return k;
+}
+
+/* Appending to a growing key without printf (a key per pair on reopen). */
+typedef struct kbuf {
+	char *s;
+	size_t n, cap;
+	bool err;
+} kbuf;
+
+static void kput(kbuf *k, const char *p, size_t n)
+{
+	if (k->err)
+		return;
+	if (k->n + n + 1 > k->cap) {
+		size_t cap = (k->n + n + 1) * 2;
+		char *t = realloc(k->s, cap);
+		if (!t) {
+			k->err = true;
+			return;
+		}
+		k->s = t;
+		k->cap = cap;
+	}
+	memcpy(k->s + k->n, p, n);
+	k->n += n;
+	k->s[k->n] = 0;
+}
+
+static void kstr(kbuf *k, const char *s)
+{
+	kput(k, s, strlen(s));
+}
+
+static void kint(kbuf *k, long long v)
+{
+	char buf[24], *e = buf + sizeof buf, *p = e;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10));
+	if (v < 0)
+		*--p = '-';
+	kput(k, p, (size_t)(e - p));
+}
+
+/* Key of a pair: profile, metric version, then each input item:
+ * "v1\x1fPROFILE\x1fMERGED[/HOW/DIM[:PART...]]" + per item "\x1e" r|t PATH "\x1f" SIZE "\x1f"
+ * MTIME "\x1f" KEY. */
+static char *pair_key(db_compare *c, cache *k, const db_pair *p)
+{
+	kbuf b = {malloc(512), 0, 512, false};
+	if (!b.s)
+		return NULL;
+	kput(&b, "v", 1);
+	kint(&b, CACHE_METRIC_VERSION);
+	kput(&b, "\x1f", 1);
+	kstr(&b, c->profile->name);
+	kput(&b, "\x1f", 1);
+	kint(&b, p->merged);
+	if (p->merged) {        /* how the shards were put together (a profile edit changes it) */
+		kput(&b, "/", 1);
+		kint(&b, p->unshard.how);
+		kput(&b, "/", 1);
+		kint(&b, p->unshard.dim);
+		for (int i = 0; i < p->unshard.n_parts; i++) {
+			kput(&b, ":", 1);
+			kint(&b, p->unshard.parts[i]);
+		}
+	}
+	size_t nr = p->merged ? p->n_ref_shards : 1, nt = p->merged ? p->n_tgt_shards : 1;
+	for (size_t i = 0; i < nr + nt; i++) {
+		bool ref = i < nr;
+		const db_item *it = ref ? (p->merged ? p->ref_shards[i] : p->ref)
+		                        : (p->merged ? p->tgt_shards[i - nr] : p->tgt);
+		const db_index *ix = ref ? c->ref : c->tgt;
+		kput(&b, ref ? "\x1er" : "\x1et", 2);
+		kstr(&b, ref ? k->ref_real : k->tgt_real);
+		if (!ix->root_is_file) {
+			kput(&b, "/", 1);
+			kstr(&b, it->path);
+		}
+		kput(&b, "\x1f", 1);
+		kint(&b, (long long)it->size);
+		kput(&b, "\x1f", 1);
+		kint(&b, (long long)it->mtime_ns);
+		kput(&b, "\x1f", 1);
+		kint(&b, (long long)it->ident);
+		kput(&b, "\x1f", 1);
+		kstr(&b, it->key);
+	}
+	if (b.err) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+static void put_metrics(const db_metrics *m, double *v)
+{
+	v[0] = (double)m->n;
+	v[1] = m->cos;
+	v[2] = m->rel;
+	v[3] = m->rel_l2;
+	v[4] = m->rel_diff;
+	v[5] = m->max_abs;
+	v[6] = m->mean_abs;
+	v[7] = (double)m->argmax;
+	v[8] = m->byte_equal;
+	v[9] = (double)m->nan_ref;
+	v[10] = (double)m->nan_tgt;
+	v[11] = (double)m->inf_ref;
+	v[12] = (double)m->inf_tgt;
+	v[13] = (double)m->nonfinite_mismatch;
+	v[14] = 0;
+}
+
+static void get_metrics(const double *v, db_metrics *m)
+{
+	memset(m, 0, sizeof *m);
+	m->n = (uint64_t)v[0];
+	m->cos = v[1];
+	m->rel = v[2];
+	m->rel_l2 = v[3];
+	m->rel_diff = v[4];
+	m->max_abs = v[5];
+	m->mean_abs = v[6];
+	m->argmax = (int64_t)v[7];
+	m->byte_equal = v[8];
+	m->nan_ref = (uint64_t)v[9];
+	m->nan_tgt = (uint64_t)v[10];
+	m->inf_ref = (uint64_t)v[11];
+	m->inf_tgt = (uint64_t)v[12];
+	m->nonfinite_mismatch = (uint64_t)v[13];
+}
+
+static int add_rec(cache *k, const char *key, const db_metrics *m, bool used)
+{
+	bool added;
+	size_t *v = db_strmap_put(&k->idx, key, k->n, &added);
+	if (!v)
+		return -1;
+	if (!added) {
+		k->recs[*v].m = *m;
+		k->recs[*v].used |= used;
+		return 0;
+	}
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 256;
+		crec *r = realloc(k->recs, cap * sizeof *r);
+		if (!r)
+			return -1;
+		k->recs = r;
+		k->cap = cap;
+	}
+	k->recs[k->n].key = k->idx.keys[v - k->idx.vals];     /* the map's copy */
+	k->recs[k->n].m = *m;
+	k->recs[k->n].used = used;
+	k->n++;
+	return 0;
+}
+
+/* File: magic, u32 version, u64 count, records (u32 key length, key,
+ * REC_NUMS doubles), u64 db_hash64 of everything before it. */
+static void load(cache *k)
+{
+	k->loaded = true;
+	if (!k->file)
+		return;
+	size_t size;
+	char *buf = db_slurp(k->file, 28, (size_t)1 << 30, &size);
+	if (!buf)
+		return;
+	uint64_t sum, count;
+	uint32_t ver;
+	if (memcmp(buf, CACHE_MAGIC, 8) != 0)
+		goto out;
+	memcpy(&sum, buf + size - 8, 8);
+	if (sum != db_hash64(buf, size - 8, DB_HASH_SEED))
+		goto out;
+	memcpy(&ver, buf + 8, 4);
+	memcpy(&count, buf + 12, 8);
+	if (ver != CACHE_METRIC_VERSION)
+		goto out;
+	size_t off = 20, end = size - 8;
+	for (uint64_t i = 0; i < count; i++) {
+		uint32_t kl;
+		double v[REC_NUMS];
+		if (end - off < 4)
+			break;
+		memcpy(&kl, buf + off, 4);
+		off += 4;
+		if (end - off < (size_t)kl + sizeof v)
+			break;
+		/* the key in place, NUL-terminated for the moment (over the
+		 * first byte of its numbers, read before) */
+		memcpy(v, buf + off + kl, sizeof v);
+		char *key = buf + off, save = key[kl];
+		key[kl] = 0;
+		off += kl + sizeof v;
+		db_metrics m;
+		get_metrics(v, &m);
+		int rc = strlen(key) == kl ? add_rec(k, key, &m, false) : 0;
+		key[kl] = save;
+		if (rc != 0)
+			break;
+	}
+out:
+	free(buf);
+}
+
+bool db_cache_lookup(db_compare *c, db_pair *p)
+{
+	/* a batch slot's start is not in an entry: found again */
+	if (p->status != DB_ST_OK || p->slot.side)
+		return false;
+	cache *k = get_cache(c);
+	if (!k || !k->file)
+		return false;
+	char *key = pair_key(c, k, p);
+	if (!key)
+		return false;
+	bool hit = false;
+	db_metrics m;
+	pthread_mutex_lock(&k->mu);
+	if (!k->loaded)
+		load(k);
+	size_t *v = db_strmap_get(&k->idx, key);
+	if (v) {
+		k->recs[*v].used = true;
+		m = k->recs[*v].m;
+		hit = true;
+	}
+	pthread_mutex_unlock(&k->mu);
+	free(key);
+	if (!hit)
+		return false;
+	p->m = m;
+	p->band = db_pair_band(c, p);
+	db_replica_settle(c, p);
+	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
+	atomic_fetch_add(&c->n_cached, 1);
+	atomic_fetch_add(&c->n_done, 1);
+	return true;
+}
+
+void db_cache_store(db_compare *c, const db_pair *p)
+{
+	if (p->status != DB_ST_OK || p->slot.side)
+		return;
+	cache *k = get_cache(c);
+	if (!k || !k->file)
+		return;
+	char *key = pair_key(c, k, p);
+	if (!key)
+		return;
+	pthread_mutex_lock(&k->mu);
+	if (!k->loaded)
+		load(k);
+	if (add_rec(k, key, &p->m, true) == 0)
+		k->dirty = true;
+	pthread_mutex_unlock(&k->mu);
+	free(key);
+}
+
+void db_cache_flush(db_compare *c)
+{
+	db_cmp_priv *pr = c->priv;
+	cache *k = pr ? pr->cache : NULL;
+	if (!k || !k->file)
+		return;
+	pthread_mutex_lock(&k->mu);
+	if (!k->dirty) {
+		pthread_mutex_unlock(&k->mu);
+		return;
+	}
+	/* entries of files that changed are never hit again: when they pile
+	 * up, keep only this session's */
+	size_t used = 0;
+	for (size_t i = 0; i < k->n; i++)
+		used += k->recs[i].used;
+	bool prune = k->n > 2 * used + 1024;
+	uint64_t count = prune ? used : k->n;
+	size_t n = strlen(k->file) + 32;
+	char *tmp = malloc(n);
+	int fd = -1, rc = -1;
+	const char *what = "create";
+	if (tmp && db_mkdirs(pr->cache_dir) == 0) {
+		snprintf(tmp, n, "%s.tmp.%ld", k->file, (long)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	}
+	int eno = errno;
+	if (fd >= 0) {
+		/* the whole file is built in memory, checksummed, written once */
+		db_wbuf w = {0};
+		/* sized exactly first: doubling left up to half the file unused
+		 * at the peak of memory (the end of a 100k-file run, issue 12) */
+		size_t need = 8 + 4 + 8 + 8;
+		for (size_t i = 0; i < k->n; i++)
+			if (!prune || k->recs[i].used)
+				need += 4 + strlen(k->recs[i].key) + REC_NUMS * sizeof(double);
+		if (!(w.p = malloc(need)))
+			w.err = true;
+		else
+			w.cap = need;
+		uint32_t ver = CACHE_METRIC_VERSION;
+		db_wbuf_put(&w, CACHE_MAGIC, 8);
+		db_wbuf_put(&w, &ver, 4);
+		db_wbuf_put(&w, &count, 8);
+		for (size_t i = 0; i < k->n; i++) {
+			if (prune && !k->recs[i].used)
+				continue;
+			uint32_t kl = (uint32_t)strlen(k->recs[i].key);
+			double v[REC_NUMS];
+			put_metrics(&k->recs[i].m, v);
+			db_wbuf_put(&w, &kl, 4);
+			db_wbuf_put(&w, k->recs[i].key, kl);
+			db_wbuf_put(&w, v, sizeof v);
+		}
+		uint64_t sum = w.err ? 0 : db_hash64(w.p, w.n, DB_HASH_SEED);
+		db_wbuf_put(&w, &sum, 8);
+		what = "write";
+		rc = w.err ? -1 : db_write_all(fd, w.p, w.n);
+		free(w.p);
+		if (rc == 0) {
+			what = "fsync";
+			rc = fsync(fd);
+		}
+		eno = errno;
+		if (close(fd) != 0 && rc == 0) {
+			rc = -1;
+			eno = errno;
+		}
+		if (rc == 0) {
+			what = "rename";
+			rc = rename(tmp, k->file);
+			eno = errno;
+		}
+		if (rc != 0)
+			unlink(tmp);
+	}
+	/* a cache that cannot be kept is worth a word, never a failure: the
+	 * old file (if any) is untouched, the numbers are right */
+	if (rc != 0)
+		snprintf(c->cache_err, sizeof c->cache_err, "%s: %s: %s", k->file, what,
+		         strerror(eno));
+	else
+		c->cache_err[0] = '\0';
+	if (rc == 0)
+		k->dirty = false;
+	free(tmp);
+	pthread_mutex_unlock(&k->mu);
+}
+
+void db_cache_close(db_compare *c)
+{
+	db_cmp_priv *pr = c->priv;
+	cache *k = pr ? pr->cache : NULL;
+	if (!k)
+		return;
+	db_cache_flush(c);
+	free(k->recs);
+	db_strmap_free(&k->idx);
+	free(k->file);
+	free(k->ref_real);
+	free(k->tgt_real);
+	pthread_mutex_destroy(&k->mu);
+	free(k);
+	pr->cache = NULL;
+}

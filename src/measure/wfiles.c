@@ -1,0 +1,206 @@
+/* A worker's open files (LRU, so consecutive pairs from one dict file do
+ * not re-parse it) and the read path it asks for: shared by the chunked
+ * accumulation (workers.c) and merged pairs (unshard.c), below both. */
+#include "pair/compare_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/walk.h"
+
+/* ---- worker context ---------------------------------------------------- */
+
+db_read_path db_read_path_get(void)
+{
+	const char *e = getenv("DUMPBISECT_READ");
+	if (e && !strcmp(e, "mmap"))
+		return DB_READ_MMAP;
+	if (e && !strcmp(e, "populate"))
+		return DB_READ_POPULATE;
+	if (e && !strcmp(e, "pread"))
+		return DB_READ_PREAD;
+	return DB_READ_AUTO;
+}
+
+int db_wctx_init(db_wctx *w, size_t cap_files)
+{
+	memset(w, 0, sizeof *w);
+	w->cap_files = cap_files < 4 ? 4 : cap_files;
+	w->files = calloc(w->cap_files, sizeof *w->files);
+	if (!w->files)
+		return -1;
+	for (int i = 0; i < 4; i++)
+		if (!(w->buf[i] = malloc((size_t)DB_SEG_ELEMS * 2 * sizeof(double)))) {
+			db_wctx_free(w);
+			return -1;
+		}
+	w->read = db_read_path_get();
+	w->use_pread = w->read == DB_READ_PREAD;
+	w->sampling = w->read == DB_READ_AUTO;
+	if (w->read == DB_READ_PREAD || w->read == DB_READ_AUTO)
+		for (int i = 0; i < 2; i++)
+			if (!(w->rbuf[i] = aligned_alloc(4096, DB_READ_PIECE))) {
+				db_wctx_free(w);
+				return -1;
+			}
+	return 0;
+}
+
+void db_wctx_free(db_wctx *w)
+{
+	for (size_t i = 0; i < w->n_files; i++) {
+		free(w->files[i].path);
+		db_file_close(w->files[i].f);
+		if (w->files[i].fd >= 0)
+			close(w->files[i].fd);
+	}
+	free(w->files);
+	for (int i = 0; i < 4; i++)
+		free(w->buf[i]);
+	for (int i = 0; i < 2; i++)
+		free(w->rbuf[i]);
+	memset(w, 0, sizeof *w);
+}
+
+static bool same_shape(const db_item *it, const db_tensor *t)
+{
+	if (it->ndim != t->ndim || it->dtype != t->dtype)
+		return false;
+	for (int d = 0; d < t->ndim; d++)
+		if (it->shape[d] != t->shape[d])
+			return false;
+	return true;
+}
+
+static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *fd_out,
+                          db_err *err)
+{
+	for (size_t i = 0; i < w->n_files; i++)
+		if (!strcmp(w->files[i].path, path)) {
+			w->files[i].used = ++w->tick;
+			*fd_out = w->files[i].fd;
+			return w->files[i].f;
+		}
+	/* one open: the file's fstat (taken by db_file_open) is checked
+	 * against the index, no stat by path first */
+	db_file *f = NULL;
+	if (db_file_open(path, &f, err) != 0)
+		return NULL;
+	if (f->st_size != it->size || f->st_mtime_ns != it->mtime_ns || f->st_ident != it->ident) {
+		db_file_close(f);
+		db_err_set(err, path, NULL, -1, "file changed since the tree was indexed; rescan");
+		return NULL;
+	}
+	int fd = -1;
+	if (f->map_is_mmap == DB_MAP_MMAP &&
+	    (w->read == DB_READ_PREAD || w->read == DB_READ_AUTO)) {
+		/* the bytes of contiguous tensors are read through fd, the same
+		 * file as mapped; a small file read whole needs none */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		struct stat fs;
+		if (fd >= 0 && (fstat(fd, &fs) != 0 || db_stat_ident(&fs) != it->ident ||
+		                fs.st_size != it->size)) {
+			close(fd);
+			fd = -1;
+		}
+	} else if (f->map_is_mmap == DB_MAP_MMAP && f->map_size) {
+		(void)madvise((void *)f->map, f->map_size, MADV_SEQUENTIAL);
+	}
+	char *p = strdup(path);
+	if (!p) {
+		db_file_close(f);
+		if (fd >= 0)
+			close(fd);
+		db_err_set(err, path, NULL, -1, "out of memory");
+		return NULL;
+	}
+	size_t slot = w->n_files;
+	if (w->n_files == w->cap_files) {
+		slot = 0;
+		for (size_t i = 1; i < w->n_files; i++)
+			if (w->files[i].used < w->files[slot].used)
+				slot = i;
+		free(w->files[slot].path);
+		db_file_close(w->files[slot].f);
+		if (w->files[slot].fd >= 0)
+			close(w->files[slot].fd);
+	} else {
+		w->n_files++;
+	}
+	w->files[slot] = (db_wfile){p, f, ++w->tick, fd};
+	*fd_out = fd;
+	return f;
+}
+
+void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int advice)
+{
+	if (!f || f->map_is_mmap != DB_MAP_MMAP || !t || e <= b || !db_tensor_is_contiguous(t))
+		return;
+	size_t isz = db_dtype_size(t->dtype);
+	uintptr_t lo = (uintptr_t)(t->data + b * (int64_t)isz);
+	uintptr_t hi = (uintptr_t)(t->data + e * (int64_t)isz);
+	uintptr_t mlo = (uintptr_t)f->map, mhi = mlo + f->map_size;
+	if (lo < mlo || hi > mhi)
+		return;
+	static long page;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	uintptr_t pg = (uintptr_t)page;
+	lo &= ~(pg - 1);
+	hi = (hi + pg - 1) & ~(pg - 1);
+	if (advice == MADV_DONTNEED) {
+		/* A fault maps a whole large folio of the page cache (up to a
+		 * PMD), so pages past either end of the range are mapped too;
+		 * when another worker takes the neighbouring chunk (in its own
+		 * mapping), nobody would drop them here. Drop a PMD's worth more
+		 * on each side: at worst this worker faults them in again. */
+		uintptr_t margin = (uintptr_t)2 << 20;
+		uintptr_t vlo = mlo & ~(pg - 1), vhi = (mhi + pg - 1) & ~(pg - 1);
+		lo = lo > vlo + margin ? lo - margin : vlo;
+		hi = hi + margin < vhi ? hi + margin : vhi;
+	}
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, advice);
+}
+
+int db_wctx_tensor_fd(db_wctx *w, const db_index *ix, const db_item *it,
+                          const db_tensor **t, const db_file **file, int *fd, db_err *err)
+{
+	char *path = db_index_path(ix, it);
+	if (!path)
+		return db_err_set(err, it->path, NULL, -1, "out of memory");
+	db_file *f = wctx_file(w, path, it, fd, err);
+	int rc = -1;
+	if (f) {
+		const db_entry *en = db_file_find(f, it->key);
+		if (!en)
+			db_err_set(err, path, it->key, -1, "entry vanished since indexing; rescan");
+		else if (en->err)
+			db_err_set(err, NULL, NULL, -1, "%s", en->err);
+		else if (!same_shape(it, &en->t))
+			db_err_set(err, path, it->key, -1, "entry changed since indexing; rescan");
+		else {
+			*t = &en->t;
+			if (file)
+				*file = f;
+			rc = 0;
+		}
+	}
+	free(path);
+	return rc;
+}
+
+int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
+                   const db_tensor **t, const db_file **file, db_err *err)
+{
+	int fd;
+	return db_wctx_tensor_fd(w, ix, it, t, file, &fd, err);
+}
+
+/* ---- the pread path ---------------------------------------------------- */

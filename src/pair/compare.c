@@ -1,0 +1,300 @@
+/* Pairing: join the reference and target indices on (phase, pass, rank,
+ * layer, stage, occurrence), add merged pairs for sharded stages and line
+ * up cells whose two sides have different parallel layouts (both in
+ * compare_merge.c), order the pairs by execution order. Metrics are
+ * computed by workers.c. */
+#include "db_compare.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare_build.h"
+#include "compare_priv.h"
+#include "layout/index_priv.h"
+#include "util/strmap.h"
+
+static bool item_kept(const db_cmp_priv *pr, const db_item *it)
+{
+	if (!pr->filter_re)
+		return true;
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(pr->filter_re, NULL);
+	if (!md)
+		return true;
+	bool ok = pcre2_match(pr->filter_re, (PCRE2_SPTR)it->f.stage, PCRE2_ZERO_TERMINATED,
+	                      0, 0, md, NULL) >= 0 ||
+	          (it->key && it->key[0] &&
+	           pcre2_match(pr->filter_re, (PCRE2_SPTR)it->key, PCRE2_ZERO_TERMINATED,
+	                       0, 0, md, NULL) >= 0);
+	pcre2_match_data_free(md);
+	return ok;
+}
+
+
+typedef struct sortrec {
+	int64_t major, sub;
+	size_t idx;
+} sortrec;
+
+static int cmp_sortrec(const void *va, const void *vb)
+{
+	const sortrec *a = va, *b = vb;
+	if (a->major != b->major)
+		return a->major < b->major ? -1 : 1;
+	if (a->sub != b->sub)
+		return a->sub < b->sub ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static int collect(const db_cmp_priv *pr, const db_index *ix, const db_item ***out, size_t *n)
+{
+	*out = malloc((ix->n_items + 1) * sizeof **out);
+	if (!*out)
+		return -1;
+	*n = 0;
+	for (size_t i = 0; i < ix->n_items; i++)
+		if (item_kept(pr, &ix->items[i]))
+			(*out)[(*n)++] = &ix->items[i];
+	return 0;
+}
+
+unsigned long db_next_pairs_gen(void)
+{
+	static _Atomic unsigned long gen;
+	return atomic_fetch_add(&gen, 1) + 1;
+}
+
+int db_build_pairs(db_compare *c, db_err *err)
+{
+	db_cmp_priv *pr = c->priv;
+	const db_item **ri = NULL, **ti = NULL;
+	size_t nri = 0, nti = 0;
+	if (collect(pr, c->ref, &ri, &nri) || collect(pr, c->tgt, &ti, &nti)) {
+		free(ri);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
+	if (!nri || !nti) {
+		const db_index *ix = !nri ? c->ref : c->tgt;
+		const char *what = !nri ? "reference" : "target";
+		int rc;
+		if (ix->n_items && pr->filter)
+			rc = db_err_set(err, NULL, NULL, -1, "--filter '%s' matches no tensor of the %s",
+			                pr->filter, what);
+		else
+			rc = db_err_set(err, ix->root, NULL, -1,
+			                "no tensors in the %s (%zu files, %zu parsed by profile %s, "
+			                "%zu unparsed); nothing to compare",
+			                what, ix->n_files_seen, ix->n_files, c->profile->name,
+			                ix->n_unparsed);
+		free(ri);
+		free(ti);
+		return rc;
+	}
+	db_pvec pv = {0};
+	db_strmap by_key;
+	db_strmap_init(&by_key);
+	int rc = 0;
+	/* room for every pair but merged ones at once: no regrowth (copies
+	 * and page faults of a ~50 MB array at 100k files, issue 12) */
+	if (db_pvec_grow(&pv, nri + nti) != 0 || db_strmap_reserve(&by_key, nri) != 0)
+		rc = -1;
+	for (size_t i = 0; i < nri && rc == 0; i++) {
+		char k[600];
+		db_pair_fields_key(&ri[i]->f, ri[i]->occurrence, k, sizeof k);
+		db_pair *p = db_pvec_add(&pv, ri[i]->seq, 0);
+		bool added;
+		if (!p || !db_strmap_put(&by_key, k, pv.n - 1, &added)) {
+			rc = -1;
+			break;
+		}
+		p->f = ri[i]->f;
+		p->f.side[0] = 0;
+		p->f.order = -1;
+		p->occurrence = ri[i]->occurrence;
+		p->ref = ri[i];
+		db_pair_set_side(p, ri[i], true);
+	}
+	/* two single files holding one tensor each: compare them whatever
+	 * their names say */
+	bool lone = c->ref->root_is_file && c->tgt->root_is_file && nri == 1 && nti == 1;
+	int64_t anchor = -1;
+	for (size_t i = 0; i < nti && rc == 0; i++) {
+		char k[600];
+		db_pair_fields_key(lone ? &ri[0]->f : &ti[i]->f, lone ? ri[0]->occurrence : ti[i]->occurrence,
+		         k, sizeof k);
+		size_t *v = db_strmap_get(&by_key, k);
+		if (v) {
+			db_pair *p = &pv.v[*v];
+			p->tgt = ti[i];
+			db_pair_set_side(p, ti[i], false);
+			if (p->ref->seq > anchor)
+				anchor = p->ref->seq;
+			continue;
+		}
+		/* target-only: right after the last matched pair seen before it */
+		db_pair *p = db_pvec_add(&pv, anchor, 2 + ti[i]->seq);
+		if (!p || !db_strmap_put(&by_key, k, pv.n - 1, NULL)) {
+			rc = -1;
+			break;
+		}
+		p->f = ti[i]->f;
+		p->f.side[0] = 0;
+		p->f.order = -1;
+		p->occurrence = ti[i]->occurrence;
+		p->tgt = ti[i];
+		db_pair_set_side(p, ti[i], false);
+	}
+	for (size_t i = 0; i < pv.n; i++)
+		db_pair_classify(&pv.v[i]);
+	if (rc == 0)
+		rc = db_build_merged(c, &pv, ri, nri, ti, nti, &by_key);
+	db_strmap_free(&by_key);
+	free(ri);
+	free(ti);
+
+	sortrec *sr = rc == 0 ? malloc((pv.n + 1) * sizeof *sr) : NULL;
+	size_t *to = sr ? malloc((pv.n + 1) * sizeof *to) : NULL;
+	if (rc != 0 || !sr || !to) {
+		for (size_t i = 0; i < pv.n; i++) {
+			free(pv.v[i].error);
+			free(pv.v[i].ref_shards);
+			free(pv.v[i].tgt_shards);
+		}
+		free(pv.v);
+		free(pv.major);
+		free(pv.sub);
+		free(pv.dead);
+		free(sr);
+		free(to);
+		return db_err_set(err, NULL, NULL, -1, "out of memory while pairing");
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < pv.n; i++) {
+		if (pv.dead[i]) {
+			free(pv.v[i].error);
+			continue;
+		}
+		sr[n++] = (sortrec){pv.major[i], pv.sub[i], i};
+	}
+	qsort(sr, n, sizeof *sr, cmp_sortrec);
+	/* Into sorted order in place (a second array of pairs was the peak
+	 * of memory at 100k files): pair sr[i].idx goes to i, the dead ones
+	 * after the live ones; cycles of swaps put one pair home each. */
+	size_t nd = n;
+	for (size_t i = 0; i < pv.n; i++)
+		if (pv.dead[i])
+			to[i] = nd++;
+	for (size_t i = 0; i < n; i++)
+		to[sr[i].idx] = i;
+	for (size_t i = 0; i < pv.n; i++) {
+		while (to[i] != i) {
+			size_t j = to[i];
+			db_pair tmp = pv.v[j];
+			pv.v[j] = pv.v[i];
+			pv.v[i] = tmp;
+			to[i] = to[j];
+			to[j] = j;
+		}
+	}
+	free(to);
+	db_pair *out = pv.v;
+	if (n + 1 < pv.cap) {
+		db_pair *shrunk = realloc(pv.v, (n + 1) * sizeof *shrunk);
+		if (shrunk)
+			out = shrunk;
+	}
+	pv.v = NULL;
+	for (size_t i = 0; i < n; i++) {
+		out[i].seq = (int64_t)i;
+		if (out[i].status != DB_ST_OK) {
+			out[i].band = DB_BAND_NONE;
+			db_metrics *m = &out[i].m;
+			memset(m, 0, sizeof *m);
+			m->cos = m->rel = m->rel_l2 = m->rel_diff = m->max_abs = m->mean_abs = NAN;
+			m->byte_equal = NAN;
+			m->argmax = -1;
+			atomic_init(&out[i].state, DB_PAIR_DONE);
+		} else {
+			atomic_init(&out[i].state, DB_PAIR_PENDING);
+		}
+	}
+	free(sr);
+	free(pv.v);
+	free(pv.major);
+	free(pv.sub);
+	free(pv.dead);
+	c->pairs = out;
+	c->n_pairs = n;
+	c->pairs_gen = db_next_pairs_gen();
+	size_t done = 0;
+	for (size_t i = 0; i < n; i++)
+		done += out[i].status != DB_ST_OK;
+	atomic_store(&c->n_done, done);
+	return 0;
+}
+
+static bool in_list(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return true;
+	return false;
+}
+
+/* The profile's phases in its order, then the others in order of first
+ * appearance. One pass over the pairs: a tree holds few phases, and runs of
+ * pairs share one (100k pairs, issue 12). */
+int db_build_phases(db_compare *c)
+{
+	const db_profile *p = c->profile;
+	const char **seen = calloc(c->n_pairs + 1, sizeof *seen);
+	c->phases = calloc(c->n_pairs + 1, sizeof *c->phases);
+	if (!seen || !c->phases) {
+		free(seen);
+		return -1;
+	}
+	size_t n_seen = 0;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const char *ph = c->pairs[i].f.phase;
+		if (n_seen && !strcmp(seen[n_seen - 1], ph))
+			continue;
+		if (!in_list((char *const *)seen, n_seen, ph))
+			seen[n_seen++] = ph;
+	}
+	int rc = 0;
+	for (size_t k = 0; k <= p->n_phase_order && rc == 0; k++)
+		for (size_t i = 0; i < n_seen && rc == 0; i++) {
+			bool listed = in_list(p->phase_order, p->n_phase_order, seen[i]);
+			if (k < p->n_phase_order ? strcmp(p->phase_order[k], seen[i]) != 0 : listed)
+				continue;
+			if (in_list(c->phases, c->n_phases, seen[i]))
+				continue;
+			if (!(c->phases[c->n_phases] = strdup(seen[i])))
+				rc = -1;
+			else
+				c->n_phases++;
+		}
+	free(seen);
+	return rc;
+}
+
+void db_free_pairs(db_compare *c)
+{
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		free(c->pairs[i].error);
+		free(c->pairs[i].ref_shards);
+		free(c->pairs[i].tgt_shards);
+	}
+	free(c->pairs);
+	c->pairs = NULL;
+	c->n_pairs = 0;
+	c->pairs_gen = db_next_pairs_gen();
+	for (size_t i = 0; i < c->n_phases; i++)
+		free(c->phases[i]);
+	free(c->phases);
+	c->phases = NULL;
+	c->n_phases = 0;
+}

@@ -1,0 +1,197 @@
+/* Internals shared by compare_open.c (open, rescan), compare.c (pairing),
+ * unshard.c (merged pairs), workers.c (the pool) and cache.c (metrics
+ * cache). Not a public header. */
+#ifndef DB_COMPARE_PRIV_H
+#define DB_COMPARE_PRIV_H
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "db_compare.h"
+#include "db_slot.h"
+#include "db_reader.h"
+
+/* A big pair is split into chunks of this many elements; chunk bounds
+ * depend only on numel, and chunk results merge in chunk order, so results
+ * do not depend on the number of threads. */
+#define DB_CHUNK_ELEMS ((int64_t)1 << 21)
+/* Merged pairs are decoded through buffers of this many elements. */
+#define DB_SEG_ELEMS ((int64_t)1 << 14)
+
+/* One worker's open files (LRU) and decode buffers. */
+typedef struct db_wfile {
+	char *path;
+	db_file *f;
+	uint64_t used;
+	int fd;                 /* for the pread path; -1 when not open */
+} db_wfile;
+
+/* How contiguous stored tensors reach the metrics loop (DUMPBISECT_READ):
+ * auto (the default) measures: each worker times DB_READ_NSAMPLE chunks
+ * read where the file is mapped (zero-copy; costs a page fault per
+ * page-cache folio, many when the files came off disk in readahead-sized
+ * folios) and as many read with pread (costs a copy), the two interleaved
+ * so both see the same load, keeps the one whose median CPU per byte is
+ * lower (pread only when clearly, DB_READ_MARGIN, lower: the copy also
+ * costs memory bandwidth the other workers share), and measures again
+ * every DB_READ_RESAMPLE bytes; pread copies
+ * each chunk, a cache-sized piece at a time, into the worker's buffers;
+ * mmap always reads the mapping; populate also asks MADV_POPULATE_READ for
+ * each chunk first. Results are bit-identical on every path. Views, slots,
+ * merged shards and inflated .npz members always use the mapping. */
+typedef enum db_read_path {
+	DB_READ_AUTO = 0, DB_READ_PREAD, DB_READ_MMAP, DB_READ_POPULATE
+} db_read_path;
+#define DB_READ_NSAMPLE 4
+#define DB_READ_SAMPLE_MIN ((uint64_t)1 << 20)   /* smaller chunks are not timed */
+#define DB_READ_MARGIN 0.9
+#define DB_READ_RESAMPLE ((uint64_t)1 << 30)
+#define DB_READ_PIECE ((size_t)256 << 10)
+
+typedef struct db_wctx {
+	db_wfile *files;
+	size_t n_files, cap_files;
+	uint64_t tick;
+	double *buf[4];         /* x, y, and scratch for sums (DB_SEG_ELEMS*2 each) */
+	db_read_path read;
+	bool use_pread;         /* pread now (DB_READ_PREAD, or auto decided) */
+	bool sampling;          /* auto: timing both paths (else decided) */
+	int smp_n[2];           /* samples taken: [0] mmap, [1] pread */
+	double smp_cost[2][DB_READ_NSAMPLE];  /* CPU ns per byte of each sample */
+	uint64_t smp_bytes;     /* bytes since the decision */
+	uint8_t *rbuf[2];       /* pread path: DB_READ_PIECE bytes each (x, y) */
+} db_wctx;
+
+/* The read path DUMPBISECT_READ asks for (auto unless pread, mmap or populate). */
+db_read_path db_read_path_get(void);
+int db_wctx_init(db_wctx *w, size_t cap_files);
+void db_wctx_free(db_wctx *w);
+/* The tensor of item it (an item of index ix), opened through w's cache.
+ * Checks the file did not change since indexing. Borrowed until the next
+ * call that may evict (keep at most cap_files distinct files per use). */
+int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
+                   const db_tensor **t, const db_file **file, db_err *err);
+/* The same, with *fd the file's descriptor for the pread path (-1 none). */
+int db_wctx_tensor_fd(db_wctx *w, const db_index *ix, const db_item *it,
+                      const db_tensor **t, const db_file **file, int *fd, db_err *err);
+/* Page advice for elements [b, e) of t inside f's mapping (contiguous
+ * tensors in mmap'ed files only; a no-op otherwise): MADV_DONTNEED drops
+ * pages fully inside the range from this process (they stay in the page
+ * cache), so peak RSS does not grow with tensor or file size;
+ * MADV_WILLNEED starts read-ahead. */
+void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int advice);
+
+/* Accumulate elements [b, e) of pair p into a (initialised by the caller). */
+int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                  int64_t e, db_accum *a, db_err *err);
+/* Merged pairs (unshard.c). */
+int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                     int64_t e, db_accum *a, db_err *err);
+/* Logical shape of shards unsharded by rule r (NULL: a single tensor).
+ * -1 with msg when the shards disagree. */
+int db_unshard_shape(const db_item *const *shards, size_t n,
+                     const db_shard_rule *r, int *ndim, int64_t *shape,
+                     char *msg, size_t msglen);
+
+/* Store the results of a finished pair and publish it (state DONE). msg
+ * non-NULL turns the pair into an error pair. */
+void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a,
+                     const char *msg);
+/* Compute the whole pair in the calling thread (chunk by chunk). */
+void db_pair_compute_all(db_compare *c, db_wctx *w, db_pair *p);
+/* Metrics cache (cache.c): on a hit, fill p and publish it (state DONE,
+ * n_done counted) and return true. */
+bool db_cache_lookup(db_compare *c, db_pair *p);
+void db_cache_store(db_compare *c, const db_pair *p);
+void db_cache_flush(db_compare *c);
+void db_cache_close(db_compare *c);
+
+/* Pairing (compare.c): c->ref, c->tgt, profile and priv set. */
+int db_build_pairs(db_compare *c, db_err *err);
+/* A fresh db_compare.pairs_gen (never 0). */
+unsigned long db_next_pairs_gen(void);
+int db_build_phases(db_compare *c);
+void db_free_pairs(db_compare *c);      /* pairs and phases */
+/* The ranked, unmerged pairs of p's cell (phase, pass, layer, stage,
+ * occurrence across ranks), p among them, as indices in pair order; *n of
+ * them (NULL, 0 for a merged or rank-less p, or out of memory). Built once
+ * per set of pairs, under a lock; valid until the pairs change. */
+const size_t *db_cell_pairs(const db_compare *c, const db_pair *p, size_t *n);
+/* p's cell's slot for db_replica_settle's answer (the ranks that sum to
+ * the other side, 0 none; -1 until one worker has found it), so the cell's
+ * other pairs do not read every rank again. NULL when p has no cell. */
+_Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p);
+/* Frees the cell index (db_compare_free). */
+void db_cells_drop(db_compare *c);
+/* Identity of a pair's cell: fields key + occurrence into buf. */
+void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len);
+
+typedef struct db_pool db_pool;
+/* Chunks of a pair (DB_CHUNK_ELEMS each; 1 for an empty pair) and the
+ * element range [*b, *e) of chunk k; files a worker keeps open. */
+size_t db_pair_n_chunks(const db_pair *p);
+void db_pair_chunk_range(const db_pair *p, size_t k, int64_t *b, int64_t *e);
+size_t db_compare_files_needed(const db_compare *c);
+
+/* Cells across ranks (cells.c), for the pairs of generation gen. */
+typedef struct db_cells {
+	unsigned long gen;
+	size_t *of;             /* per pair: its cell, SIZE_MAX merged or rank-less */
+	size_t *start, *members;        /* cell g: members[start[g] .. start[g + 1]) */
+	_Atomic int *replica_ranks;     /* db_replica_settle's answer per cell; -1 none yet */
+	size_t n;
+} db_cells;
+
+typedef struct db_cmp_priv {
+	char *filter;           /* as given */
+	void *filter_re;        /* pcre2_code */
+	int threads;
+	bool one_folder;        /* both sides in one folder, split by the side group */
+	bool twice;             /* REF and TARGET name the same folder */
+	size_t max_shards;      /* most shards a merged pair needs on one side */
+	_Atomic int *owner;     /* per pair: 0 free, 1 pool, 2 caller */
+	db_pool *pool;
+	char *cache_dir;        /* NULL: cache off */
+	int64_t settle_ns;      /* db_compare_opts.settle_ms; 0 off */
+	size_t n_settling;      /* files the last scan left out as unfinished */
+	db_slot_spec slot;      /* --slot, when has_slot */
+	bool has_slot;
+	void *cache;            /* cache.c state, created on first use */
+	pthread_mutex_t cache_mu;       /* guards creating it */
+	/* Opened from snapshots on trusted directory stamps (compare_reopen.c):
+	 * the listing hashes the snapshots stand for, checked by a thread. */
+	bool from_snapshots;    /* until a rescan */
+	bool unverified;        /* not checked yet (or changed, not rescanned) */
+	uint64_t trusted[2];    /* ref, target (db_walk_hash, full) */
+	pthread_t verify_th;
+	bool verify_on;         /* verify_th runs or ran and is not joined */
+	_Atomic int verify_state;       /* db_verify_state */
+	_Atomic int verify_cancel;      /* set: the check's listing stops (db_verify_join) */
+	char **dirs;            /* db_compare_dirs (owned) */
+	size_t n_dirs;
+	pthread_mutex_t cells_mu;       /* guards building cells */
+	db_cells cells;
+} db_cmp_priv;
+
+enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };
+
+struct db_walk;
+/* compare_setup.c: the profile (opts->profile, else detection over listing w of the
+ * reference; list_rc/list_msg: how listing it went); -1 with err. */
+int db_choose_profile(db_compare *c, const db_compare_opts *opts, const struct db_walk *w,
+                      int list_rc, const char *list_msg, db_err *err);
+/* one_folder and twice from the profile and how the trees were given. */
+void db_set_folders(db_compare *c, bool tgt_given, bool same);
+/* The directories of w (a listing or stamps of root) for db_compare_dirs:
+ * replace the kept ones (append false) or add to them. */
+void db_keep_dirs(db_compare *c, const char *root, const struct db_walk *w, bool append);
+/* Frees the kept directories (db_compare_free, a full relisting). */
+void db_drop_dirs(db_cmp_priv *pr);
+/* compare_reopen.c: profile, ref and tgt from snapshots when every
+ * directory of both trees still has its stamp (true); false leaves c as it
+ * was for the full open. */
+bool db_reopen_trees(db_compare *c, const db_compare_opts *opts, bool tgt_given, bool same);
+/* Wait for the check thread, if any, and forget what it found. */
+void db_verify_join(db_compare *c);
+
+#endif
