@@ -19,6 +19,12 @@
  *        text: "sign flip", time: 1700000050}
  *   notes: [notes/01_first_look.md]
  *   view: {cursor: "4,2", rank: "-1"}   (free-form string map)
+ *
+ * Several writers (the workbench, the bisect verbs, bisect --auto) may share
+ * one file. Each save takes the session lock (an flock on the directory the
+ * file is renamed in), reads the file again and, when another writer changed
+ * it since this session read or wrote it, merges the two (db_session_save)
+ * instead of writing over it: a verdict is never dropped silently.
  */
 #ifndef DB_SESSION_H
 #define DB_SESSION_H
@@ -73,6 +79,12 @@ typedef struct db_session {
 	db_kv *view;            /* free-form view state (TUI) */
 	size_t n_view;
 	int64_t created, updated;
+	/* private to src/session: the file's text as this session last read
+	 * or wrote it (the merge base; NULL = none yet), and a session lock
+	 * held since db_session_load_locked (-1 = none) */
+	char *base;
+	size_t base_len;
+	int lock_fd;
 } db_session;
 
 /* New empty session (predicate default, good DB_GOOD_BEFORE, created now).
@@ -83,11 +95,30 @@ void db_session_free(db_session *s);
 /* Load path. -1 with err "path:line:col: what" on unreadable or corrupt
  * files (line/col 1-based, from libyaml or the offending node). */
 int db_session_load(const char *path, db_session **out, db_err *err);
+/* Load path (or, when it does not exist and create is true, a new empty
+ * session named path) with the session lock held until db_session_free:
+ * a read-modify-write that no other writer interleaves with. */
+int db_session_load_locked(const char *path, bool create, db_session **out,
+                           db_err *err);
 /* Parse text (origin names it in errors). */
 int db_session_parse(const char *text, size_t len, const char *origin,
                      db_session **out, db_err *err);
-/* Save atomically to path (NULL = s->path); sets s->path and s->updated. */
+/* Save atomically to path (NULL = s->path); sets s->path and s->updated.
+ * Under the session lock, the file is read again first: when another
+ * writer changed it since s read or wrote it, s becomes the three-way merge
+ * of the base, the file and s (steps: each side's undos and new verdicts,
+ * theirs first; marks: each side's additions and removals; notes: the
+ * union; setup and view: the side that changed them), and that is written.
+ * Returns 0 saved, 1 saved after such a merge, -1 with err when it could
+ * not be saved (a file that no longer parses, both sides set the bisect up
+ * anew, a merged step that is no candidate): then nothing is written and
+ * s is unchanged. */
 int db_session_save(db_session *s, const char *path, db_err *err);
+/* Sync b into s, save, and after a merge put the merged steps back into
+ * b (db_session_to_bisect): what a writer that keeps a bisect open uses.
+ * Returns as db_session_save. */
+int db_session_save_bisect(db_session *s, const char *path, db_bisect *b,
+                           db_err *err);
 /* The YAML text (malloc'd, NUL-terminated) or NULL on OOM. */
 char *db_session_dump(const db_session *s, size_t *len);
 

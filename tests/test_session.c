@@ -259,6 +259,93 @@ static void test_moved_trees(void **state)
 	db_session_free(s);
 }
 
+/* ------------------------------------------ two writers, merged on save */
+
+static void add_step(db_session *s, int layer, db_verdict v, int64_t t)
+{
+	s->steps = realloc(s->steps, (s->n_steps + 1) * sizeof *s->steps);
+	s->steps[s->n_steps++] = (db_bisect_step){layer, v, v, false, 0.5, 0.1, DB_BAND_BUG, t};
+}
+
+static void drop_step(db_session *s)
+{
+	s->n_steps--;
+}
+
+/* "good 5,skip 4,..." */
+static void steps_are(const db_session *s, const char *want)
+{
+	char got[256] = "";
+	for (size_t i = 0; i < s->n_steps; i++) {
+		char l[32];
+		size_t n = strlen(got);
+		snprintf(got + n, sizeof got - n, "%s %s,", db_verdict_name(s->steps[i].verdict),
+		         db_layer_label(s->steps[i].layer, l, sizeof l));
+	}
+	assert_string_equal(got, want);
+}
+
+/* The base (sample: bad final, skip L4, good L5) saved by "us"; "they"
+ * load it too, undo good L5, judge L3 bad, drop one mark, add one and a
+ * note; we add bad L6, a mark and a note and save: everything of both is
+ * there, their undo holds, nothing twice. */
+static void test_merge_two_writers(void **state)
+{
+	(void)state;
+	char path[512];
+	snprintf(path, sizeof path, "%s/merge.yaml", tmpdir);
+	db_err err;
+	db_session *ours = sample(), *theirs = NULL;
+	assert_int_equal(db_session_save(ours, path, &err), 0);
+	assert_int_equal(db_session_load(path, &theirs, &err), 0);
+	drop_step(theirs);
+	add_step(theirs, 3, DB_V_BAD, 1700000010);
+	assert_true(db_session_remove_mark(theirs, 1));
+	db_session_add_mark(theirs, 4, "mlp", 0, DB_MARK_SUSPECT, "theirs");
+	db_session_add_note(theirs, "notes/03_theirs.md");
+	assert_int_equal(db_session_save(theirs, NULL, &err), 0);
+
+	add_step(ours, 6, DB_V_BAD, 1700000011);
+	db_session_add_mark(ours, 6, "mlp", 0, DB_MARK_SUSPECT, "ours");
+	db_session_add_note(ours, "notes/04_ours.md");
+	db_session_view_set(ours, "cursor", "6,0");
+	if (db_session_save(ours, NULL, &err) != 1)
+		fail_msg("save after another writer: %s", err.msg);
+	db_session *got = NULL;
+	assert_int_equal(db_session_load(path, &got, &err), 0);
+	steps_are(got, "bad final,skip L4,bad L3,bad L6,");
+	steps_are(ours, "bad final,skip L4,bad L3,bad L6,");
+	assert_int_equal(got->n_marks, 4);            /* 3 - theirs' removal + theirs + ours */
+	assert_int_equal(db_session_find_mark(got, -1, NULL), -1);
+	assert_true(db_session_find_mark(got, 4, "mlp") >= 0);
+	assert_true(db_session_find_mark(got, 6, "mlp") >= 0);
+	assert_int_equal(got->n_notes, 4);
+	assert_string_equal(db_session_view_get(got, "cursor"), "6,0");
+
+	/* nothing changed on disk since: a plain save, no merge */
+	assert_int_equal(db_session_save(ours, NULL, &err), 0);
+	/* both set the bisect up anew: refused, the file and ours untouched */
+	free(theirs->probe);
+	theirs->probe = strdup("attn_out");
+	assert_int_equal(db_session_save(theirs, NULL, &err), 1);
+	free(ours->probe);
+	ours->probe = strdup("mlp_out");
+	size_t before_len;
+	char *before = db_session_dump(ours, &before_len);
+	assert_int_equal(db_session_save(ours, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "set the bisect up anew"));
+	char *after = db_session_dump(ours, NULL);
+	assert_string_equal(before, after);
+	db_session_free(got);
+	assert_int_equal(db_session_load(path, &got, &err), 0);
+	assert_string_equal(got->probe, "attn_out");
+	free(before);
+	free(after);
+	db_session_free(got);
+	db_session_free(theirs);
+	db_session_free(ours);
+}
+
 /* ------------------------------------------------ t_atomic_kill.sh modes */
 
 /* Generation g: 100 + g % 400 steps, view gen = g, view count = steps, so
@@ -285,9 +372,24 @@ static db_session *generation(long g)
 
 static int save_loop(const char *path)
 {
+	char *base = NULL;
+	size_t base_len = 0;
+	db_session *prev;
+	db_err e0;
+	if (db_session_load(path, &prev, &e0) == 0) {
+		/* a killed saver's file: resumed, as a real writer does */
+		base = prev->base;
+		base_len = prev->base_len;
+		prev->base = NULL;
+		db_session_free(prev);
+	}
 	for (long g = 0;; g++) {
 		db_session *s = generation(g);
 		db_err err;
+		/* one writer saving over and over: its base is what it last
+		 * wrote, so no save sees another writer's change to merge */
+		s->base = base;
+		s->base_len = base_len;
 		if (getenv("DB_SESSION_UNSAFE")) {
 			/* the torn-write control: a plain rewrite in place */
 			size_t len;
@@ -304,6 +406,9 @@ static int save_loop(const char *path)
 			fprintf(stderr, "%s\n", err.msg);
 			return 1;
 		}
+		base = s->base;
+		base_len = s->base_len;
+		s->base = NULL;
 		db_session_free(s);
 		printf("saved %ld\n", g);
 		fflush(stdout);
@@ -344,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_save_load),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_moved_trees),
+		cmocka_unit_test(test_merge_two_writers),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

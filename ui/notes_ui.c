@@ -31,10 +31,12 @@ void tui_session_save(struct tui *t)
 	if (!t->session || !t->session_path)
 		return;
 	db_err err = {{0}};
-	if (t->bisect)
-		db_session_sync_bisect(t->session, &t->bisect->sm, &err);
-	if (db_session_save(t->session, t->session_path, &err) < 0)
+	int rc = t->bisect ? db_session_save_bisect(t->session, t->session_path, &t->bisect->sm, &err)
+	                   : db_session_save(t->session, t->session_path, &err);
+	if (rc < 0)
 		tui_msg(t, true, "session not saved: %s", err.msg);
+	else if (rc == 1)
+		tui_msg(t, false, "session: merged with verdicts another dumpbisect saved meanwhile");
 }
 
 /* The session, made in memory on first use when there is no --session. */

@@ -18,17 +18,21 @@
 
 typedef struct save_ctx {
 	db_session *s;
-	const db_bisect_run *r;
+	db_bisect_run *r;
 } save_ctx;
 
+/* After every step; another writer's verdicts saved meanwhile are merged
+ * in and the run goes on from there. */
 static int save_step(const db_bisect *b, void *ctx, db_err *err)
 {
 	save_ctx *x = ctx;
 	if (!x->s)
 		return 0;
-	if (db_session_sync_bisect(x->s, b, err) < 0)
-		return -1;
-	return db_session_save(x->s, NULL, err);
+	int rc = db_session_save_bisect(x->s, NULL, &x->r->sm, err);
+	if (rc == 1)
+		fprintf(stderr, "dumpbisect bisect: %s: another dumpbisect saved verdicts meanwhile; "
+		        "merged with them\n", db_esc(x->s->path));
+	return rc < 0 ? -1 : 0;
 }
 
 static bool file_exists(const char *p)
@@ -202,11 +206,9 @@ int db_cmd_bisect(int argc, char **argv)
 	} else if (db_bisect_run_open(c, &o, &r, &err) < 0) {
 		goto fail;
 	}
-	if (s && (db_session_set_run(s, r, co.profile) < 0 ||
-	          db_session_sync_bisect(s, &r->sm, &err) < 0 ||
-	          db_session_save(s, NULL, &err) < 0))
-		goto fail;
 	save_ctx sc = {s, r};
+	if (s && (db_session_set_run(s, r, co.profile) < 0 || save_step(&r->sm, &sc, &err) < 0))
+		goto fail;
 	if (db_bisect_run_auto(r, save_step, &sc, &err) < 0)
 		goto fail;
 	/* layers the run could not judge: how to dump them */

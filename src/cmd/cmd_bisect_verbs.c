@@ -2,7 +2,10 @@
  * bisect one verdict per shell command, git-bisect style. The session file
  * is the whole state (as .git/BISECT_LOG is git's): every command loads
  * it, reopens the comparison, replays the steps through the same state
- * machine the workbench and --auto use, records one change and saves. */
+ * machine the workbench and --auto use, records one change and saves.
+ * start, the verdicts and reset hold the session lock from load to save,
+ * so two at once take turns (each sees the other's verdict); run, which
+ * waits on CMD, merges at each save instead (db_session_save). */
 #include "bisect_cli.h"
 
 #include <errno.h>
@@ -48,15 +51,18 @@ static void vstate_free(vstate *x)
 	db_session_free(x->s);
 }
 
-/* Load the session, reopen its comparison and its run with the steps. */
-static int vstate_open(vstate *x, const char *path, const db_cmd *cmd, const db_cmp_args *ca,
-                       db_err *err)
+/* Load the session (locked: held until vstate_free), reopen its
+ * comparison and its run with the steps. */
+static int vstate_open(vstate *x, const char *path, bool locked, const db_cmd *cmd,
+                       const db_cmp_args *ca, db_err *err)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return db_err_set(err, path, NULL, -1, "no bisect in progress (start one with: "
 		                  "dumpbisect bisect start REF TARGET --session %s)", path);
-	if (bcli_load_session(path, NULL, NULL, &x->s, err) < 0)
+	if ((locked ? db_session_load_locked(path, false, &x->s, err)
+	            : db_session_load(path, &x->s, err)) < 0 ||
+	    db_session_check_trees(x->s, err) < 0)
 		return -1;
 	db_compare_opts co = {0};
 	if (db_cmp_args_apply(cmd, ca, &co) != 0)
@@ -74,9 +80,11 @@ static int vstate_save(vstate *x, db_err *err)
 	 * profile this run chose, so the next command judges the same */
 	if (db_session_set_run(x->s, x->r, x->s->profile) < 0)
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
-	if (db_session_sync_bisect(x->s, &x->r->sm, err) < 0)
-		return -1;
-	return db_session_save(x->s, NULL, err);
+	int rc = db_session_save_bisect(x->s, NULL, &x->r->sm, err);
+	if (rc == 1)
+		fprintf(stderr, "dumpbisect: %s: another dumpbisect saved verdicts meanwhile; "
+		        "merged with them\n", x->s->path);
+	return rc < 0 ? -1 : 0;
 }
 
 static void json_layer(FILE *out, int layer)
@@ -218,13 +226,12 @@ static int verb_start(int argc, char **argv)
 		return 2;
 	const char *path = session_path(session);
 	vstate x = {0};
-	struct stat st;
 	char *ra = bcli_abspath(pos[0]), *ta = pos[1] ? bcli_abspath(pos[1]) : NULL;
-	if (stat(path, &st) == 0) {
+	if (db_session_load_locked(path, true, &x.s, &err) < 0)
+		goto fail;
+	if (x.s->base) {
 		/* An existing session keeps its marks and notes; its steps would
 		 * be silently dropped, so refuse (bisect reset drops them). */
-		if (db_session_load(path, &x.s, &err) < 0)
-			goto fail;
 		if (x.s->n_steps) {
 			db_err_set(&err, path, NULL, -1, "a bisect is in progress (%zu steps): "
 			           "dumpbisect bisect reset --session %s first", x.s->n_steps, path);
@@ -239,10 +246,9 @@ static int verb_start(int argc, char **argv)
 		x.s->layers = NULL;
 		x.s->n_layers = 0;
 	} else {
-		if (!(x.s = db_session_new(ra, ta)) || !(x.s->path = strdup(path))) {
-			db_err_set(&err, path, NULL, -1, "out of memory");
-			goto fail;
-		}
+		x.s->ref = ra;
+		x.s->target = ta;
+		ra = ta = NULL;
 	}
 	if (db_session_check_trees(x.s, &err) < 0 ||
 	    db_compare_open(x.s->ref, x.s->target, &co, &x.c, &err) < 0 ||
@@ -305,7 +311,7 @@ static int verb_judge(int argc, char **argv)
 		return db_cmd_usage_error(&cmd, "LAYER is a layer number or 'final', not '%s'",
 		                          pos[0]);
 	vstate x = {0};
-	if (vstate_open(&x, session_path(session), &cmd, &ca, &err) < 0)
+	if (vstate_open(&x, session_path(session), true, &cmd, &ca, &err) < 0)
 		goto fail;
 	db_bisect *b = &x.r->sm;
 	if (undo) {
@@ -379,7 +385,8 @@ static int verb_log_reset(int argc, char **argv)
 		db_err_set(&err, path, NULL, -1, "no bisect in progress");
 		goto fail;
 	}
-	if (db_session_load(path, &s, &err) < 0)
+	if ((reset ? db_session_load_locked(path, false, &s, &err)
+	           : db_session_load(path, &s, &err)) < 0)
 		goto fail;
 	if (reset) {
 		size_t n = s->n_steps;
@@ -513,7 +520,7 @@ static int verb_run(int argc, char **argv)
 	if (!pos[0])
 		return db_cmd_usage_error(&cmd, "CMD is missing");
 	vstate x = {0};
-	if (vstate_open(&x, session_path(session), &cmd, &ca, &err) < 0)
+	if (vstate_open(&x, session_path(session), false, &cmd, &ca, &err) < 0)
 		goto fail;
 	while (!db_bisect_done(&x.r->sm) && x.r->sm.next >= 0) {
 		int layer = x.r->sm.layers[x.r->sm.next];

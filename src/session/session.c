@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "session_priv.h"
 
@@ -50,6 +51,7 @@ db_session *db_session_new(const char *ref, const char *target)
 	db_predicate_default(&s->pred);
 	s->good = DB_GOOD_BEFORE;
 	s->created = s->updated = (int64_t)time(NULL);
+	s->lock_fd = -1;
 	return s;
 }
 
@@ -92,6 +94,9 @@ void db_session_free(db_session *s)
 	for (size_t i = 0; i < s->n_view; i++)
 		free_kv(&s->view[i]);
 	free(s->view);
+	free(s->base);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);      /* releases the session lock */
 	free(s);
 }
 

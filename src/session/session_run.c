@@ -1,5 +1,6 @@
 /* Between a session and a bisect run: open a run with the session's
- * settings (and steps), record a run's settings in the session. */
+ * settings (and steps), record a run's settings in the session, save a
+ * run's steps (taking in another writer's). */
 #include "db_session.h"
 
 #include <stdlib.h>
@@ -54,4 +55,20 @@ int db_session_run_open(const db_session *s, db_compare *c, bool with_steps,
 	db_bisect_free(&(*out)->sm);
 	(*out)->sm = sm;
 	return 0;
+}
+
+int db_session_save_bisect(db_session *s, const char *path, db_bisect *b, db_err *err)
+{
+	if (db_session_sync_bisect(s, b, err) < 0)
+		return -1;
+	int rc = db_session_save(s, path, err);
+	if (rc != 1)
+		return rc;
+	/* another writer's verdicts are in s now: b goes on from there */
+	db_bisect nb;
+	if (db_session_to_bisect(s, &nb, err) < 0)
+		return -1;
+	db_bisect_free(b);
+	*b = nb;
+	return 1;
 }

@@ -1,17 +1,14 @@
-/* Writing a session file: the YAML text, by the libyaml emitter, and its
- * atomic save (format: include/db_session.h). */
+/* Writing a session file: the YAML text, by the libyaml emitter (format:
+ * include/db_session.h; the save itself: session_file.c). */
 #include "db_session.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <yaml.h>
 
-#include "db_atomic.h"
 #include "session_priv.h"
 
 typedef struct sbuf {
@@ -229,33 +226,4 @@ char *db_session_dump(const db_session *s, size_t *len)
 	if (len)
 		*len = b.len;
 	return b.p;
-}
-
-static int write_session(FILE *f, void *ctx, db_err *err)
-{
-	size_t len;
-	char *text = db_session_dump(ctx, &len);
-	if (!text)
-		return db_err_set(err, NULL, NULL, -1, "cannot render the session (out of memory?)");
-	int rc = fwrite(text, 1, len, f) == len ? 0
-	         : db_err_set(err, NULL, NULL, -1, "write: %s", strerror(errno));
-	free(text);
-	return rc;
-}
-
-int db_session_save(db_session *s, const char *path, db_err *err)
-{
-	if (!path)
-		path = s->path;
-	if (!path)
-		return db_err_set(err, NULL, NULL, -1, "session has no file name");
-	if (path != s->path) {
-		char *np = strdup(path);
-		if (!np)
-			return db_err_set(err, path, NULL, -1, "out of memory");
-		free(s->path);
-		s->path = np;
-	}
-	s->updated = (int64_t)time(NULL);
-	return db_atomic_write(s->path, write_session, s, err);
 }
