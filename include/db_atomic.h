@@ -12,12 +12,25 @@
  * or -1 with err set to abort (the temp file is removed, target untouched). */
 typedef int (*db_atomic_fn)(FILE *f, void *ctx, db_err *err);
 
-/* Replace path with what fn writes. The temp file is "<path>.tmp.XXXXXX"
- * (mkstemp, mode 0644 & ~umask). -1 with err naming the path and the
- * failing call (open, write, fsync, rename) on any error. */
+/* Replace path with what fn writes. A symlink is followed (also a
+ * dangling one, and chains): the file it names is replaced and the link
+ * stays a link. The temp file is "<file>.tmp.XXXXXX" beside that file
+ * (mkstemp), with the mode of the file it replaces (a new file: 0644 &
+ * ~umask). -1 with err naming the path and the failing call (open, write,
+ * fsync, rename) on any error. */
 int db_atomic_write(const char *path, db_atomic_fn fn, void *ctx, db_err *err);
 /* Same with a buffer of len bytes. */
 int db_atomic_write_buf(const char *path, const void *buf, size_t len,
                         db_err *err);
+
+/* The file db_atomic_write(path) replaces: path with its symlinks
+ * followed (malloc'd). NULL with errno set (ELOOP, ENOMEM, ...). */
+char *db_atomic_target(const char *path);
+
+/* Remove the temp files "<file>.tmp.XXXXXX" a killed writer left beside
+ * file (the one db_atomic_target names). Only while holding a lock every
+ * writer of file takes: otherwise it would pull a live writer's temp file
+ * away. Returns how many it removed. */
+int db_atomic_clean(const char *file);
 
 #endif

@@ -37,9 +37,16 @@ for round in $(seq 1 40); do
 	last=$gen
 done
 # kill -9 leaves temp files beside it (never the target itself); a later
-# save still works and they never shadow the session
+# save still works, they never shadow the session, and it removes them
 ls "$DB_TMP" | grep -v '^session.yaml$' | grep -qv '^session.yaml.tmp.' && { echo "unexpected files:"; ls "$DB_TMP"; fail=1; }
-echo "40 kills, last generation seen $last"
+left=$(ls "$DB_TMP" | grep -c '^session.yaml.tmp.')
+echo "40 kills, last generation seen $last, $left temp files left by them"
+: >"$DB_TMP/other.yaml.tmp.AbC123"      # another file's: not ours to remove
+DB_SESSION_SAVES=1 DB_SESSION_SAVE_LOOP="$f" "$BIN" >/dev/null || { echo "the save after the kills failed"; fail=1; }
+n=$(ls "$DB_TMP" | grep -c '^session.yaml.tmp.')
+[ "$n" = 0 ] || { echo "$n temp files still there after the next save"; fail=1; }
+[ -e "$DB_TMP/other.yaml.tmp.AbC123" ] || { echo "the next save removed another file's temp file"; fail=1; }
+rm -f "$DB_TMP/other.yaml.tmp.AbC123"
 
 # The real thing: `bisect --run`, SIGKILLed at varying points over 50
 # runs. The --run command says which layer it was asked for, then waits for

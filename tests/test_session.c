@@ -2,6 +2,7 @@
  * sentinel), atomic saves, corrupt files reported with file:line:column,
  * moved trees. Also the helper modes of tests/t_atomic_kill.sh:
  *   DB_SESSION_SAVE_LOOP=FILE  save FILE forever, "saved N" after each save
+ *   DB_SESSION_SAVES=N         (with SAVE_LOOP) stop after N saves
  *   DB_SESSION_CHECK=FILE      load FILE, check it is one whole generation
  *   DB_SESSION_UNSAFE=1        (with SAVE_LOOP) rewrite in place instead: the
  *                              control showing the check catches torn files */
@@ -383,7 +384,8 @@ static int save_loop(const char *path)
 		prev->base = NULL;
 		db_session_free(prev);
 	}
-	for (long g = 0;; g++) {
+	const char *limit = getenv("DB_SESSION_SAVES");
+	for (long g = 0; !limit || g < atol(limit); g++) {
 		db_session *s = generation(g);
 		db_err err;
 		/* one writer saving over and over: its base is what it last
@@ -413,6 +415,8 @@ static int save_loop(const char *path)
 		printf("saved %ld\n", g);
 		fflush(stdout);
 	}
+	free(base);
+	return 0;
 }
 
 static int check_file(const char *path)

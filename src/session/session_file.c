@@ -22,9 +22,10 @@
 
 int db_session_lock(const char *path, db_err *err)
 {
-	char *copy = strdup(path);
+	/* the directory of the file a save replaces: a link's target's */
+	char *copy = db_atomic_target(path);
 	if (!copy)
-		return db_err_set(err, path, NULL, -1, "out of memory");
+		return db_err_set(err, path, NULL, -1, "session lock: %s", strerror(errno));
 	int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	free(copy);
 	if (fd < 0)
@@ -164,6 +165,12 @@ static int save_locked(db_session *s, db_err *err)
 		merged = 1;
 	}
 	free(disk);
+	/* under the lock every writer takes, a temp file beside the session
+	 * is a killed writer's: nobody else will ever rename it */
+	char *file = db_atomic_target(s->path);
+	if (file)
+		db_atomic_clean(file);
+	free(file);
 	s->updated = (int64_t)time(NULL);
 	size_t n;
 	char *text = db_session_dump(s, &n);

@@ -1,14 +1,98 @@
 /* Atomic file replacement: temp file in the same directory + fsync +
- * rename + fsync of the directory (so the rename itself is durable). */
+ * rename + fsync of the directory (so the rename itself is durable). The
+ * rename happens where the file really is (symlinks followed) and the
+ * temp file takes the old file's mode first, so a link stays a link and a
+ * private file stays private. */
 #include "db_atomic.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The link's target as a path: absolute, or relative to the link's own
+ * directory. */
+static char *link_target(const char *link, const char *to)
+{
+	if (to[0] == '/')
+		return strdup(to);
+	char *copy = strdup(link);
+	if (!copy)
+		return NULL;
+	const char *dir = dirname(copy);
+	size_t n = strlen(dir) + strlen(to) + 2;
+	char *out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", dir, to);
+	free(copy);
+	return out;
+}
+
+char *db_atomic_target(const char *path)
+{
+	char *cur = strdup(path);
+	for (int hops = 0; cur && hops < 40; hops++) {
+		struct stat st;
+		char to[PATH_MAX];
+		if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
+			return cur;     /* the file, or where a new one goes */
+		ssize_t n = readlink(cur, to, sizeof to - 1);
+		if (n < 0)
+			return cur;
+		to[n] = '\0';
+		char *next = link_target(cur, to);
+		free(cur);
+		cur = next;
+	}
+	if (cur) {
+		free(cur);
+		errno = ELOOP;
+	} else {
+		errno = ENOMEM;
+	}
+	return NULL;
+}
+
+/* "<base>.tmp.XXXXXX" (mkstemp's six characters) */
+static bool is_temp_of(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+	if (strncmp(name, base, n) || strncmp(name + n, ".tmp.", 5) || strlen(name + n + 5) != 6)
+		return false;
+	for (const char *p = name + n + 5; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+			return false;
+	return true;
+}
+
+int db_atomic_clean(const char *file)
+{
+	char *dcopy = strdup(file), *bcopy = strdup(file);
+	int removed = 0;
+	DIR *d = dcopy && bcopy ? opendir(dirname(dcopy)) : NULL;
+	if (d) {
+		const char *base = basename(bcopy);
+		int dfd = dirfd(d);
+		for (struct dirent *e; (e = readdir(d));) {
+			struct stat st;
+			if (is_temp_of(e->d_name, base) &&
+			    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode) && unlinkat(dfd, e->d_name, 0) == 0)
+				removed++;
+		}
+		closedir(d);
+	}
+	free(dcopy);
+	free(bcopy);
+	return removed;
+}
 
 static int fsync_dir_of(const char *path, db_err *err)
 {
@@ -32,7 +116,20 @@ static int fsync_dir_of(const char *path, db_err *err)
 	return rc;
 }
 
+static int write_at(const char *path, db_atomic_fn fn, void *ctx, db_err *err);
+
 int db_atomic_write(const char *path, db_atomic_fn fn, void *ctx, db_err *err)
+{
+	char *file = db_atomic_target(path);
+	if (!file)
+		return db_err_set(err, path, NULL, -1, "follow the link: %s", strerror(errno));
+	int rc = write_at(file, fn, ctx, err);
+	free(file);
+	return rc;
+}
+
+/* db_atomic_write of path, a file or where a new one goes (no link). */
+static int write_at(const char *path, db_atomic_fn fn, void *ctx, db_err *err)
 {
 	size_t n = strlen(path);
 	char *tmp = malloc(n + 16);
@@ -46,10 +143,18 @@ int db_atomic_write(const char *path, db_atomic_fn fn, void *ctx, db_err *err)
 		free(tmp);
 		return -1;
 	}
-	/* mkstemp makes 0600; a session or report is an ordinary user file. */
-	mode_t um = umask(0);
-	umask(um);
-	fchmod(fd, 0644 & ~um);
+	/* mkstemp makes 0600: the file replaced keeps its mode (and group,
+	 * when we may), a new one is an ordinary user file */
+	struct stat old;
+	if (stat(path, &old) == 0 && S_ISREG(old.st_mode)) {
+		fchmod(fd, old.st_mode & 07777);
+		if (old.st_gid != getegid() && fchown(fd, (uid_t)-1, old.st_gid) == 0)
+			fchmod(fd, old.st_mode & 07777);        /* chown dropped setgid */
+	} else {
+		mode_t um = umask(0);
+		umask(um);
+		fchmod(fd, 0644 & ~um);
+	}
 	FILE *f = fdopen(fd, "w");
 	if (!f) {
 		db_err_set(err, path, NULL, -1, "fdopen: %s", strerror(errno));
