@@ -39,7 +39,8 @@ typedef struct db_note_entry {
 	char *title;            /* first "# " line less its "NN — ", or the name (owned) */
 } db_note_entry;
 
-/* Notes in dir (files "NN_*.md"), sorted by number then name. Returns the
+/* Notes in dir (regular files "NN_*.md"; a FIFO or anything else of that
+ * name is left out, never opened), sorted by number then name. Returns the
  * count; *out is an array the caller frees with db_notes_list_free. A
  * missing dir is 0 notes. */
 size_t db_notes_list(const char *dir, db_note_entry **out);

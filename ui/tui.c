@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -610,9 +611,8 @@ int tui_main(int argc, char **argv)
 	t->mouse = !cli_no_mouse;
 	db_err err = {{0}};
 	if (t->session_path) {
-		FILE *probe = fopen(t->session_path, "r");
-		if (probe) {
-			fclose(probe);
+		struct stat sst;        /* stat, not open: a FIFO would block */
+		if (stat(t->session_path, &sst) == 0) {
 			if (db_session_load(t->session_path, &t->session, &err) < 0) {
 				fprintf(stderr, "dumpbisect: %s\n", err.msg);
 				return 2;

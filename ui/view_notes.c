@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_file.h"
 #include "db_notes.h"
 #include "draw.h"
 
@@ -70,7 +71,7 @@ static void notes_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	draw_fill(w, py - 1, 0, W, C_DEFAULT, 0);
 	for (int x2 = 0; x2 < W; x2++)
 		draw_text(w, py - 1, x2, 1, C_DIM, 0, G("─", "-"));
-	FILE *f = fopen(s->e[s->nav.cur].path, "r");
+	FILE *f = db_fopen_regular(s->e[s->nav.cur].path, NULL);   /* never a FIFO's wait */
 	if (!f)
 		return;
 	char line[1024];

@@ -1,7 +1,8 @@
 /* Numbered notes: notes/NN_<slug>.md, never overwritten. The number is
  * chosen under an flock on the directory (concurrent dumpbisect processes
  * agree on distinct numbers) and the file is created with O_EXCL (nothing
- * anybody else made is ever overwritten). */
+ * anybody else made is ever overwritten). Only regular files are notes,
+ * and they are read without blocking (db_file.h). */
 #include "db_notes.h"
 
 #include <ctype.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "db_esc.h"
+#include "db_file.h"
 
 /* Leading number of "NN_..." (2+ digits then '_'), -1 otherwise. */
 static int note_number(const char *name)
@@ -207,7 +209,7 @@ static int cmp_entry(const void *a, const void *b)
  * was written with (lists show the number already). */
 static char *read_title(const char *path, int num)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = db_fopen_regular(path, NULL);
 	char line[512];
 	char *t = NULL;
 	if (!f)
@@ -240,7 +242,11 @@ size_t db_notes_list(const char *dir, db_note_entry **out)
 	for (struct dirent *e; (e = readdir(d));) {
 		int num = note_number(e->d_name);
 		size_t len = strlen(e->d_name);
-		if (num < 0 || len < 4 || strcmp(e->d_name + len - 3, ".md"))
+		struct stat st;
+		/* a note is a regular file: a FIFO, a device or a directory of
+		 * that name is no note (and reading one would block) */
+		if (num < 0 || len < 4 || strcmp(e->d_name + len - 3, ".md") ||
+		    fstatat(dirfd(d), e->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 16;

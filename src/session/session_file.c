@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "db_atomic.h"
+#include "db_file.h"
 #include "session_priv.h"
 
 #define SESSION_MAX ((size_t)64 << 20)
@@ -53,11 +54,13 @@ int db_session_read_file(const char *path, char **out, size_t *outlen, db_err *e
 {
 	*out = NULL;
 	*outlen = 0;
-	FILE *f = fopen(path, "rb");
+	/* a FIFO named like the session would hold us forever */
+	db_err e2;
+	FILE *f = db_fopen_regular(path, &e2);
 	if (!f) {
 		if (errno == ENOENT)
 			return 1;
-		return db_err_set(err, path, NULL, -1, "cannot open session: %s", strerror(errno));
+		return db_err_set(err, NULL, NULL, -1, "session %s", e2.msg);
 	}
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap);
