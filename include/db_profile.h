@@ -24,6 +24,10 @@ typedef struct db_fields {
 	/* stage came from a (?<file_stage>) group: used only while the inner key
 	 * gives no stage (plain tensor files); db_profile_match_key clears it */
 	bool stage_is_file;
+	/* a value did not fit its field and was cut (stage over 255 bytes,
+	 * phase or pass over 31): the index refuses the item, since a cut name
+	 * would pair with another that agrees in its first bytes */
+	bool cut;
 } db_fields;
 
 /* FUSED: each rank holds its own slices of several tensors fused along dim

@@ -14,6 +14,7 @@
 
 #include "db_reader.h"
 #include "index_priv.h"
+#include "util/hash.h"
 #include "util/strmap.h"
 #include "read/walk.h"
 
@@ -198,13 +199,38 @@ static void default_stage(db_fields *f, const char *key, const char *rel)
 	if (f->stage[0])
 		return;
 	if (key && *key) {
-		snprintf(f->stage, sizeof f->stage, "%s", key);
+		f->cut |= (size_t)snprintf(f->stage, sizeof f->stage, "%s", key) >= sizeof f->stage;
 		return;
 	}
 	const char *b = base_name(rel);
 	const char *dot = strrchr(b, '.');
 	int n = dot && dot != b ? (int)(dot - b) : (int)strlen(b);
-	snprintf(f->stage, sizeof f->stage, "%.*s", n, b);
+	f->cut |= (size_t)snprintf(f->stage, sizeof f->stage, "%.*s", n, b) >= sizeof f->stage;
+}
+
+/* A name cut to its field (db_fields.cut) would pair by its first bytes
+ * with another alike in them: a reference "...x.q_proj" with a target
+ * "...x.k_proj" as one pair, a scramble. The item is refused instead: an
+ * error naming its file and entry, and a stage of its own (the first bytes
+ * and a hash of file and entry) that pairs with no other name. */
+static int refuse_cut(db_item *it, const char *full)
+{
+	const db_fields *f = &it->f;
+	size_t sl = strlen(f->stage);
+	const char *what = sl + 1 == sizeof f->stage ? "stage"
+	                   : strlen(f->phase) + 1 == sizeof f->phase ? "phase" : "pass";
+	size_t cap = !strcmp(what, "stage") ? sizeof f->stage - 1 : sizeof f->phase - 1;
+	db_err e;
+	db_err_set(&e, full, it->key && *it->key ? it->key : NULL, -1,
+	           "%s name longer than %zu bytes: refused, not compared (cut, it could pair "
+	           "with another name alike in its first %zu bytes)", what, cap, cap);
+	uint64_t h = db_hash64(it->path, strlen(it->path), DB_HASH_SEED);
+	h = db_hash64(it->key ? it->key : "", it->key ? strlen(it->key) : 0, h);
+	size_t at = sl < 200 ? sl : 200;
+	snprintf(it->f.stage + at, sizeof it->f.stage - at, "...#%016llx", (unsigned long long)h);
+	free(it->err);
+	it->err = strdup(e.msg);
+	return it->err ? 0 : -1;
 }
 
 static int items_from_job(build *b, const db_profile *p, const char *side,
@@ -221,6 +247,8 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		default_stage(&it->f, NULL, j->rel);
 		it->err = j->err;
 		j->err = NULL;
+		if (it->f.cut && refuse_cut(it, j->full) < 0)
+			return -1;
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
 		it->ident = j->ident;
@@ -257,7 +285,7 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
 		it->ident = j->ident;
-		if (!it->path || !it->key)
+		if (!it->path || !it->key || (f.cut && refuse_cut(it, j->full) < 0))
 			return -1;
 	}
 	return 0;

@@ -31,7 +31,8 @@
 #include "util/hash.h"
 #include "read/walk.h"
 
-#define SNAP_MAGIC "DBISNAP4"     /* 3: seq from recorded order first; 4: ident */
+#define SNAP_MAGIC "DBISNAP5"     /* 3: seq from recorded order first; 4: ident;
+                                     * 5: names cut to their field refused */
 #define DETECT_MAGIC "DBDETEC1"
 #define STAMP_MAGIC "DBSTAMP1"
 #ifndef DB_VERSION

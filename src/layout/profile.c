@@ -193,7 +193,8 @@ size_t db_profile_names(char ***names)
 
 /* ---- matching ---- */
 
-/* Copy group name into buf. 1 set, 0 unset/absent. Truncates to cap-1. */
+/* Copy group name into buf. 1 set, 0 unset/absent, 2 set but cut to
+ * cap-1 bytes (the caller marks the fields cut: a cut name is refused). */
 static int group(pcre2_match_data *md, const char *name, char *buf, size_t cap)
 {
 	/* straight into buf (no allocation: this runs per file and group);
@@ -207,12 +208,15 @@ static int group(pcre2_match_data *md, const char *name, char *buf, size_t cap)
 	PCRE2_UCHAR *s;
 	if (pcre2_substring_get_byname(md, (PCRE2_SPTR)name, &s, &len) != 0)
 		return 0;
-	if (len >= cap)
+	int rc2 = 1;
+	if (len >= cap) {
 		len = cap - 1;
+		rc2 = 2;
+	}
 	memcpy(buf, s, len);
 	buf[len] = 0;
 	pcre2_substring_free(s);
-	return 1;
+	return rc2;
 }
 
 static bool is_digits(const char *s)
@@ -236,14 +240,16 @@ static int64_t int_group(pcre2_match_data *md, const char *name)
 	return strtoll(buf, NULL, 10);
 }
 
-/* Copy with truncation (field buffers are fixed-size). */
-static void copy_trunc(char *dst, size_t cap, const char *src)
+/* Copy with truncation (field buffers are fixed-size); true when cut. */
+static bool copy_trunc(char *dst, size_t cap, const char *src)
 {
 	size_t l = strlen(src);
-	if (l >= cap)
+	bool cut = l >= cap;
+	if (cut)
 		l = cap - 1;
 	memcpy(dst, src, l);
 	dst[l] = 0;
+	return cut;
 }
 
 /* Decimal pass ids lose their leading zeros, so Pass00003 and call003 read "3". */
@@ -298,17 +304,19 @@ static bool apply_groups(const db_profile *p, const void *re, pcre2_match_data *
 	} else if (!*f->side && (!*p->side_ref || !*p->side_target) && re_has_group(re, "side")) {
 		strcpy(f->side, *p->side_ref ? "target" : "ref");
 	}
-	if (group(md, "phase", buf, sizeof buf) && *buf)
-		copy_trunc(f->phase, sizeof f->phase, buf);
+	int g;
+	if ((g = group(md, "phase", buf, sizeof buf)) && *buf)
+		f->cut |= copy_trunc(f->phase, sizeof f->phase, buf) || g == 2;
 	/* a sub-phase named by the file (Miles' grad__/param__ names beside the
 	 * forward's in one folder) */
-	if (group(md, "phase_sub", buf, sizeof buf) && *buf) {
+	if ((g = group(md, "phase_sub", buf, sizeof buf)) && *buf) {
 		size_t l = strlen(f->phase);
-		snprintf(f->phase + l, sizeof f->phase - l, "%s%s", l ? "." : "", buf);
+		f->cut |= g == 2 || (size_t)snprintf(f->phase + l, sizeof f->phase - l, "%s%s",
+		                                     l ? "." : "", buf) >= sizeof f->phase - l;
 	}
-	if (group(md, "pass", buf, sizeof buf) && *buf) {
+	if ((g = group(md, "pass", buf, sizeof buf)) && *buf) {
 		norm_pass(buf);
-		copy_trunc(f->pass, sizeof f->pass, buf);
+		f->cut |= copy_trunc(f->pass, sizeof f->pass, buf) || g == 2;
 	}
 	int64_t v;
 	if ((v = int_group(md, "rank")) == -2 || v > INT32_MAX)
@@ -324,7 +332,7 @@ static bool apply_groups(const db_profile *p, const void *re, pcre2_match_data *
 	if (v >= 0)
 		f->order = v;
 	stage[0] = 0;
-	group(md, "stage", stage, stage_cap);
+	f->cut |= group(md, "stage", stage, stage_cap) == 2;
 	return true;
 }
 
@@ -373,12 +381,11 @@ bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *
 		reset_fields(f);
 		goto out;
 	}
-	if (*stage) {
-		memcpy(f->stage, stage, sizeof f->stage);
-	} else if (group(md, "file_stage", stage, sizeof stage) && *stage) {
-		memcpy(f->stage, stage, sizeof f->stage);
-		f->stage_is_file = true;
+	if (!*stage) {
+		f->cut |= group(md, "file_stage", stage, sizeof stage) == 2;
+		f->stage_is_file = *stage;
 	}
+	memcpy(f->stage, stage, sizeof f->stage);
 	rewrite(p, DB_RW_PHASE, f->phase, sizeof f->phase);
 	rewrite(p, DB_RW_PASS, f->pass, sizeof f->pass);
 	ok = true;
@@ -425,7 +432,7 @@ static void rename_stage(const db_profile *p, db_fields *f)
 {
 	for (size_t i = 0; i < p->n_rename; i++)
 		if (!strcmp(p->rename_from[i], f->stage)) {
-			snprintf(f->stage, sizeof f->stage, "%s", p->rename_to[i]);
+			f->cut |= copy_trunc(f->stage, sizeof f->stage, p->rename_to[i]);
 			return;
 		}
 }
@@ -477,15 +484,12 @@ bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f)
 		if (!ok)
 			return false;
 	} else {
-		snprintf(kstage, sizeof kstage, "%s", k);
+		g.cut |= copy_trunc(kstage, sizeof kstage, k);
 	}
 	if (*kstage) {
-		if (!*g.stage)
-			snprintf(g.stage, sizeof g.stage, "%s", kstage);
-		else {
-			size_t l = strlen(g.stage);
-			snprintf(g.stage + l, sizeof g.stage - l, ".%s", kstage);
-		}
+		size_t l = strlen(g.stage);
+		g.cut |= (size_t)snprintf(g.stage + l, sizeof g.stage - l, "%s%s", l ? "." : "",
+		                          kstage) >= sizeof g.stage - l;
 	}
 	g.stage_is_file = false;
 	rewrite(p, DB_RW_STAGE, g.stage, sizeof g.stage);
