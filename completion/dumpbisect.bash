@@ -48,13 +48,13 @@ _dumpbisect()
 	)
 	local std="--help -h --version -V"
 	local -A flags=(
-		[tui]="--no-cache --no-mouse --no-watch --keys-man $std"
-		[compare]="--no-cache --watch $std"
-		[ls]="--stats --profiles $std"
-		[schema]="--no-cache $std"
-		[bisect]="--auto --no-cache $std"
-		[replay]="--no-cache --tui $std"
-		[export]="--no-cache $std"
+		[tui]="--no-cache --follow-links --no-mouse --no-watch --keys-man $std"
+		[compare]="--no-cache --follow-links --watch $std"
+		[ls]="--stats --profiles --follow-links $std"
+		[schema]="--no-cache --follow-links $std"
+		[bisect]="--auto --no-cache --follow-links $std"
+		[replay]="--no-cache --follow-links --tui $std"
+		[export]="--no-cache --follow-links $std"
 	)
 
 	# The command is the first word; an option of the workbench first means

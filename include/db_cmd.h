@@ -71,6 +71,7 @@ int db_cmd_format(const db_cmd *c, const char *v, unsigned allowed);
 typedef struct db_cmp_args {
 	const char *profile, *filter, *threads;
 	bool no_cache;
+	bool follow_links;      /* --follow-links: directory links leaving a tree */
 	const char *slot;       /* compare --slot (not in DB_CMP_OPTS) */
 } db_cmp_args;
 #define DB_CMP_OPTS(a, profile_help)                                                \
@@ -80,7 +81,10 @@ typedef struct db_cmp_args {
 	{"threads", 'j', "N", &(a).threads, NULL,                                    \
 	 "worker threads (default: the number of CPUs)"},                            \
 	{"no-cache", 0, NULL, NULL, &(a).no_cache,                                   \
-	 "do not read or write any cache (metrics, file index)"}
+	 "do not read or write any cache (metrics, file index)"},                    \
+	{"follow-links", 0, NULL, NULL, &(a).follow_links,                           \
+	 "follow symlinks to directories outside a tree\n"                          \
+	 "(default: listed as skipped, not followed)"}
 #define DB_PROFILE_HELP "profile name or YAML file (default: auto-detect)"
 #define DB_PROFILE_SESSION_HELP "profile name or YAML file (default: the session's)"
 /* a into o (strings borrowed; o's other fields untouched). 0, or 2 after a

@@ -37,6 +37,8 @@ typedef struct db_index {
 	size_t n_unparsed;
 	char **skipped;         /* special files, symlink loops, unreadable: "path: why" */
 	size_t n_skipped;
+	size_t n_links_out;     /* of skipped: links to directories outside the root,
+	                           not followed (db_walk_follow_links) */
 	int root_is_file;       /* root names one file; items' path is its basename */
 	size_t n_files_seen;    /* regular files under root, matching profile->files or not */
 	size_t n_refused;       /* files the reader refused as a whole */

@@ -59,7 +59,9 @@ only "co" compare
 only "rep" replay
 expect "''" compare ls schema bisect replay export
 # options, per command
-only "compare --fo" --format
+only "compare --for" --format
+only "compare --fol" --follow-links
+only "ls --fol" --follow-links
 expect "compare --" --profile --filter --format --threads --no-cache --help
 only "ls --st" --stats
 only "bisect --a" --auto

@@ -53,6 +53,8 @@ int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const c
 		}
 	if (a->no_cache)
 		argv[n++] = "--no-cache";
+	if (a->follow_links)
+		argv[n++] = "--follow-links";
 	argv[n] = NULL;
 	return db_cmd_tui_hook(n, argv);
 }

@@ -18,6 +18,7 @@
 #include "db_routing.h"
 #include "db_slot.h"
 #include "db_variants.h"
+#include "read/walk.h"
 
 static const char *or_none(const char *s)
 {
@@ -116,6 +117,30 @@ static bool any_pass(const db_compare *c)
 	return false;
 }
 
+/* Directory links that leave a tree are listed, not followed (unless
+ * --follow-links): say so under the counts, naming the first few, so a
+ * tree that looks short (or a profile that looks odd) explains itself. */
+static void links_out(const db_index *ix, const char *which, FILE *out)
+{
+	if (!ix || !ix->n_links_out)
+		return;
+	fprintf(out, "%s: %zu link%s to a directory outside the tree not followed "
+	        "(--follow-links follows):", which, ix->n_links_out, ix->n_links_out == 1 ? "" : "s");
+	size_t k = 0;
+	for (size_t i = 0; i < ix->n_skipped && k < 5; i++) {
+		const char *s = ix->skipped[i], *why = strstr(s, ": " DB_WALK_LINK_OUT " (");
+		if (!why)
+			continue;
+		const char *to = why + strlen(": " DB_WALK_LINK_OUT " ("), *end = strstr(to, "); ");
+		char rel[1024], dst[1024];
+		snprintf(rel, sizeof rel, "%.*s", (int)(why - s), s);
+		snprintf(dst, sizeof dst, "%.*s", end ? (int)(end - to) : 0, to);
+		fprintf(out, "%s %s", k++ ? "," : "", db_esc(rel));
+		fprintf(out, " -> %s", db_esc(dst));      /* db_esc's buffer: one per call */
+	}
+	fputs(ix->n_links_out > k ? ", ...\n" : "\n", out);
+}
+
 static void print_table(const db_compare *c, FILE *out)
 {
 	bool utf8 = db_term_utf8();
@@ -206,6 +231,9 @@ static void print_table(const db_compare *c, FILE *out)
 	if (counts[DB_BAND_INPUTS])
 		fprintf(out, "; %zu inputs_differ", counts[DB_BAND_INPUTS]);
 	fputc('\n', out);
+	links_out(c->ref, c->ref == c->tgt ? "tree" : "ref", out);
+	if (c->tgt != c->ref)
+		links_out(c->tgt, "target", out);
 	/* Token ids first: runs fed other tokens explain everything after. */
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];

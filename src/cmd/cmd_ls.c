@@ -280,8 +280,8 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		fputs(", \"why\": ", stdout);
 		db_json_str(stdout, why);
 		printf(", \"files_seen\": %zu, \"files\": %zu, \"files_other\": %zu, \"refused\": %zu, "
-		       "\"tensors\": %zu, ", ix->n_files_seen, ix->n_files, files_other(ix), ix->n_refused,
-		       ix->n_items);
+		       "\"links_not_followed\": %zu, \"tensors\": %zu, ", ix->n_files_seen, ix->n_files,
+		       files_other(ix), ix->n_refused, ix->n_links_out, ix->n_items);
 		if (unmarked_side(p, &sides))   /* one run: no side to claim (as the text) */
 			fputs("\"sides\": {}, \"one_run\": true", stdout);
 		else
@@ -315,8 +315,12 @@ static int ls_tree(const char *root, const char *profile, bool json)
 		 * are among the parsed, skipped ones (not regular files, loops,
 		 * unreadable) are not among the files seen */
 		printf("files   %zu parsed (%zu refused) + %zu unparsed + %zu not dump-named = %zu files; "
-		       "%zu skipped\n", ix->n_files, ix->n_refused, ix->n_unparsed, files_other(ix),
+		       "%zu skipped", ix->n_files, ix->n_refused, ix->n_unparsed, files_other(ix),
 		       ix->n_files_seen, ix->n_skipped);
+		if (ix->n_links_out)
+			printf(" (%zu link%s to a directory outside the tree, not followed)",
+			       ix->n_links_out, ix->n_links_out == 1 ? "" : "s");
+		putchar('\n');
 		printf("tensors %zu\n", ix->n_items);
 		if (any_side && unmarked_side(p, &sides))
 			puts("sides    none marked: one run, REF or TARGET as it is given");
@@ -412,7 +416,7 @@ static int ls_profiles(bool json)
 int db_cmd_ls(int argc, char **argv)
 {
 	const char *profile = NULL, *format = "table";
-	bool stats = false, profiles = false;
+	bool stats = false, profiles = false, follow = false;
 	const db_opt opts[] = {
 		{"profile", 'p', "P", &profile, NULL,
 		 "profile name or YAML file (trees; default: auto-detect)"},
@@ -420,6 +424,9 @@ int db_cmd_ls(int argc, char **argv)
 		{"stats", 0, NULL, NULL, &stats, "files: sum, min, max and mean of each tensor"},
 		{"profiles", 0, NULL, NULL, &profiles,
 		 "list the profile names and their origins (no PATH)"},
+		{"follow-links", 0, NULL, NULL, &follow,
+		 "follow symlinks to directories outside the tree\n"
+		 "(default: listed as skipped, not followed)"},
 	};
 	const db_cmd cmd = {
 		.name = "ls",
@@ -453,5 +460,6 @@ int db_cmd_ls(int argc, char **argv)
 		return ls_file(pos[0], json, stats);
 	if (!S_ISDIR(st.st_mode))
 		return db_cmd_error(&cmd, "%s: not a directory or regular file", pos[0]);
+	db_walk_follow_links(follow);
 	return ls_tree(pos[0], profile, json);
 }

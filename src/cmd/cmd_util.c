@@ -8,6 +8,7 @@
 
 #include "db_cmd.h"
 #include "db_json.h"
+#include "read/walk.h"
 
 int (*db_cmd_tui_hook)(int argc, char **argv);
 
@@ -241,6 +242,8 @@ int db_cmp_args_apply(const db_cmd *c, const db_cmp_args *a, db_compare_opts *o)
 		o->filter = a->filter;
 	if (a->no_cache)
 		o->cache_dir = "";
+	/* every walk of this process, the workbench's threads' too */
+	db_walk_follow_links(a->follow_links);
 	if (a->slot)
 		o->slot = a->slot;
 	if (a->threads && (o->threads = db_parse_threads(a->threads)) < 0)

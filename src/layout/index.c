@@ -567,6 +567,7 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 	ix->profile = p;
 	ix->root_is_file = is_file;
 	ix->n_files_seen = w.n_files;
+	ix->n_links_out = w.n_links_out;
 	for (size_t i = 0; i < w.n_skipped; i++)
 		if (push_str(&ix->skipped, &ix->n_skipped, w.skipped[i]) != 0) {
 			free(jobs);

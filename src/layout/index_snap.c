@@ -263,6 +263,7 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	ix->profile = p;
 	ix->root_is_file = is_file;
 	ix->n_files_seen = w->n_files;
+	ix->n_links_out = w->n_links_out;
 	ix->n_files = (size_t)v[0];
 	ix->n_refused = (size_t)v[1];
 	if (!(ix->root = strdup(root)) || copy_skipped(ix, w) != 0)
@@ -353,7 +354,10 @@ void db_detect_store(const char *dir, const char *root, uint64_t key, const char
 
 static uint64_t stamp_key(void)
 {
-	return fnv_str(STAMP_MAGIC DB_VERSION, DB_FNV_INIT);
+	/* a listing made following links out of the tree is no stand-in
+	 * for one made without, nor the other way round */
+	bool follow = db_walk_follows_links();
+	return db_fnv(&follow, sizeof follow, fnv_str(STAMP_MAGIC DB_VERSION, DB_FNV_INIT));
 }
 
 void db_stamp_store(const char *dir, const char *root, const db_walk *w)

@@ -22,7 +22,40 @@ typedef struct walk_state {
 	bool want_stat;         /* size and mtime of files; else d_type suffices */
 	dev_ino *seen;          /* directories already listed (loops, DAGs) */
 	size_t n_seen, cap_seen;
+	const char *real_root;  /* the root, links resolved; NULL: unknown */
 } walk_state;
+
+static bool follow_links;
+
+void db_walk_follow_links(bool on)
+{
+	follow_links = on;
+}
+
+bool db_walk_follows_links(void)
+{
+	return follow_links;
+}
+
+/* A directory link under the root leads outside it: realpath of the link
+ * (*to, malloc'd, for the message) is not the root nor below it. */
+static bool leaves_root(const walk_state *s, const char *full, char **to)
+{
+	*to = NULL;
+	if (follow_links || !s->real_root)
+		return false;
+	char *rp = realpath(full, NULL);
+	if (!rp)
+		return false;
+	size_t n = strlen(s->real_root);
+	bool inside = !strcmp(s->real_root, "/") ||
+	              (!strncmp(rp, s->real_root, n) && (rp[n] == '/' || !rp[n]));
+	if (inside)
+		free(rp);
+	else
+		*to = rp;
+	return !inside;
+}
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -307,15 +340,26 @@ static int walk_rec(walk_state *s, const char *dir, const char *rel, const struc
 				note_skip(s->w, r, errno == ELOOP ? "symlink loop" : "dangling symlink (%s)",
 				          strerror(errno));
 			} else if (S_ISDIR(st.st_mode)) {
-				int sv = seen_add(s, &st);
-				char *full = sv == 0 ? db_path_join(dir, name) : NULL;
-				if (sv < 0 || (sv == 0 && !full))
+				char *full = db_path_join(dir, name), *to = NULL;
+				if (!full) {
 					rc = -1;
-				else if (sv > 0)
-					note_skip(s->w, r, link ? "symlink loop (directory already listed)"
-					                        : "directory already listed");
-				else
-					rc = walk_rec(s, full, r, &st, depth + 1);
+				} else if (link && leaves_root(s, full, &to)) {
+					/* before seen_add: the same directory reached
+					 * inside the tree is still listed there */
+					note_skip(s->w, r, DB_WALK_LINK_OUT " (%s); not followed "
+					          "(--follow-links follows it)", to);
+					s->w->n_links_out++;
+				} else {
+					int sv = seen_add(s, &st);
+					if (sv < 0)
+						rc = -1;
+					else if (sv > 0)
+						note_skip(s->w, r, link ? "symlink loop (directory already listed)"
+						                        : "directory already listed");
+					else
+						rc = walk_rec(s, full, r, &st, depth + 1);
+				}
+				free(to);
 				free(full);
 			} else if (S_ISREG(st.st_mode)) {
 				rc = add_file(s->w, &r, &st);
@@ -355,9 +399,11 @@ int db_walk_dir2(const char *dir, db_walk *w, bool want_stat, char *msg, size_t 
 		return -1;
 	}
 	closedir(probe);
-	walk_state s = {.w = w, .want_stat = want_stat};
+	char *real_root = realpath(dir, NULL);
+	walk_state s = {.w = w, .want_stat = want_stat, .real_root = real_root};
 	int rc = seen_add(&s, &st) < 0 ? -1 : walk_rec(&s, dir, "", &st, 0);
 	free(s.seen);
+	free(real_root);
 	if (rc != 0) {
 		snprintf(msg, msglen, "%s: out of memory while listing", dir);
 		db_walk_free(w);

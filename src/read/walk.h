@@ -1,7 +1,10 @@
 /* Listing a dump tree without opening any file: regular files only, in
  * natural path order; symlink loops, special files (FIFO, devices, sockets)
- * and unreadable directories are noted, never opened. Shared by the index
- * and the profile detection. */
+ * and unreadable directories are noted, never opened. A symlink to a
+ * directory outside the tree's root (a link to /, to $HOME) is noted and
+ * not followed unless asked (db_walk_follow_links): it would list another
+ * tree, maybe the whole disk, as this one's. Shared by the index and the
+ * profile detection. */
 #ifndef DB_WALK_H
 #define DB_WALK_H
 #include <stdbool.h>
@@ -44,6 +47,7 @@ typedef struct db_walk {
 	size_t n_skipped, cap_skipped;
 	db_walk_stamp *dirs;    /* every directory listed, the root first */
 	size_t n_dirs, cap_dirs;
+	size_t n_links_out;     /* of skipped: directory links leaving the root */
 	/* A stand-in for a listing known only by its size and hashes (a
 	 * reopen that trusted its directory stamps): files is NULL, n_files
 	 * is the count, db_walk_hash returns hash[names_only]. */
@@ -75,6 +79,15 @@ uint64_t db_walk_hash(const db_walk *w, bool names_only);
 /* Every directory of dirs still has its device, inode and mtime (stat
  * below root, symlinks followed as the walk does). */
 bool db_walk_dirs_same(const char *root, const db_walk_stamp *dirs, size_t n);
+
+/* The reason in skipped of a directory link that leaves the root, not
+ * followed: "rel: " DB_WALK_LINK_OUT " (/target); not followed ...". */
+#define DB_WALK_LINK_OUT "symlink to a directory outside the tree"
+/* Follow directory links that leave the root (--follow-links); default
+ * false. Process-wide: set before any walk. Part of every key of a cached
+ * listing (the stamps). */
+void db_walk_follow_links(bool on);
+bool db_walk_follows_links(void);
 
 /* Walks in the calling thread stop early once *stop is non-zero (NULL:
  * never); their listing is then incomplete. For a listing that may stop
