@@ -195,16 +195,6 @@ void tui_action_run(struct tui *t, enum tui_action a);
 void tui_note_new(struct tui *t, const char *title);
 void tui_mark(struct tui *t, const char *args);
 void tui_export(struct tui *t, const char *dir);
-/* Run $EDITOR on path with the terminal handed over; false (nothing done)
- * without $EDITOR or in script mode. */
-bool tui_edit_file(struct tui *t, const char *path);
-/* Save the session when it has a file (--session); errors go to the
- * bottom line. */
-void tui_session_save(struct tui *t);
-/* The notes directory (--notes, else beside the session, else ./notes);
- * caller frees. */
-char *tui_notes_dir(const struct tui *t);
-
 /* The heatmap's cursor moved to pair (first divergence, search, curve). */
 void heatmap_goto_pair(struct tui *t, size_t pair);
 /* A resumed session's bisect re-judged against the trees now (once): when

@@ -1,15 +1,13 @@
-/* Notes, marks, export and the session file from the TUI: each action takes
+/* Notes, marks and export from the TUI: each action takes
  * its numbers from what the user is looking at (seed 002 "Documentation
  * discipline"). */
 #include "app.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "db_bisect.h"
@@ -17,25 +15,7 @@
 #include "draw.h"
 #include "db_notes.h"
 #include "db_session.h"
-#include "signals.h"
-
-char *tui_notes_dir(const struct tui *t)
-{
-	if (t->notes_dir)
-		return strdup(t->notes_dir);
-	return db_notes_dir_for(t->session_path);
-}
-
-void tui_session_save(struct tui *t)
-{
-	if (!t->session || !t->session_path)
-		return;
-	db_err err = {{0}};
-	if (t->bisect)
-		db_session_sync_bisect(t->session, &t->bisect->sm, &err);
-	if (db_session_save(t->session, t->session_path, &err) < 0)
-		tui_msg(t, true, "session not saved: %s", err.msg);
-}
+#include "session_ui.h"
 
 /* The session, made in memory on first use when there is no --session. */
 static db_session *session(struct tui *t)
@@ -100,29 +80,6 @@ static const char *msg_path(const char *path, const char *prefix, char *buf, siz
 	draw_fit(path, room - draw_width(path + i), head, sizeof head);
 	snprintf(buf, len, "%s%s", head, path + i);
 	return buf;
-}
-
-bool tui_edit_file(struct tui *t, const char *path)
-{
-	const char *ed = getenv("EDITOR");
-	if (!ed || !*ed || t->script)
-		return false;
-	def_prog_mode();
-	endwin();
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", "$EDITOR \"$1\"", "sh", path, (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	tui_signals_hold(true);
-	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	tui_signals_hold(false);
-	reset_prog_mode();
-	clearok(curscr, TRUE);
-	t->dirty = true;
-	return true;
 }
 
 static void note_write(struct tui *t, const char *title, void *arg)

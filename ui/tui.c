@@ -24,6 +24,7 @@
 #include "draw.h"
 #include "keys.h"
 #include "script.h"
+#include "session_ui.h"
 #include "signals.h"
 #include "watch_ui.h"
 
@@ -443,67 +444,6 @@ void tui_init_selection(struct tui *t)
 	tui_selection_changed(t);
 }
 
-/* The session keeps the view state: selection, metric, axes, probe,
- * filter and the heatmap cursor's pair. */
-static void save_view_state(struct tui *t)
-{
-	if (!t->session || !t->session_path)
-		return;
-	db_session *s = t->session;
-	char buf[64];
-	db_session_view_set(s, "phase", tui_phase(t));
-	db_session_view_set(s, "pass", tui_pass(t));
-	snprintf(buf, sizeof buf, "%d", tui_rank(t));
-	db_session_view_set(s, "rank", t->rank_sel ? buf : "all");
-	db_session_view_set(s, "metric", tui_metric_name(t->metric));
-	db_session_view_set(s, "transposed", t->transposed ? "1" : "0");
-	if (t->probe_given)
-		db_session_view_set(s, "probe", t->probe);
-	db_session_view_set(s, "filter", t->filter_pat[0] ? t->filter_pat : NULL);
-	tui_session_save(t);
-}
-
-static void restore_view_state(struct tui *t)
-{
-	if (!t->session)
-		return;
-	const db_session *s = t->session;
-	const char *v;
-	if ((v = db_session_view_get(s, "phase")))
-		for (size_t i = 0; i < t->cmp->n_phases; i++)
-			if (!strcmp(t->cmp->phases[i], v))
-				t->phase = i;
-	if ((v = db_session_view_get(s, "rank"))) {
-		/* "all"; older sessions wrote -1 for the merged view */
-		int r = strcmp(v, "all") ? atoi(v) : -1;
-		t->rank_sel = r < 0 ? 0 : t->rank_sel;
-		for (size_t k = 0; r >= 0 && k < t->n_ranks; k++)
-			if (t->ranks[k] == r)
-				t->rank_sel = k + 1;
-	}
-	tui_selection_changed(t);
-	if ((v = db_session_view_get(s, "pass"))) {
-		for (size_t i = 0; i < t->n_passes; i++)
-			if (!strcmp(t->passes[i], v) && i != t->pass) {
-				t->pass = i;
-				tui_selection_changed(t);
-			}
-	}
-	if ((v = db_session_view_get(s, "metric")))
-		for (int m = 0; m < M__COUNT; m++)
-			if (!strcmp(v, tui_metric_name((enum tui_metric)m)))
-				t->metric = (enum tui_metric)m;
-	if ((v = db_session_view_get(s, "transposed")))
-		t->transposed = !strcmp(v, "1");
-	if ((v = db_session_view_get(s, "probe"))) {
-		snprintf(t->probe, sizeof t->probe, "%s", v);
-		t->probe_given = true;
-	}
-	if ((v = db_session_view_get(s, "filter")))
-		tui_filter_set(t, v);
-	t->msg[0] = '\0';
-}
-
 /* What endwin would send, for the crash handler (which cannot call it). */
 static const char *reset_sequence(bool mouse)
 {
@@ -718,7 +658,7 @@ int tui_main(int argc, char **argv)
 		goto out_cmp;
 	}
 	tui_init_selection(t);
-	restore_view_state(t);
+	tui_view_state_restore(t);
 	tui_push(t, &heatmap_view, DB_NO_PAIR);
 	if (kbad)
 		tui_msg(t, true, "%s%s", kerr,
@@ -731,7 +671,7 @@ int tui_main(int argc, char **argv)
 	loop(t);
 	tui_watch_stop(t);
 	db_compare_stop(t->cmp);
-	save_view_state(t);
+	tui_view_state_save(t);
 
 	while (t->n_views > 1)
 		tui_pop(t);

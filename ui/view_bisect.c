@@ -15,6 +15,7 @@
 #include "db_replay.h"
 #include "db_session.h"
 #include "draw.h"
+#include "session_ui.h"
 
 struct bisect_view {
 	db_bisect_result res;
