@@ -20,13 +20,14 @@ enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M__COUNT };
 
 #define TUI_MAX_VIEWS 12
 
+/* The bottom line's line editor (prompt.h). */
 struct tui_prompt {
 	bool active;
-	char kind;                      /* ':' command, '/' filter, or a view's prompt */
-	char label[64];                 /* shown before the text for view prompts */
+	char label[64];                 /* shown before the text (":", "/", "note title: ") */
 	char buf[512];                  /* UTF-8 */
 	size_t len;
-	/* View prompts (note title, mark text): called with the text on Enter. */
+	/* called with the text on Enter: runs the command, sets the filter,
+	 * writes the note... */
 	void (*done)(struct tui *t, const char *text, void *arg);
 	void *arg;
 };
@@ -108,6 +109,11 @@ struct tui {
 	char msg[512];
 	bool msg_err;
 	struct tui_prompt prompt;
+	/* Set by the top (ui/tui.c): perform key action a as if its key was
+	 * pressed, the top view first unless global, then the global actions.
+	 * The ":" commands reach the global actions through it, not by calling
+	 * up into tui.c. */
+	void (*action)(struct tui *t, enum tui_action a, bool global);
 
 	bool script, quit, dirty, too_small, mouse;
 	int exit_code;
@@ -187,14 +193,7 @@ void tui_init_selection(struct tui *t);
 
 /* Draw the whole screen now (the main loop does it when dirty). */
 void tui_draw(struct tui *t);
-/* Perform a key action as if its key was pressed (view first, then global). */
-void tui_action_run(struct tui *t, enum tui_action a);
 
-/* Notes, marks, export (ui/notes_ui.c): title NULL prompts for it; args of
- * mark "[status] text" (empty prompts); dir NULL = default. */
-void tui_note_new(struct tui *t, const char *title);
-void tui_mark(struct tui *t, const char *args);
-void tui_export(struct tui *t, const char *dir);
 /* The heatmap's cursor moved to pair (first divergence, search, curve). */
 void heatmap_goto_pair(struct tui *t, size_t pair);
 /* A resumed session's bisect re-judged against the trees now (once): when
@@ -206,19 +205,5 @@ void tui_bisect_replay_drop(struct tui *t);
 /* The bisect run (t->bisect), opened once: from the session when it has
  * bisect settings, else from the selection. -1 after a message. */
 int tui_bisect_ensure(struct tui *t);
-
-/* Prompt for a line of text; done gets it on Enter (not on Esc). */
-void tui_prompt_open(struct tui *t, const char *label,
-                     void (*done)(struct tui *t, const char *text, void *arg),
-                     void *arg);
-/* Execute a ":" command line (without the colon). */
-void tui_command(struct tui *t, const char *line);
-/* Feed one key to the prompt; true when consumed. */
-bool tui_prompt_key(struct tui *t, int key);
-void tui_prompt_draw(struct tui *t, WINDOW *w, int y);
-/* The ":" commands for the help screen: name, arguments, help; returns the
- * count and sets *names etc. to static tables. */
-size_t tui_commands(const char *const **names, const char *const **args,
-                    const char *const **help);
 
 #endif

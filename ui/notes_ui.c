@@ -1,7 +1,7 @@
 /* Notes, marks and export from the TUI: each action takes
  * its numbers from what the user is looking at (seed 002 "Documentation
  * discipline"). */
-#include "app.h"
+#include "notes_ui.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -10,11 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "db_bisect.h"
 #include "db_export.h"
 #include "draw.h"
 #include "db_notes.h"
 #include "db_session.h"
+#include "prompt.h"
 #include "session_ui.h"
 
 /* The session, made in memory on first use when there is no --session. */

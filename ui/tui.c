@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "cmdline.h"
 #include "commands.h"
 #include "db_bisect.h"
 #include "db_cmd.h"
@@ -23,6 +24,8 @@
 #include "db_variants.h"
 #include "draw.h"
 #include "keys.h"
+#include "notes_ui.h"
+#include "prompt.h"
 #include "script.h"
 #include "session_ui.h"
 #include "signals.h"
@@ -156,6 +159,19 @@ static void cycle(size_t *i, size_t n, int dir)
 		*i = (*i + n + (size_t)(dir > 0 ? 1 : n - 1)) % n;
 }
 
+/* What the ":" and "/" prompts do with their line on Enter. */
+static void command_done(struct tui *t, const char *text, void *arg)
+{
+	(void)arg;
+	tui_command(t, text);
+}
+
+static void filter_done(struct tui *t, const char *text, void *arg)
+{
+	(void)arg;
+	tui_filter_set(t, text);
+}
+
 static void global_action(struct tui *t, enum tui_action a)
 {
 	size_t p;
@@ -169,8 +185,8 @@ static void global_action(struct tui *t, enum tui_action a)
 	case A_VIEW_BACK: tui_pop(t); break;
 	case A_QUIT: t->quit = true; break;
 	case A_HELP: tui_push(t, &help_view, DB_NO_PAIR); break;
-	case A_PROMPT: tui_prompt_open(t, ":", NULL, NULL); break;
-	case A_SEARCH: tui_prompt_open(t, "/", NULL, NULL); break;
+	case A_PROMPT: tui_prompt_open(t, ":", command_done, NULL); break;
+	case A_SEARCH: tui_prompt_open(t, "/", filter_done, NULL); break;
 	case A_REDRAW: clearok(curscr, TRUE); break;
 	case A_VIEW_HEATMAP:
 		while (t->n_views > 1)
@@ -245,10 +261,11 @@ static void global_action(struct tui *t, enum tui_action a)
 	t->dirty = true;
 }
 
-void tui_action_run(struct tui *t, enum tui_action a)
+/* t->action: the top view first (unless global), then the global actions. */
+static void run_action(struct tui *t, enum tui_action a, bool global)
 {
 	struct view *v = tui_top(t);
-	if (!v->ops->request || !v->ops->request(v, t, a))
+	if (global || !v->ops->request || !v->ops->request(v, t, a))
 		global_action(t, a);
 	t->dirty = true;
 }
@@ -273,7 +290,7 @@ static void handle_key(struct tui *t, int key)
 	if (t->too_small && a != A_QUIT && a != A_VIEW_CLOSE && a != A_PROMPT &&
 	    a != A_VIEW_BACK)
 		return;
-	tui_action_run(t, a);
+	run_action(t, a, false);
 }
 
 /* ---- the loop ---- */
@@ -506,6 +523,7 @@ int tui_main(int argc, char **argv)
 	struct tui tui;
 	struct tui *t = &tui;
 	memset(t, 0, sizeof *t);
+	t->action = run_action;
 	/* Options of `bisect --auto` given to the workbench: say where they
 	 * belong instead of a bare "unknown option". */
 	static const char *const headless[][2] = {
