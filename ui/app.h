@@ -164,13 +164,6 @@ bool tui_col_visible(struct tui *t, size_t c);
 void tui_msg(struct tui *t, bool err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* View stack. tui_push opens ops about pair; -1 when the view refused. */
-int tui_push(struct tui *t, const struct view_ops *ops, size_t pair);
-void tui_pop(struct tui *t);
-struct view *tui_top(struct tui *t);
-/* The pair the user has selected in the top view (or the heatmap). */
-size_t tui_selected_pair(struct tui *t);
-
 /* Two status lines about pair at y, y+1: names, shapes, dtypes; metrics.
  * note (may be NULL) follows the pair's label. */
 void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair);
@@ -188,11 +181,9 @@ char *tui_item_path(const struct tui *t, const db_item *it, bool ref);
 void tui_variant_select(struct tui *t, size_t k);
 /* variants.md (the probe per layer and variant) into an export's dir. */
 int tui_variants_export(struct tui *t, const char *dir, db_err *err);
-/* The first selection of a comparison (ui/tui.c). */
+/* The first selection of a comparison: the first phase, all ranks, the
+ * probe the bisect would choose. */
 void tui_init_selection(struct tui *t);
-
-/* Draw the whole screen now (the main loop does it when dirty). */
-void tui_draw(struct tui *t);
 
 /* The heatmap's cursor moved to pair (first divergence, search, curve). */
 void heatmap_goto_pair(struct tui *t, size_t pair);

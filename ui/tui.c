@@ -1,6 +1,7 @@
-/* The workbench: options, terminal setup, the one input loop (keys, script,
- * resize, mouse, background progress), global actions, title and bottom
- * lines. Views draw the body; see view.h. */
+/* The workbench, the top of ui/: options, terminal setup, the one input
+ * loop (keys, script, resize, mouse, background progress) and the global
+ * actions, which it lends to the modules below through t->action. The
+ * frame and the view stack are ui/view.c's. */
 #include "tui.h"
 
 #include <curses.h>
@@ -31,9 +32,6 @@
 #include "signals.h"
 #include "watch_ui.h"
 
-#define MIN_COLS 60
-#define MIN_LINES 15
-
 static struct timespec t_start;
 static FILE *timing;
 static SCREEN *screen;
@@ -50,105 +48,6 @@ static double ms_since(const struct timespec *a)
 	struct timespec b;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	return (double)(b.tv_sec - a->tv_sec) * 1e3 + (double)(b.tv_nsec - a->tv_nsec) / 1e6;
-}
-
-/* ---- drawing ---- */
-
-static void draw_title(struct tui *t)
-{
-	int W = COLS;
-	draw_fill(stdscr, 0, 0, W, C_TITLE, 0);
-	const char *view = tui_top(t)->ops->name;
-	int vw = draw_width(view) + 2;
-	int room = W - vw - 1;          /* keep a blank before the view name */
-	int x = draw_text(stdscr, 0, 0, room, C_TITLE, A_BOLD, " dumpbisect ");
-	x += draw_textf(stdscr, 0, x, room - x, C_TITLE, 0, " %s %s %s", t->cmp->ref_root,
-	                G("⇄", "<>"), t->cmp->tgt_root ? t->cmp->tgt_root : "(same tree)");
-	draw_textf(stdscr, 0, x, room - x, C_TITLE, 0, "  profile %s",
-	           t->cmp->profile && t->cmp->profile->name ? t->cmp->profile->name : "?");
-	draw_textf(stdscr, 0, W - vw, vw, C_TITLE, A_BOLD, "%s ", view);
-}
-
-static void draw_bottom(struct tui *t)
-{
-	int y = LINES - 1, W = COLS;
-	if (t->prompt.active) {
-		tui_prompt_draw(t, stdscr, y);
-		return;
-	}
-	draw_fill(stdscr, y, 0, W, C_DEFAULT, 0);
-	if (t->msg[0]) {
-		draw_text(stdscr, y, 0, W, t->msg_err ? C_ERROR : C_DEFAULT, 0, t->msg);
-		return;
-	}
-	size_t done = atomic_load(&t->cmp->n_done), n = t->cmp->n_pairs;
-	if (tui_computing(t)) {
-		static struct timespec t0;
-		static bool started;
-		if (!started) {
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-			started = true;
-		}
-		double el = ms_since(&t0) / 1e3;
-		int pct = n ? (int)(100.0 * (double)done / (double)n) : 100;
-		int bw = W / 4 > 10 ? W / 4 : 10, fill = bw * pct / 100;
-		int x = draw_text(stdscr, y, 0, W, C_DEFAULT, 0, "computing ");
-		for (int i = 0; i < bw && x < W; i++)
-			x += draw_text(stdscr, y, x, 1, i < fill ? C_GOOD : C_DIM, 0,
-			               i < fill ? G("█", "#") : G("░", "-"));
-		char eta[32] = "";
-		if (done > 0 && done < n)
-			snprintf(eta, sizeof eta, "  ETA %.0fs", el * (double)(n - done) / (double)done);
-		draw_textf(stdscr, y, x, W - x, C_DEFAULT, 0, " %3d%%  %zu/%zu pairs%s  (q quits)", pct,
-		           done, n, eta);
-		return;
-	}
-	if (!t->first_div_known)
-		tui_update_first_div(t);
-	size_t bad = t->n_diverge;
-	int x = draw_text(stdscr, y, 0, W, C_DIM, 0,
-	                  "? help  : command  / filter  <Enter> open  f first divergence  q quit");
-	char right[96];
-	/* from the last open's snapshots, the files not checked yet: say so */
-	bool unchecked = db_compare_verify_state(t->cmp) == DB_VERIFY_PENDING;
-	snprintf(right, sizeof right, "%zu pairs, %zu diverge%s", n, bad,
-	         unchecked ? " (checking files)" : "");
-	int rw = draw_width(right);
-	if (W - rw > x + 1)
-		draw_text(stdscr, y, W - rw, rw, bad ? C_MARK : C_GOOD, 0, right);
-}
-
-static void draw_too_small(void)
-{
-	erase();
-	char a[96], b[64];
-	snprintf(a, sizeof a, "terminal too small: %dx%d", COLS, LINES);
-	snprintf(b, sizeof b, "needs %dx%d; q quits", MIN_COLS, MIN_LINES);
-	int y = LINES / 2 - 1;
-	draw_text(stdscr, y < 0 ? 0 : y, 0, COLS, C_ERROR, A_BOLD, a);
-	draw_text(stdscr, y + 1 < LINES ? y + 1 : LINES - 1, 0, COLS, C_DEFAULT, 0, b);
-}
-
-void tui_draw(struct tui *t)
-{
-	curs_set(0);
-	tui_grid_worst(t);              /* cells settle as ranks get computed */
-	t->too_small = COLS < MIN_COLS || LINES < MIN_LINES;
-	if (t->too_small) {
-		draw_too_small();
-	} else {
-		erase();
-		draw_title(t);
-		struct view *v = tui_top(t);
-		v->height = LINES - 2;
-		v->ops->draw(v, t, stdscr, 1, LINES - 2);
-		draw_bottom(t);
-		if (t->prompt.active && !t->script)
-			curs_set(1);
-	}
-	wnoutrefresh(stdscr);
-	doupdate();
-	t->dirty = false;
 }
 
 /* ---- actions ---- */
@@ -434,31 +333,6 @@ static const db_cmd cli = {
 void tui_usage(FILE *out)
 {
 	db_cmd_usage(&cli, out);
-}
-
-void tui_init_selection(struct tui *t)
-{
-	t->n_ranks = db_ranks(t->cmp, &t->ranks);
-	t->phase = 0;           /* causal order: the first phase first */
-	for (size_t i = 0; i < t->cmp->n_pairs; i++)
-		t->has_merged |= t->cmp->pairs[i].merged;
-	/* All ranks: merged where sharded, else the worst rank (tui_grid_worst),
-	 * so a rank that alone goes bad shows on the first screen. */
-	t->rank_sel = 0;
-	/* the curve starts on the probe the bisect would choose, unless that
-	 * means computing pairs before the first frame (a weights profile) */
-	bool computes = false;
-	for (size_t i = 0; t->cmp->profile && i < t->cmp->profile->n_probes; i++)
-		computes |= !strcmp(t->cmp->profile->probes[i], DB_PROBE_FIRST_DIVERGENCE);
-	char *probe = NULL, why[384];
-	db_probe_how how;
-	db_err err = {{0}};
-	if (!computes &&
-	    db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
-	                           sizeof why, &err) == 0 && strcmp(probe, DB_PROBE_LAST))
-		snprintf(t->probe, sizeof t->probe, "%s", probe);
-	free(probe);
-	tui_selection_changed(t);
 }
 
 /* What endwin would send, for the crash handler (which cannot call it). */
