@@ -249,6 +249,56 @@ void tui_init_selection(struct tui *t)
 	tui_selection_changed(t);
 }
 
+/* The heatmap's top line; here with the selection it shows. */
+void tui_draw_selection(struct tui *t, WINDOW *w, int y)
+{
+	int W = getmaxx(w), x = 0;
+	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "phase ");
+	if (!tui_phase(t)) {
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
+	} else {
+		for (size_t i = 0; i < t->cmp->n_phases; i++) {
+			bool sel = i == t->phase;
+			x += draw_textf(w, y, x, W - x, sel ? C_TAB : C_DEFAULT, 0, sel ? "[%s]" : " %s ",
+			                t->cmp->phases[i]);
+		}
+	}
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  pass ");
+	if (!t->n_passes || (t->n_passes == 1 && !*tui_pass(t))) {
+		/* the layout has no passes: nothing to choose, not "[]" */
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
+	} else {
+		const char *def = t->default_pass;
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
+		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
+	}
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  rank ");
+	if (t->rank_sel)
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
+	else
+		x += draw_text(w, y, x, W - x, C_TAB, 0, t->n_ranks ? "[all]" : "[-]");
+	if (t->n_ranks)
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_ranks);
+	if (t->n_variants) {
+		x += draw_text(w, y, x, W - x, C_DIM, 0, "  variant ");
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%zu]", t->variant + 1);
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_variants);
+	}
+	/* What "all" shows, when it fits beside the metric and the filter. */
+	const char *how = t->has_merged ? " (merged where sharded, else worst)"
+	                                : " (the worst per cell)";
+	int rest = draw_width("  metric max_abs") +
+	           (t->filter_re ? draw_width(t->filter_pat) + 10 : 0);
+	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
+		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
+	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
+	if (t->filter_re)
+		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
+}
+
 double tui_metric_value(const db_pair *p, enum tui_metric m)
 {
 	switch (m) {

@@ -164,6 +164,9 @@ bool tui_col_visible(struct tui *t, size_t c);
 void tui_msg(struct tui *t, bool err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The selection as one line at y: phase tabs, pass, rank (what "all"
+ * shows), variant, metric and filter. */
+void tui_draw_selection(struct tui *t, WINDOW *w, int y);
 /* Two status lines about pair at y, y+1: names, shapes, dtypes; metrics.
  * note (may be NULL) follows the pair's label. */
 void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair);
