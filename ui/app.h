@@ -13,6 +13,8 @@
 
 struct db_session;
 struct db_bisect_run;
+struct db_bisect_result;
+struct tui_analysis;
 struct db_replay;
 struct db_watch;
 
@@ -39,6 +41,8 @@ struct tui {
 	db_compare *cmp;                /* owned */
 	struct db_session *session;     /* owned; in memory only without --session */
 	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
+	struct tui_analysis *analysis;  /* owned: the bisect's end analysis
+	                                   (tui_bisect_result), NULL none */
 	struct db_replay *replay;       /* owned: the resumed session's steps
 	                                   re-judged on these trees (replay
 	                                   --tui); NULL once the bisect changes */
@@ -190,14 +194,20 @@ void tui_init_selection(struct tui *t);
 
 /* The heatmap's cursor moved to pair (first divergence, search, curve). */
 void heatmap_goto_pair(struct tui *t, size_t pair);
-/* A resumed session's bisect re-judged against the trees now (once): when
- * verdicts changed, says so on the bottom line and the bisect view shows
- * then and now instead of the logged outcome. */
+/* Bisect (ui/view_bisect.c). A resumed session's bisect re-judged against
+ * the trees now (once): when verdicts changed, says so on the bottom line
+ * and the bisect view shows then and now instead of the logged outcome. */
 void tui_bisect_replay(struct tui *t);
-/* Forget it (the bisect changed, or the workbench ends). */
-void tui_bisect_replay_drop(struct tui *t);
 /* The bisect run (t->bisect), opened once: from the session when it has
- * bisect settings, else from the selection. -1 after a message. */
-int tui_bisect_ensure(struct tui *t);
+ * bisect settings, else from the selection. replay: also tui_bisect_replay
+ * (the view does; the export takes the log as it is). -1 after a message. */
+int tui_bisect_ensure(struct tui *t, bool replay);
+/* The end analysis the bisect view shows, made once per state of the run
+ * (its steps and pairs) and shared with the export, so the report says
+ * what the screen says. NULL without a run or when it failed (said on the
+ * bottom line). Owned by t; valid until the next call or tui_bisect_close. */
+const struct db_bisect_result *tui_bisect_result(struct tui *t);
+/* Close the run with its replay and analysis (another variant, the end). */
+void tui_bisect_close(struct tui *t);
 
 #endif

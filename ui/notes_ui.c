@@ -238,21 +238,19 @@ void tui_export(struct tui *t, const char *dir)
 		dir = def;
 	}
 	char *notes = tui_notes_dir(t);
-	db_bisect_result res;
-	bool have_res = false;
 	db_err err = {{0}};
 	/* a resumed session's bisect is in the report even when the bisect
-	 * view was not opened in this run */
+	 * view was not opened in this run: its log as it is, not replayed */
 	if (!t->bisect && s && s->n_steps)
-		tui_bisect_ensure(t);
-	if (t->bisect) {
-		memset(&res, 0, sizeof res);
-		have_res = db_bisect_analyze(t->bisect, &res, &err) == 0;
-	}
-	/* the heatmap as on the screen: same selection, same cells */
+		tui_bisect_ensure(t, false);
+	/* what the screen shows, not built again: the bisect view's analysis
+	 * and the heatmap's grid, its cells settled as a draw settles them */
+	const db_bisect_result *res = tui_bisect_result(t);
+	tui_grid_worst(t);
 	db_export_ctx x = {.s = s, .c = t->cmp, .b = t->bisect ? &t->bisect->sm : NULL,
-	                   .res = have_res ? &res : NULL, .notes_dir = notes, .view = true,
-	                   .phase = tui_phase(t), .pass = tui_pass(t), .rank = tui_rank(t)};
+	                   .res = res, .notes_dir = notes, .view = true,
+	                   .phase = tui_phase(t), .pass = tui_pass(t), .rank = tui_rank(t),
+	                   .grid = t->have_grid ? &t->grid : NULL};
 	const char *done = "exported report.md, heatmap.svg, metrics.json, metrics.csv to ";
 	char shown[PATH_MAX];
 	if (t->n_variants)
@@ -262,8 +260,6 @@ void tui_export(struct tui *t, const char *dir)
 		tui_msg(t, true, "export failed: %s", err.msg[0] ? err.msg : "out of memory");
 	else
 		tui_msg(t, false, "%s%s", done, msg_path(dir, done, shown, sizeof shown));
-	if (have_res)
-		db_bisect_result_free(&res);
 	free(notes);
 	free(def);
 }

@@ -18,7 +18,6 @@
 #include "app.h"
 #include "cmdline.h"
 #include "commands.h"
-#include "db_bisect.h"
 #include "db_cmd.h"
 #include "db_esc.h"
 #include "db_session.h"
@@ -598,8 +597,7 @@ out_cmp:
 	free(t->col_match);
 	free(t->phase_div);
 	free(t->div_pass);
-	tui_bisect_replay_drop(t);
-	db_bisect_run_free(t->bisect);
+	tui_bisect_close(t);
 	if (t->n_variants) {
 		db_variants vs = {t->variants, t->n_variants};
 		db_variants_free(&vs);
