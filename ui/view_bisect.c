@@ -3,10 +3,12 @@
  * u undoes, x resets; the range, probes left, the layer strip and the
  * history; at the end the analysis (first bad layer, sub-stage, ranks,
  * drift vs sudden drop). The state machine lives in the core
- * (db_bisect.h) and in t->bisect, so it survives closing the view. */
+ * (db_bisect.h) and in t->bisect, so it survives closing the view; so does
+ * the analysis (t->analysis), which the export reads too. */
 #include "app.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,16 @@
 #include "db_session.h"
 #include "draw.h"
 #include "session_ui.h"
+
+/* The end analysis (t->analysis) and the state of the run it was made
+ * for: the view and the export share it. */
+struct tui_analysis {
+	db_bisect_result res;
+	bool ok;
+	unsigned long pairs_gen;
+	uint64_t steps_hash;
+	size_t n_steps, n_layers;
+};
 
 struct bisect_view {
 	bool have_res;                  /* the view analysed: it shows last_result */
@@ -34,14 +46,6 @@ static int replace(char **dst, const char *src)
 	*dst = d;
 	return 0;
 }
-
-/* The end analysis and the state of the run it was made for. */
-struct tui_analysis {
-	db_bisect_result res;
-	bool ok;
-	unsigned long pairs_gen, steps_hash;
-	size_t n_steps, n_layers;
-};
 
 /* Open the run once per process: from the session when it has bisect
  * settings, else from the current selection and probe. */
@@ -146,12 +150,12 @@ void tui_bisect_close(struct tui *t)
 
 /* The steps' layers and verdicts: an undo and another verdict leave
  * n_steps as it was, not the analysis. */
-static unsigned long steps_hash(const db_bisect *sm)
+static uint64_t steps_hash(const db_bisect *sm)
 {
-	unsigned long h = 14695981039346656037ul;
+	uint64_t h = UINT64_C(14695981039346656037);    /* FNV-1a */
 	for (size_t i = 0; i < sm->n_steps; i++) {
-		h = (h ^ (unsigned long)(unsigned)sm->steps[i].layer) * 1099511628211ul;
-		h = (h ^ (unsigned long)sm->steps[i].verdict) * 1099511628211ul;
+		h = (h ^ (uint32_t)sm->steps[i].layer) * UINT64_C(1099511628211);
+		h = (h ^ (uint32_t)sm->steps[i].verdict) * UINT64_C(1099511628211);
 	}
 	return h;
 }
@@ -162,7 +166,7 @@ const db_bisect_result *tui_bisect_result(struct tui *t)
 		return NULL;
 	const db_bisect *sm = &t->bisect->sm;
 	struct tui_analysis *a = t->analysis;
-	unsigned long sh = steps_hash(sm);
+	uint64_t sh = steps_hash(sm);
 	if (a && a->ok && a->pairs_gen == t->cmp->pairs_gen && a->n_steps == sm->n_steps &&
 	    a->n_layers == sm->n_layers && a->steps_hash == sh)
 		return &a->res;
