@@ -513,7 +513,7 @@ int tui_main(int argc, char **argv)
 		t->variant_paths = pos + 1;
 		t->cmp = vs.v[0];
 	} else {
-		co.verify_later = true;         /* see src/compare_reopen.c */
+		co.verify_later = true;         /* see src/compare/compare_reopen.c */
 		if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
 			fprintf(stderr, "dumpbisect: %s\n", err.msg);
 			db_session_free(t->session);
