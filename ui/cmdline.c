@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
-#include "keys.h"
+#include "base/app.h"
+#include "base/keys.h"
 #include "notes_ui.h"
-#include "script.h"
+#include "base/script.h"
 
 typedef void (*cmd_fn)(struct tui *t, char *args);
 

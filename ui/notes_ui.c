@@ -10,14 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "app.h"
+#include "base/app.h"
 #include "db_bisect.h"
 #include "db_export.h"
-#include "draw.h"
+#include "base/draw.h"
 #include "db_notes.h"
 #include "db_session.h"
-#include "prompt.h"
-#include "session_ui.h"
+#include "base/prompt.h"
+#include "base/session_ui.h"
 
 /* The session, made in memory on first use when there is no --session. */
 static db_session *session(struct tui *t)

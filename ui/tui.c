@@ -15,20 +15,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app.h"
+#include "base/app.h"
 #include "cmdline.h"
 #include "commands.h"
 #include "db_cmd.h"
 #include "db_esc.h"
 #include "db_session.h"
 #include "db_variants.h"
-#include "draw.h"
-#include "keys.h"
+#include "base/draw.h"
+#include "base/keys.h"
 #include "notes_ui.h"
-#include "prompt.h"
-#include "script.h"
-#include "session_ui.h"
-#include "signals.h"
+#include "base/prompt.h"
+#include "base/script.h"
+#include "base/session_ui.h"
+#include "base/signals.h"
 #include "watch_ui.h"
 
 static struct timespec t_start;

@@ -1,6 +1,6 @@
 /* `?`: every action with its current keys (from the action table and the
  * live bindings, so it cannot drift) and the ":" commands. */
-#include "app.h"
+#include "base/app.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cmdline.h"
-#include "draw.h"
-#include "keys.h"
+#include "base/draw.h"
+#include "base/keys.h"
 
 struct help_line {
 	char *text;

@@ -1,12 +1,12 @@
 /* One row per rank of a cell plus the merged comparison; a rank that alone
  * is bad stands out ("compare per-rank to isolate a TP/EP shard"). */
-#include "app.h"
+#include "base/app.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_notes.h"
-#include "draw.h"
+#include "base/draw.h"
 
 struct ranks {
 	size_t *pairs, n;               /* rows: merged first (when any), then ranks */

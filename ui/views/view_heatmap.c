@@ -1,12 +1,12 @@
 /* The home view: layers × top-level stages, each cell coloured by band and
  * showing the current metric; selectors on top, legend and the cell's full
  * status at the bottom. Transposable; columns filtered by "/". */
-#include "app.h"
+#include "base/app.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "draw.h"
+#include "base/draw.h"
 #include "db_session.h"
 #include "db_slot.h"
 

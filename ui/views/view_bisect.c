@@ -5,7 +5,7 @@
  * drift vs sudden drop). The state machine lives in the core
  * (db_bisect.h) and in t->bisect, so it survives closing the view; so does
  * the analysis (t->analysis), which the export reads too. */
-#include "app.h"
+#include "base/app.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -16,8 +16,8 @@
 #include "db_notes.h"
 #include "db_replay.h"
 #include "db_session.h"
-#include "draw.h"
-#include "session_ui.h"
+#include "base/draw.h"
+#include "base/session_ui.h"
 
 /* The end analysis (t->analysis) and the state of the run it was made
  * for: the view and the export share it. */

@@ -194,7 +194,7 @@ void tui_init_selection(struct tui *t);
 
 /* The heatmap's cursor moved to pair (first divergence, search, curve). */
 void heatmap_goto_pair(struct tui *t, size_t pair);
-/* Bisect (ui/view_bisect.c). A resumed session's bisect re-judged against
+/* Bisect (ui/views/view_bisect.c). A resumed session's bisect re-judged against
  * the trees now (once): when verdicts changed, says so on the bottom line
  * and the bisect view shows then and now instead of the logged outcome. */
 void tui_bisect_replay(struct tui *t);

@@ -1,13 +1,13 @@
 /* The numbered notes: a list (number, title, file) and a preview of the
  * selected one; Enter opens it in $EDITOR, w writes a new one. */
-#include "app.h"
+#include "base/app.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_notes.h"
-#include "draw.h"
-#include "session_ui.h"
+#include "base/draw.h"
+#include "base/session_ui.h"
 
 struct notes {
 	char *dir;

@@ -1,15 +1,15 @@
 /* Sub-stages of a cell in execution order (seed Phase 5): cos, rel and the
  * single-step cos change from the previous sub-stage; the first one that
  * drops more than 0.001 or leaves the ok band is highlighted. */
-#include "app.h"
+#include "base/app.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_notes.h"
-#include "draw.h"
-#include "hint_ui.h"
+#include "base/draw.h"
+#include "base/hint_ui.h"
 
 #define DROP_LIMIT 0.001
 

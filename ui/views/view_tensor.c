@@ -2,7 +2,7 @@
  * |diff| with coordinates, and the error per row (dim 0, tokens) as a
  * sparkline so "first tokens right, later ones drift" shows at a glance.
  * Files are read by a worker thread; the view is busy until it is done. */
-#include "app.h"
+#include "base/app.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include "db_grid.h"
 #include "db_reader.h"
 #include "db_slot.h"
-#include "draw.h"
+#include "base/draw.h"
 
 #define TOPK 10
 #define MAX_ROWS 1000000

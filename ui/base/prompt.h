@@ -1,4 +1,4 @@
-/* The line editor of the bottom line (ui/prompt.c): the ":" command line,
+/* The line editor of the bottom line (ui/base/prompt.c): the ":" command line,
  * the "/" filter and the views' prompts (note title, mark) all read their
  * text here; what the text is for is the opener's done callback, so the
  * editor calls nothing above the workbench's state. */

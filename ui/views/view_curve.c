@@ -2,13 +2,13 @@
  * (braille dots in UTF-8, '*' in ASCII) with the band boundaries drawn, so
  * accumulated drift and a sudden drop look different. Both axes run "up =
  * better": cos as its count of nines, -log10(1 - cos); rel as -log10(rel). */
-#include "app.h"
+#include "base/app.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "draw.h"
+#include "base/draw.h"
 
 #define NINES_MAX 7.0           /* cos >= 1 - 1e-7 is drawn at the top */
 

@@ -3,14 +3,14 @@
  * one variant has bad and another ok is the change that variant reverts;
  * the last column names the variants where it is ok. Also the variant
  * switch every view shares (tui_variant_select). */
-#include "app.h"
+#include "base/app.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_atomic.h"
 #include "db_variants.h"
-#include "draw.h"
+#include "base/draw.h"
 
 void tui_variant_select(struct tui *t, size_t k)
 {
