@@ -54,6 +54,13 @@ db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
 /* Text form, also used in session files: "band:ok", "band:drift",
  * "cos<0.99", "rel>0.1", "cos<0.99,rel>0.1". -1 with err on bad text. */
 int db_predicate_parse(const char *s, db_predicate *p, db_err *err);
+/* The verdict on pair p: with a noise tree (--noise) the default predicate
+ * (band:ok) asks the run's own noise, bad = beyond noise; else as
+ * db_predicate_eval, also bad when p leaves the ok band and strict is set;
+ * without a noise verdict, a drift pair across layouts (replica, or merged
+ * from another number of ranks) within 4 ulps (of its coarser dtype) of
+ * its largest value is good for the default predicate. */
+db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool strict);
 /* Writes the text form into buf (always NUL-terminated); returns buf. */
 char *db_predicate_str(const db_predicate *p, char *buf, size_t len);
 

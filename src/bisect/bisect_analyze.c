@@ -253,10 +253,13 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 			prev_cos = fin_cos(p->m.cos);
 		}
 		if (culprit < 0) {
-			bool leaves = w->band > DB_BAND_OK ||
-			              (pi != DB_NO_PAIR &&
-			               db_predicate_eval(&r->o.pred, &c->pairs[pi].m, w->band) == DB_V_BAD);
-			if (leaves || (isfinite(w->step_drop) && w->step_drop > STEP_DROP)) {
+			bool leaves = pi != DB_NO_PAIR
+			              ? db_predicate_eval_pair(&r->o.pred, &c->pairs[pi], true) == DB_V_BAD
+			              : w->band > DB_BAND_OK;
+			/* a pair the noise run judged: its step drop is noise too */
+			bool judged = pi != DB_NO_PAIR && (c->pairs[pi].noise == DB_NOISE_WITHIN ||
+			                                   c->pairs[pi].noise == DB_NOISE_BEYOND);
+			if (leaves || (!judged && isfinite(w->step_drop) && w->step_drop > STEP_DROP)) {
 				culprit = (long)res->n_walk - 1;
 				w->culprit = true;
 			}
@@ -287,8 +290,7 @@ static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
 		bool is_bad = p->status == DB_ST_SHAPE_MISMATCH;
 		if (p->status == DB_ST_OK) {
 			db_compare_pair(c, p);
-			is_bad = p->band > DB_BAND_OK ||
-			         db_predicate_eval(&r->o.pred, &p->m, p->band) == DB_V_BAD;
+			is_bad = db_predicate_eval_pair(&r->o.pred, p, true) == DB_V_BAD;
 		} else if (!is_bad) {
 			continue;
 		}

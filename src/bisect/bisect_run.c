@@ -108,7 +108,7 @@ void db_bisect_probe(db_bisect_run *r, int layer, db_probe *out)
 	out->dumped = true;
 	out->m = p->m;
 	out->band = p->band;
-	out->auto_verdict = db_predicate_eval(&r->o.pred, &p->m, p->band);
+	out->auto_verdict = db_predicate_eval_pair(&r->o.pred, p, false);
 }
 
 char *db_bisect_dump_hint(const db_bisect_run *r, int layer)

@@ -15,6 +15,7 @@
 #include "db_cell.h"
 #include "db_grid_cache.h"
 #include "db_hints.h"
+#include "db_noise.h"
 #include "db_esc.h"
 #include "db_json.h"
 #include "db_notes.h"
@@ -91,6 +92,15 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	if (db_noise_root(c)) { /* --noise: the floor and where this pair stands */
+		fputs(", \"noise_floor\": ", out);
+		db_json_num(out, p->noise_floor);
+		fputs(", \"noise_ratio\": ", out);
+		db_json_num(out, p->noise_ratio);
+		fputs(", \"noise\": ", out);
+		db_json_str(out, p->noise == DB_NOISE_WITHIN ? "within" : p->noise == DB_NOISE_BEYOND
+		                 ? "beyond" : p->noise == DB_NOISE_NO_FLOOR ? "no_floor" : NULL);
+	}
 	db_hint h;
 	db_pair_hint(c, p, &h);
 	fputs(", \"hint\": ", out);
@@ -124,6 +134,17 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		fprintf(out, "%ld", fb);
 	else
 		fputs("null", out);
+	/* what first_divergence was judged by: the noise run, the
+	 * bit-identical regime, or the bands */
+	fputs(", \"judged_by\": ", out);
+	db_json_str(out, db_noise_root(c) ? "noise" : fd >= 0 && fd == db_first_not_identical(c)
+	                 ? "bit_identical" : "bands");
+	if (db_noise_root(c)) {
+		fputs(", \"noise\": ", out);
+		db_json_str(out, db_noise_root(c));
+		fprintf(out, ", \"noise_k\": %.17g, \"noise_min_rel\": %.17g",
+		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
+	}
 }
 
 int db_export_metrics_json(FILE *out, const db_compare *c)
