@@ -177,7 +177,9 @@ const char *db_probe_stage_at(const db_compare *c, const char *phase, const char
 typedef struct db_bisect_opts {
 	const char *stage;      /* probe; NULL = chosen (db_bisect_choose_probe) */
 	const char *phase;      /* NULL = first phase that diverges, else first */
-	const char *pass;       /* NULL = the profile's pass selection */
+	const char *pass;       /* NULL = the first pass that diverges in causal
+	                           order, from the profile's selection on (earlier
+	                           ones are warmups); that selection when none does */
 	db_predicate pred;
 	long good_layer;        /* DB_GOOD_BEFORE (default) or a layer */
 	int n_layers;           /* > 0: candidates are 0..n_layers-1 */
@@ -277,6 +279,8 @@ typedef struct db_bisect_result {
 	                           last stage, else the chosen stage) */
 	char probe_why[384];    /* which probe and why (db_bisect_run.probe_why) */
 	char phase[64];         /* the phase bisected ("" when the layout has none) */
+	char pass[64];          /* the pass bisected, as the pairs carry it ("" none) */
+	char pass_why[384];     /* db_bisect_run.pass_why */
 	bool has_crossing;
 	int crossing_layer;
 	db_substage_row *walk;  /* the intra-layer walk (owned array) */
@@ -302,6 +306,11 @@ typedef struct db_bisect_run {
 	                           to lower layers, so the search is not a
 	                           bisect (DB_KIND_BACKWARD) */
 	char probe_why[384];    /* one line: which probe and why */
+	char pass_why[384];     /* one line: which pass and why ("passes 0-2
+	                           bit-identical at L7 mlp_output; pass 3 is the
+	                           first that diverges"); "" when the phase has
+	                           one pass */
+	size_t n_passes;        /* passes of the phase (1 when none) */
 	db_bisect sm;           /* owned */
 } db_bisect_run;
 

@@ -370,6 +370,8 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
 	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);
 	snprintf(res->phase, sizeof res->phase, "%s", r->phase ? r->phase : "");
+	snprintf(res->pass, sizeof res->pass, "%s", r->pass ? r->pass : "");
+	snprintf(res->pass_why, sizeof res->pass_why, "%s", r->pass_why);
 	const char *ids = input_ids_differ(r);
 	if (ids) {
 		res->input_ids_mismatch = true;
@@ -434,7 +436,14 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 		}
 	} else if (b->phase == DB_BP_NO_BAD && !res->has_crossing) {
 		res->kind = DB_KIND_NONE;
-		snprintf(res->summary, sizeof res->summary, "nothing bad: %s", b->msg);
+		/* a "nothing bad" over one pass of many must say so */
+		if (r->n_passes > 1 && res->pass[0])
+			snprintf(res->summary, sizeof res->summary, "nothing bad in pass %s (of %zu "
+			         "passes%s): %s", res->pass, r->n_passes,
+			         r->o.pass ? "; --pass chose it"
+			                                                       : ", none diverges", b->msg);
+		else
+			snprintf(res->summary, sizeof res->summary, "nothing bad: %s", b->msg);
 	} else {
 		res->kind = DB_KIND_INCONCLUSIVE;
 		snprintf(res->summary, sizeof res->summary, "inconclusive: %s%s", b->msg,

@@ -14,4 +14,12 @@ bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p);
 size_t db_bisect_pick_pair(db_bisect_run *r, int layer, const char *stage,
                            bool *shape_mismatch, bool *partial);
 
+/* p is the probe's tensor at its layer (any stage dumped on both sides
+ * for DB_PROBE_LAST). */
+bool db_bisect_probe_pair(const db_bisect_run *r, const db_pair *p);
+/* Phase and pass of a new run (bisect_triage.c): the given ones, else the
+ * first phase, and in it the first pass, that diverges in causal order;
+ * sets r->phase, r->pass (owned), the probe and r->pass_why. */
+int db_bisect_choose_phase(db_bisect_run *r, db_err *err);
+
 #endif

@@ -144,7 +144,7 @@ int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err)
 
 /* p is the probe's tensor at its layer. With DB_PROBE_LAST every layer
  * that has a tensor on both sides has a probe (its last one). */
-static bool probe_pair(const db_bisect_run *r, const db_pair *p)
+bool db_bisect_probe_pair(const db_bisect_run *r, const db_pair *p)
 {
 	if (strcmp(r->stage, DB_PROBE_LAST))
 		return !strcmp(p->f.stage, r->stage);
@@ -164,7 +164,7 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			const db_pair *p = &c->pairs[i];
 			if (db_bisect_pair_in(r, p) && p->f.layer > hi &&
-			    (fill || probe_pair(r, p)))
+			    (fill || db_bisect_probe_pair(r, p)))
 				hi = p->f.layer;
 		}
 	/* Weights do not accumulate: a layer after the first diverging one may
@@ -173,7 +173,7 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			db_pair *p = &c->pairs[i];
 			if (p->f.layer < 0 || p->f.layer > hi || !db_bisect_pair_in(r, p) ||
-			    !probe_pair(r, p))
+			    !db_bisect_probe_pair(r, p))
 				continue;
 			db_compare_pair(c, p);
 			if (db_pair_diverges(p))
@@ -194,7 +194,7 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			const db_pair *p = &c->pairs[i];
 			if (p->f.layer >= 0 && (size_t)p->f.layer < span && db_bisect_pair_in(r, p) &&
-			    probe_pair(r, p))
+			    db_bisect_probe_pair(r, p))
 				have[p->f.layer] = true;
 		}
 	size_t k = 0;
@@ -224,18 +224,6 @@ static const char *find_final_stage(db_bisect_run *r)
 	return last;
 }
 
-/* Choose the probe of phase (NULL = any) into r (stage, how, why). */
-static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, db_err *err)
-{
-	char *st = NULL;
-	if (db_bisect_choose_probe(r->c, phase, pass, r->o.stage, &st, &r->probe_how,
-	                           r->probe_why, sizeof r->probe_why, err) < 0)
-		return -1;
-	free(r->stage);
-	r->stage = st;
-	return 0;
-}
-
 /* The selection runs its layers backward: the layer dumped first is higher
  * than the one dumped last (gradients, written as backward ran). */
 static bool runs_backward(const db_bisect_run *r)
@@ -251,72 +239,6 @@ static bool runs_backward(const db_bisect_run *r)
 			last = p;
 	}
 	return first && last && first->f.layer > last->f.layer;
-}
-
-/* The layer whose probe was dumped last in execution order, -1 none. */
-static int exec_last_layer(const db_bisect_run *r)
-{
-	const db_pair *last = NULL;
-	for (size_t i = 0; i < r->c->n_pairs; i++) {
-		const db_pair *p = &r->c->pairs[i];
-		if (p->f.layer >= 0 && db_bisect_pair_in(r, p) && probe_pair(r, p) &&
-		    (!last || p->seq > last->seq))
-			last = p;
-	}
-	return last ? last->f.layer : -1;
-}
-
-/* Default phase: the first (causal order) whose probe at its last dumped
- * layer (in execution order: the lowest for a backward phase) is bad; else the first that has a probe at all. Each phase gets
- * its own probe: the engine and the trainer name their modules apart.
- * Phases are separate runs fed the same tokens (an engine's drift does not
- * reach the trainer's forward), so a phase that is bad beyond drift wins
- * over an earlier one that only drifts (bf16 at another TP size does). */
-static int choose_phase(db_bisect_run *r, db_err *err)
-{
-	db_compare *c = r->c;
-	if (r->o.phase || c->n_phases == 0) {
-		if (r->o.phase && !(r->phase = strdup(r->o.phase)))
-			return db_err_set(err, NULL, NULL, -1, "out of memory");
-		return choose_probe(r, r->o.phase,
-		                    r->o.pass ? r->o.pass : db_default_pass(c, r->o.phase), err);
-	}
-	long first_with = -1, first_drift = -1;
-	db_err first_err = {{0}};
-	for (size_t ph = 0; ph < c->n_phases; ph++) {
-		const char *dp = db_default_pass(c, c->phases[ph]);
-		const char *pass = r->o.pass ? r->o.pass : dp;
-		db_err e = {{0}};
-		if (choose_probe(r, c->phases[ph], pass, &e) < 0) {
-			if (!first_err.msg[0])
-				first_err = e;
-			continue;
-		}
-		if (first_with < 0)
-			first_with = (long)ph;
-		r->phase = c->phases[ph];
-		r->pass = (char *)pass;
-		db_probe pr;
-		db_bisect_probe(r, exec_last_layer(r), &pr);
-		r->phase = r->pass = NULL;
-		if (pr.auto_verdict == DB_V_BAD && pr.band > DB_BAND_DRIFT) {
-			first_drift = -1;
-			first_with = (long)ph;
-			break;
-		}
-		if (pr.auto_verdict == DB_V_BAD && first_drift < 0)
-			first_drift = (long)ph;
-	}
-	if (first_drift >= 0)
-		first_with = first_drift;
-	if (first_with < 0) {
-		*err = first_err;
-		return -1;
-	}
-	if (!(r->phase = strdup(c->phases[first_with])))
-		return db_err_set(err, NULL, NULL, -1, "out of memory");
-	const char *dp = db_default_pass(c, r->phase);
-	return choose_probe(r, r->phase, r->o.pass ? r->o.pass : dp, err);
 }
 
 void db_bisect_run_free(db_bisect_run *r)
@@ -346,14 +268,9 @@ int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}
 	r->o.run_cmd = r->run_cmd;
-	if (choose_phase(r, err) < 0) {
+	if (db_bisect_choose_phase(r, err) < 0) {
 		db_bisect_run_free(r);
 		return -1;
-	}
-	const char *pass = o->pass ? o->pass : db_default_pass(c, r->phase);
-	if (pass && !(r->pass = strdup(pass))) {
-		db_bisect_run_free(r);
-		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}
 	r->o.phase = r->phase;
 	r->o.pass = r->pass;
