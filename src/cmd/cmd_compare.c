@@ -228,6 +228,7 @@ static void print_table(const db_compare *c, FILE *out)
 	}
 	if (st[DB_ST_REF_ONLY] && st[DB_ST_TARGET_ONLY])
 		explain_unpaired(c, out);
+	db_passes_text(out, c);
 	long fd = db_first_divergence(c, NULL, NULL, -2);
 	if (fd < 0) {
 		fputs("no divergence: every pair is in the ok band\n", out);

@@ -124,6 +124,7 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		fprintf(out, "%ld", fb);
 	else
 		fputs("null", out);
+	db_passes_json(out, c);
 }
 
 int db_export_metrics_json(FILE *out, const db_compare *c)
