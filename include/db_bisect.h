@@ -311,6 +311,7 @@ typedef struct db_bisect_run {
 	                           first that diverges"); "" when the phase has
 	                           one pass */
 	size_t n_passes;        /* passes of the phase (1 when none) */
+	bool pass_given;        /* the pass was asked for (--pass, a session's) */
 	db_bisect sm;           /* owned */
 } db_bisect_run;
 

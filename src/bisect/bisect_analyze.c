@@ -440,7 +440,7 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 		if (r->n_passes > 1 && res->pass[0])
 			snprintf(res->summary, sizeof res->summary, "nothing bad in pass %s (of %zu "
 			         "passes%s): %s", res->pass, r->n_passes,
-			         r->o.pass ? "; --pass chose it"
+			         r->pass_given ? "; --pass chose it"
 			                                                       : ", none diverges", b->msg);
 		else
 			snprintf(res->summary, sizeof res->summary, "nothing bad: %s", b->msg);

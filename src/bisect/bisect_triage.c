@@ -224,6 +224,7 @@ static void say_why_into(db_bisect_run *r, const triage *t, size_t k, char *w, s
 int db_bisect_choose_phase(db_bisect_run *r, db_err *err)
 {
 	db_compare *c = r->c;
+	r->pass_given = r->o.pass != NULL;
 	size_t n_ph = r->o.phase || !c->n_phases ? 1 : c->n_phases;
 	long best_ph = 0;
 	int best_rank = -1;
