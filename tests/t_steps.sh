@@ -31,7 +31,7 @@ PY
 # --pass overrides; a "nothing bad" over one of several passes says so
 expect 0 "bisect --pass 0" "$DB_BIN" bisect "$S/ref" "$S/target" --auto --pass 0
 has "$out" "nothing bad in pass 0 (of 4 passes; --pass chose it)" "--pass 0 summary"
-has "$out" "as asked by --pass 0" "--pass 0 why"
+has "$out" "pass 0 as given (--pass, or the session's)" "--pass 0 why"
 expect 1 "bisect --pass 3" "$DB_BIN" bisect "$S/ref" "$S/target" --auto --pass 3 --format json
 "$PY" -c 'import json,sys; j=json.loads(sys.argv[1]); sys.exit(not (j["pass"] == 3 and j["first_bad_layer"] == 4))' "$out" ||
 	fail "--pass 3: $out"

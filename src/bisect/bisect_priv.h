@@ -22,4 +22,11 @@ bool db_bisect_probe_pair(const db_bisect_run *r, const db_pair *p);
  * sets r->phase, r->pass (owned), the probe and r->pass_why. */
 int db_bisect_choose_phase(db_bisect_run *r, db_err *err);
 
+/* The intra-layer walk of layer into res (walk, culprit stage and
+ * sub-stage, its role, at_or_before, hint, bad ranks). prev_cos: the cos
+ * before the layer; input: the probe of the layer before (NULL = the
+ * model's input: good, no error). -1 on OOM. */
+int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
+                         const db_probe *input, db_bisect_result *res);
+
 #endif

@@ -181,7 +181,7 @@ static void say_why_into(db_bisect_run *r, const triage *t, size_t k, char *w, s
 {
 	char l[32], sp[96], at[300];
 	if (r->o.pass) {
-		snprintf(w, wl, "as asked by --pass %s", r->o.pass);
+		snprintf(w, wl, "pass %s as given (--pass, or the session's)", r->o.pass);
 		return;
 	}
 	if (t->n - t->start <= 1)

@@ -321,4 +321,7 @@ void db_thresholds_default(db_thresholds *t)
 	t->algo_cos = 0.9;
 	t->algo_rel = 0.30;
 	t->scramble_cos = 0.1;
+	/* an order of magnitude: rounding noise at another TP size grows by
+	 * a few × through a matmul, a bug by far more */
+	t->amplify = 10.0;
 }
