@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bisect.h"
 #include "db_cell.h"
 #include "draw.h"
 #include "hint_ui.h"
@@ -223,6 +224,81 @@ void tui_selection_changed(struct tui *t)
 	t->dirty = true;
 }
 
+void tui_init_selection(struct tui *t)
+{
+	t->n_ranks = db_ranks(t->cmp, &t->ranks);
+	t->phase = 0;           /* causal order: the first phase first */
+	for (size_t i = 0; i < t->cmp->n_pairs; i++)
+		t->has_merged |= t->cmp->pairs[i].merged;
+	/* All ranks: merged where sharded, else the worst rank (tui_grid_worst),
+	 * so a rank that alone goes bad shows on the first screen. */
+	t->rank_sel = 0;
+	/* the curve starts on the probe the bisect would choose, unless that
+	 * means computing pairs before the first frame (a weights profile) */
+	bool computes = false;
+	for (size_t i = 0; t->cmp->profile && i < t->cmp->profile->n_probes; i++)
+		computes |= !strcmp(t->cmp->profile->probes[i], DB_PROBE_FIRST_DIVERGENCE);
+	char *probe = NULL, why[384];
+	db_probe_how how;
+	db_err err = {{0}};
+	if (!computes &&
+	    db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
+	                           sizeof why, &err) == 0 && strcmp(probe, DB_PROBE_LAST))
+		snprintf(t->probe, sizeof t->probe, "%s", probe);
+	free(probe);
+	tui_selection_changed(t);
+}
+
+/* The heatmap's top line; here with the selection it shows. */
+void tui_draw_selection(struct tui *t, WINDOW *w, int y)
+{
+	int W = getmaxx(w), x = 0;
+	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "phase ");
+	if (!tui_phase(t)) {
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
+	} else {
+		for (size_t i = 0; i < t->cmp->n_phases; i++) {
+			bool sel = i == t->phase;
+			x += draw_textf(w, y, x, W - x, sel ? C_TAB : C_DEFAULT, 0, sel ? "[%s]" : " %s ",
+			                t->cmp->phases[i]);
+		}
+	}
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  pass ");
+	if (!t->n_passes || (t->n_passes == 1 && !*tui_pass(t))) {
+		/* the layout has no passes: nothing to choose, not "[]" */
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
+	} else {
+		const char *def = t->default_pass;
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
+		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
+	}
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  rank ");
+	if (t->rank_sel)
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
+	else
+		x += draw_text(w, y, x, W - x, C_TAB, 0, t->n_ranks ? "[all]" : "[-]");
+	if (t->n_ranks)
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_ranks);
+	if (t->n_variants) {
+		x += draw_text(w, y, x, W - x, C_DIM, 0, "  variant ");
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%zu]", t->variant + 1);
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_variants);
+	}
+	/* What "all" shows, when it fits beside the metric and the filter. */
+	const char *how = t->has_merged ? " (merged where sharded, else worst)"
+	                                : " (the worst per cell)";
+	int rest = draw_width("  metric max_abs") +
+	           (t->filter_re ? draw_width(t->filter_pat) + 10 : 0);
+	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
+		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
+	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
+	if (t->filter_re)
+		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
+}
+
 double tui_metric_value(const db_pair *p, enum tui_metric m)
 {
 	switch (m) {
@@ -376,7 +452,7 @@ int tui_filter_set(struct tui *t, const char *pattern)
 	return 0;
 }
 
-/* ---- messages, views ---- */
+/* ---- messages ---- */
 
 void tui_msg(struct tui *t, bool err, const char *fmt, ...)
 {
@@ -386,61 +462,6 @@ void tui_msg(struct tui *t, bool err, const char *fmt, ...)
 	va_end(ap);
 	t->msg_err = err;
 	t->dirty = true;
-}
-
-int tui_push(struct tui *t, const struct view_ops *ops, size_t pair)
-{
-	if (t->n_views == TUI_MAX_VIEWS) {
-		tui_msg(t, true, "too many views open; q closes one");
-		return -1;
-	}
-	struct view *v = &t->views[t->n_views];
-	memset(v, 0, sizeof *v);
-	v->ops = ops;
-	v->pair = pair;
-	v->priv = calloc(1, ops->private_size ? ops->private_size : 1);
-	if (!v->priv) {
-		tui_msg(t, true, "out of memory");
-		return -1;
-	}
-	t->n_views++;
-	if (ops->open && ops->open(v, t) < 0) {
-		t->n_views--;
-		if (ops->done)
-			ops->done(v, t);
-		free(v->priv);
-		v->priv = NULL;
-		return -1;
-	}
-	t->dirty = true;
-	return 0;
-}
-
-void tui_pop(struct tui *t)
-{
-	if (t->n_views <= 1)
-		return;
-	struct view *v = &t->views[--t->n_views];
-	if (v->ops->done)
-		v->ops->done(v, t);
-	free(v->priv);
-	v->priv = NULL;
-	t->dirty = true;
-}
-
-struct view *tui_top(struct tui *t)
-{
-	return t->n_views ? &t->views[t->n_views - 1] : NULL;
-}
-
-size_t tui_selected_pair(struct tui *t)
-{
-	for (int i = t->n_views - 1; i >= 0; i--) {
-		struct view *v = &t->views[i];
-		if (v->ops->selected)
-			return v->ops->selected(v, t);
-	}
-	return DB_NO_PAIR;
 }
 
 /* ---- pair text ---- */

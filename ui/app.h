@@ -13,6 +13,8 @@
 
 struct db_session;
 struct db_bisect_run;
+struct db_bisect_result;
+struct tui_analysis;
 struct db_replay;
 struct db_watch;
 
@@ -20,13 +22,14 @@ enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M__COUNT };
 
 #define TUI_MAX_VIEWS 12
 
+/* The bottom line's line editor (prompt.h). */
 struct tui_prompt {
 	bool active;
-	char kind;                      /* ':' command, '/' filter, or a view's prompt */
-	char label[64];                 /* shown before the text for view prompts */
+	char label[64];                 /* shown before the text (":", "/", "note title: ") */
 	char buf[512];                  /* UTF-8 */
 	size_t len;
-	/* View prompts (note title, mark text): called with the text on Enter. */
+	/* called with the text on Enter: runs the command, sets the filter,
+	 * writes the note... */
 	void (*done)(struct tui *t, const char *text, void *arg);
 	void *arg;
 };
@@ -38,6 +41,8 @@ struct tui {
 	db_compare *cmp;                /* owned */
 	struct db_session *session;     /* owned; in memory only without --session */
 	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
+	struct tui_analysis *analysis;  /* owned: the bisect's end analysis
+	                                   (tui_bisect_result), NULL none */
 	struct db_replay *replay;       /* owned: the resumed session's steps
 	                                   re-judged on these trees (replay
 	                                   --tui); NULL once the bisect changes */
@@ -108,6 +113,11 @@ struct tui {
 	char msg[512];
 	bool msg_err;
 	struct tui_prompt prompt;
+	/* Set by the top (ui/tui.c): perform key action a as if its key was
+	 * pressed, the top view first unless global, then the global actions.
+	 * The ":" commands reach the global actions through it, not by calling
+	 * up into tui.c. */
+	void (*action)(struct tui *t, enum tui_action a, bool global);
 
 	bool script, quit, dirty, too_small, mouse;
 	int exit_code;
@@ -158,13 +168,9 @@ bool tui_col_visible(struct tui *t, size_t c);
 void tui_msg(struct tui *t, bool err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* View stack. tui_push opens ops about pair; -1 when the view refused. */
-int tui_push(struct tui *t, const struct view_ops *ops, size_t pair);
-void tui_pop(struct tui *t);
-struct view *tui_top(struct tui *t);
-/* The pair the user has selected in the top view (or the heatmap). */
-size_t tui_selected_pair(struct tui *t);
-
+/* The selection as one line at y: phase tabs, pass, rank (what "all"
+ * shows), variant, metric and filter. */
+void tui_draw_selection(struct tui *t, WINDOW *w, int y);
 /* Two status lines about pair at y, y+1: names, shapes, dtypes; metrics.
  * note (may be NULL) follows the pair's label. */
 void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair);
@@ -182,53 +188,26 @@ char *tui_item_path(const struct tui *t, const db_item *it, bool ref);
 void tui_variant_select(struct tui *t, size_t k);
 /* variants.md (the probe per layer and variant) into an export's dir. */
 int tui_variants_export(struct tui *t, const char *dir, db_err *err);
-/* The first selection of a comparison (ui/tui.c). */
+/* The first selection of a comparison: the first phase, all ranks, the
+ * probe the bisect would choose. */
 void tui_init_selection(struct tui *t);
-
-/* Draw the whole screen now (the main loop does it when dirty). */
-void tui_draw(struct tui *t);
-/* Perform a key action as if its key was pressed (view first, then global). */
-void tui_action_run(struct tui *t, enum tui_action a);
-
-/* Notes, marks, export (ui/notes_ui.c): title NULL prompts for it; args of
- * mark "[status] text" (empty prompts); dir NULL = default. */
-void tui_note_new(struct tui *t, const char *title);
-void tui_mark(struct tui *t, const char *args);
-void tui_export(struct tui *t, const char *dir);
-/* Run $EDITOR on path with the terminal handed over; false (nothing done)
- * without $EDITOR or in script mode. */
-bool tui_edit_file(struct tui *t, const char *path);
-/* Save the session when it has a file (--session); errors go to the
- * bottom line. */
-void tui_session_save(struct tui *t);
-/* The notes directory (--notes, else beside the session, else ./notes);
- * caller frees. */
-char *tui_notes_dir(const struct tui *t);
 
 /* The heatmap's cursor moved to pair (first divergence, search, curve). */
 void heatmap_goto_pair(struct tui *t, size_t pair);
-/* A resumed session's bisect re-judged against the trees now (once): when
- * verdicts changed, says so on the bottom line and the bisect view shows
- * then and now instead of the logged outcome. */
+/* Bisect (ui/view_bisect.c). A resumed session's bisect re-judged against
+ * the trees now (once): when verdicts changed, says so on the bottom line
+ * and the bisect view shows then and now instead of the logged outcome. */
 void tui_bisect_replay(struct tui *t);
-/* Forget it (the bisect changed, or the workbench ends). */
-void tui_bisect_replay_drop(struct tui *t);
 /* The bisect run (t->bisect), opened once: from the session when it has
- * bisect settings, else from the selection. -1 after a message. */
-int tui_bisect_ensure(struct tui *t);
-
-/* Prompt for a line of text; done gets it on Enter (not on Esc). */
-void tui_prompt_open(struct tui *t, const char *label,
-                     void (*done)(struct tui *t, const char *text, void *arg),
-                     void *arg);
-/* Execute a ":" command line (without the colon). */
-void tui_command(struct tui *t, const char *line);
-/* Feed one key to the prompt; true when consumed. */
-bool tui_prompt_key(struct tui *t, int key);
-void tui_prompt_draw(struct tui *t, WINDOW *w, int y);
-/* The ":" commands for the help screen: name, arguments, help; returns the
- * count and sets *names etc. to static tables. */
-size_t tui_commands(const char *const **names, const char *const **args,
-                    const char *const **help);
+ * bisect settings, else from the selection. replay: also tui_bisect_replay
+ * (the view does; the export takes the log as it is). -1 after a message. */
+int tui_bisect_ensure(struct tui *t, bool replay);
+/* The end analysis the bisect view shows, made once per state of the run
+ * (its steps and pairs) and shared with the export, so the report says
+ * what the screen says. NULL without a run or when it failed (said on the
+ * bottom line). Owned by t; valid until the next call or tui_bisect_close. */
+const struct db_bisect_result *tui_bisect_result(struct tui *t);
+/* Close the run with its replay and analysis (another variant, the end). */
+void tui_bisect_close(struct tui *t);
 
 #endif

@@ -291,6 +291,34 @@ enum tui_color draw_status_color(db_status s)
 	}
 }
 
+/* The key sits beside the glyphs it explains, so a new band or status
+ * cannot miss its entry. */
+void draw_legend(WINDOW *w, int y, bool marks)
+{
+	int W = getmaxx(w), x = 0;
+	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	for (db_band b = DB_BAND_OK; b <= DB_BAND_SCRAMBLE; b++) {
+		x += draw_text(w, y, x, W - x, draw_band_color(b), 0, draw_band_glyph(b));
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s  ", db_band_name(b));
+	}
+	static const struct {
+		db_status s;
+		const char *what;
+	} st[] = {{DB_ST_REF_ONLY, "no target"}, {DB_ST_TARGET_ONLY, "no ref"},
+	          {DB_ST_SHAPE_MISMATCH, "shape"}, {DB_ST_ERROR, "error"}};
+	for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+		x += draw_text(w, y, x, W - x, draw_status_color(st[i].s), 0,
+		               draw_status_glyph(st[i].s));
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s  ", st[i].what);
+	}
+	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸", "*"));
+	x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " 1st divergence  ");
+	if (marks) {
+		x += draw_text(w, y, x, W - x, C_HILITE, A_BOLD, G("◆", "+"));
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " marked  ");
+	}
+}
+
 bool draw_pair_done(const db_pair *p)
 {
 	return db_pair_done(p);

@@ -1,7 +1,7 @@
 /* One interface for every view (tig's struct view_ops): the framework keeps
  * a stack of views, allocates each one's private state (private_size bytes,
  * zeroed), gives it the body of the screen to draw and the actions it did
- * not resolve globally. One file per view: ui/view_<name>.c. */
+ * not resolve globally (ui/view.c). One file per view: ui/view_<name>.c. */
 #ifndef TUI_VIEW_H
 #define TUI_VIEW_H
 #include <curses.h>
@@ -44,6 +44,18 @@ struct view {
 
 extern const struct view_ops heatmap_view, stages_view, ranks_view, tensor_view,
 	curve_view, help_view, bisect_view, notes_view, variants_view;
+
+/* The stack (ui/view.c). tui_push opens ops about pair; -1 when the view
+ * refused. */
+int tui_push(struct tui *t, const struct view_ops *ops, size_t pair);
+void tui_pop(struct tui *t);
+struct view *tui_top(struct tui *t);
+/* The pair the user has selected in the top view (or the one below). */
+size_t tui_selected_pair(struct tui *t);
+/* Draw the whole screen now: title bar, the top view's body, the bottom
+ * line (a message, the scan's progress, or the prompt). The main loop
+ * does it when t->dirty. */
+void tui_draw(struct tui *t);
 
 /* A scrolling list cursor for list-like views. */
 struct list_nav {

@@ -3,10 +3,12 @@
  * u undoes, x resets; the range, probes left, the layer strip and the
  * history; at the end the analysis (first bad layer, sub-stage, ranks,
  * drift vs sudden drop). The state machine lives in the core
- * (db_bisect.h) and in t->bisect, so it survives closing the view. */
+ * (db_bisect.h) and in t->bisect, so it survives closing the view; so does
+ * the analysis (t->analysis), which the export reads too. */
 #include "app.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,11 +17,20 @@
 #include "db_replay.h"
 #include "db_session.h"
 #include "draw.h"
+#include "session_ui.h"
+
+/* The end analysis (t->analysis) and the state of the run it was made
+ * for: the view and the export share it. */
+struct tui_analysis {
+	db_bisect_result res;
+	bool ok;
+	unsigned long pairs_gen;
+	uint64_t steps_hash;
+	size_t n_steps, n_layers;
+};
 
 struct bisect_view {
-	db_bisect_result res;
-	bool have_res;
-	size_t res_steps;               /* n_steps the result was made for */
+	bool have_res;                  /* the view analysed: it shows last_result */
 	int page;
 	long at;                        /* replay: steps shown (-1 = live) */
 	db_bisect past;                 /* replay: the state after `at` steps */
@@ -38,10 +49,13 @@ static int replace(char **dst, const char *src)
 
 /* Open the run once per process: from the session when it has bisect
  * settings, else from the current selection and probe. */
-int tui_bisect_ensure(struct tui *t)
+int tui_bisect_ensure(struct tui *t, bool replay)
 {
-	if (t->bisect)
+	if (t->bisect) {
+		if (replay)
+			tui_bisect_replay(t);   /* once: it may have been opened without */
 		return 0;
+	}
 	db_session *s = t->session;
 	db_bisect_opts o;
 	db_bisect_opts_default(&o);
@@ -68,7 +82,8 @@ int tui_bisect_ensure(struct tui *t)
 			t->bisect->sm = sm;
 		}
 	}
-	tui_bisect_replay(t);
+	if (replay)
+		tui_bisect_replay(t);
 	if (s) {
 		db_bisect_run *r = t->bisect;
 		replace(&s->probe, r->stage);
@@ -105,7 +120,8 @@ void tui_bisect_replay(struct tui *t)
 	        db_replay_first_bad(&rp->fresh->sm, b2, sizeof b2));
 }
 
-void tui_bisect_replay_drop(struct tui *t)
+/* Forget the replay (the log moved on, or the run is closed). */
+static void replay_drop(struct tui *t)
 {
 	if (!t->replay)
 		return;
@@ -114,11 +130,75 @@ void tui_bisect_replay_drop(struct tui *t)
 	t->replay = NULL;
 }
 
+static void analysis_drop(struct tui *t)
+{
+	if (!t->analysis)
+		return;
+	if (t->analysis->ok)
+		db_bisect_result_free(&t->analysis->res);
+	free(t->analysis);
+	t->analysis = NULL;
+}
+
+void tui_bisect_close(struct tui *t)
+{
+	replay_drop(t);
+	analysis_drop(t);
+	db_bisect_run_free(t->bisect);
+	t->bisect = NULL;
+}
+
+/* The steps' layers and verdicts: an undo and another verdict leave
+ * n_steps as it was, not the analysis. */
+static uint64_t steps_hash(const db_bisect *sm)
+{
+	uint64_t h = UINT64_C(14695981039346656037);    /* FNV-1a */
+	for (size_t i = 0; i < sm->n_steps; i++) {
+		h = (h ^ (uint32_t)sm->steps[i].layer) * UINT64_C(1099511628211);
+		h = (h ^ (uint32_t)sm->steps[i].verdict) * UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+const db_bisect_result *tui_bisect_result(struct tui *t)
+{
+	if (!t->bisect)
+		return NULL;
+	const db_bisect *sm = &t->bisect->sm;
+	struct tui_analysis *a = t->analysis;
+	uint64_t sh = steps_hash(sm);
+	if (a && a->ok && a->pairs_gen == t->cmp->pairs_gen && a->n_steps == sm->n_steps &&
+	    a->n_layers == sm->n_layers && a->steps_hash == sh)
+		return &a->res;
+	analysis_drop(t);
+	if (!(a = calloc(1, sizeof *a))) {
+		tui_msg(t, true, "bisect analysis: out of memory");
+		return NULL;
+	}
+	db_err err = {{0}};
+	a->ok = db_bisect_analyze(t->bisect, &a->res, &err) == 0;
+	a->pairs_gen = t->cmp->pairs_gen;
+	a->n_steps = sm->n_steps;
+	a->n_layers = sm->n_layers;
+	a->steps_hash = sh;
+	t->analysis = a;
+	if (!a->ok)
+		tui_msg(t, true, "bisect analysis: %s", err.msg);
+	return a->ok ? &a->res : NULL;
+}
+
+/* The analysis this view showed last (kept while the log changes, until
+ * the view analyses again), NULL when it has not analysed. */
+static const db_bisect_result *last_result(const struct tui *t, const struct bisect_view *b)
+{
+	return b->have_res && t->analysis && t->analysis->ok ? &t->analysis->res : NULL;
+}
+
 static int bisect_open(struct view *v, struct tui *t)
 {
 	struct bisect_view *b = v->priv;
 	b->at = -1;
-	return tui_bisect_ensure(t);
+	return tui_bisect_ensure(t, true);
 }
 
 /* Replay: rebuild the state machine from the first `at` steps of the log
@@ -144,8 +224,6 @@ static db_bisect *replay_state(struct tui *t, struct bisect_view *b)
 static void bisect_done(struct view *v, struct tui *t)
 {
 	struct bisect_view *b = v->priv;
-	if (b->have_res)
-		db_bisect_result_free(&b->res);
 	if (b->have_past)
 		db_bisect_free(&b->past);
 }
@@ -170,19 +248,12 @@ static const char *verdict_glyph(db_verdict v)
 	}
 }
 
-static void analyze(struct tui *t, struct bisect_view *b)
+/* The analysis the view shows, shared with the export. */
+static const db_bisect_result *analyze(struct tui *t, struct bisect_view *b)
 {
-	db_bisect *sm = &t->bisect->sm;
-	if (b->have_res && b->res_steps == sm->n_steps)
-		return;
-	if (b->have_res)
-		db_bisect_result_free(&b->res);
-	memset(&b->res, 0, sizeof b->res);
-	db_err err = {{0}};
-	b->have_res = db_bisect_analyze(t->bisect, &b->res, &err) == 0;
-	b->res_steps = sm->n_steps;
-	if (!b->have_res)
-		tui_msg(t, true, "bisect analysis: %s", err.msg);
+	const db_bisect_result *res = tui_bisect_result(t);
+	b->have_res = res != NULL;
+	return res;
 }
 
 /* The layer strip: every candidate, its verdict, the range and the next. */
@@ -246,8 +317,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		const char *ph = db_bisect_phase_name(sm->phase), *msg = sm->msg;
 		char dm[160];
 		if (!replay && sm->phase == DB_BP_FOUND && sm->first_bad >= 0) {
-			analyze(t, b);
-			if (b->have_res && b->res.kind == DB_KIND_DRIFT) {
+			const db_bisect_result *res = analyze(t, b);
+			if (res && res->kind == DB_KIND_DRIFT) {
 				snprintf(dm, sizeof dm, "no single layer stands out; the band is crossed at %s",
 				         label(sm->layers[sm->first_bad], a, sizeof a));
 				ph = "drift";
@@ -309,9 +380,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			          "<Enter> accepts  g good  b bad  s skip  u undo  x reset");
 		}
 	} else if (db_bisect_done(sm)) {
-		analyze(t, b);
-		if (b->have_res) {
-			const db_bisect_result *res = &b->res;
+		const db_bisect_result *res = analyze(t, b);
+		if (res) {
 			draw_textf(w, y++, 0, W, C_MARK, A_BOLD, "%s", res->summary);
 			x = draw_textf(w, y, 0, W, C_DEFAULT, 0, "kind %s", db_bisect_kind_name(res->kind));
 			if (res->has_first_bad)
@@ -416,22 +486,23 @@ static void step(struct tui *t, db_verdict v)
 /* The culprit on the heatmap: the first bad sub-stage, else the stage. */
 static void show_culprit(struct tui *t, struct bisect_view *b)
 {
-	if (!b->have_res || !b->res.has_first_bad) {
+	const db_bisect_result *res = last_result(t, b);
+	if (!res || !res->has_first_bad) {
 		tui_msg(t, false, "no first bad layer to show");
 		return;
 	}
-	const char *want = b->res.first_bad_substage ? b->res.first_bad_substage
-	                                             : b->res.first_bad_stage;
+	const char *want = res->first_bad_substage ? res->first_bad_substage
+	                                           : res->first_bad_stage;
 	const db_bisect_run *r = t->bisect;
 	size_t best = DB_NO_PAIR;
 	for (size_t i = 0; want && i < t->cmp->n_pairs; i++) {
 		const db_pair *p = &t->cmp->pairs[i];
-		if (p->f.layer != b->res.first_bad_layer || strcmp(p->f.stage, want) ||
+		if (p->f.layer != res->first_bad_layer || strcmp(p->f.stage, want) ||
 		    strcmp(p->f.phase, r->phase ? r->phase : "") ||
 		    strcmp(p->f.pass, r->pass ? r->pass : ""))
 			continue;
 		/* prefer the first bad rank, else the rank on screen */
-		int want_rank = b->res.n_bad_ranks ? b->res.bad_ranks[0] : tui_rank(t);
+		int want_rank = res->n_bad_ranks ? res->bad_ranks[0] : tui_rank(t);
 		if (best == DB_NO_PAIR || (p->f.rank == want_rank && !p->merged))
 			best = i;
 	}
@@ -461,7 +532,7 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 	               a == A_BISECT_BAD || a == A_BISECT_SKIP || a == A_BISECT_UNDO ||
 	               a == A_BISECT_RESET || a == A_BISECT_RESCAN;
 	if (changes)
-		tui_bisect_replay_drop(t);      /* the log moves on: now it is live */
+		replay_drop(t);         /* the log moves on: now it is live */
 	if (b->at >= 0 && changes) {
 		b->at = -1;             /* verdicts apply to the live state only */
 		tui_msg(t, false, "back to the live bisect");
@@ -511,11 +582,11 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 /* The probe pair of the first bad layer when found, else of the next. */
 static size_t bisect_selected(struct view *v, struct tui *t)
 {
-	struct bisect_view *b = v->priv;
+	const db_bisect_result *res = last_result(t, v->priv);
 	db_bisect *sm = &t->bisect->sm;
 	int layer;
-	if (b->have_res && b->res.has_first_bad)
-		layer = b->res.first_bad_layer;
+	if (res && res->has_first_bad)
+		layer = res->first_bad_layer;
 	else if (sm->next >= 0)
 		layer = sm->layers[sm->next];
 	else
@@ -527,8 +598,7 @@ static size_t bisect_selected(struct view *v, struct tui *t)
 
 static void bisect_note(struct view *v, struct tui *t, FILE *out)
 {
-	const struct bisect_view *bv = v->priv;
-	char *md = db_md_bisect(&t->bisect->sm, bv->have_res ? &bv->res : NULL);
+	char *md = db_md_bisect(&t->bisect->sm, last_result(t, v->priv));
 	if (md) {
 		fputs(md, out);
 		free(md);

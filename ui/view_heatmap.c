@@ -234,55 +234,6 @@ static int label_width(struct tui *t, struct heatmap *h, int maxw)
 	return w > maxw ? maxw : w;
 }
 
-static void draw_tabs(struct tui *t, WINDOW *w, int y)
-{
-	int W = getmaxx(w), x = 0;
-	draw_fill(w, y, 0, W, C_DEFAULT, 0);
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "phase ");
-	if (!tui_phase(t)) {
-		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
-	} else {
-		for (size_t i = 0; i < t->cmp->n_phases; i++) {
-			bool sel = i == t->phase;
-			x += draw_textf(w, y, x, W - x, sel ? C_TAB : C_DEFAULT, 0, sel ? "[%s]" : " %s ",
-			                t->cmp->phases[i]);
-		}
-	}
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  pass ");
-	if (!t->n_passes || (t->n_passes == 1 && !*tui_pass(t))) {
-		/* the layout has no passes: nothing to choose, not "[]" */
-		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
-	} else {
-		const char *def = t->default_pass;
-		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
-		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
-		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
-	}
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  rank ");
-	if (t->rank_sel)
-		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
-	else
-		x += draw_text(w, y, x, W - x, C_TAB, 0, t->n_ranks ? "[all]" : "[-]");
-	if (t->n_ranks)
-		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_ranks);
-	if (t->n_variants) {
-		x += draw_text(w, y, x, W - x, C_DIM, 0, "  variant ");
-		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%zu]", t->variant + 1);
-		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_variants);
-	}
-	/* What "all" shows, when it fits beside the metric and the filter. */
-	const char *how = t->has_merged ? " (merged where sharded, else worst)"
-	                                : " (the worst per cell)";
-	int rest = draw_width("  metric max_abs") +
-	           (t->filter_re ? draw_width(t->filter_pat) + 10 : 0);
-	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
-		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
-	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
-	if (t->filter_re)
-		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
-}
-
 /* The batch slot the comparison measures on (the first pair that has
  * one; pairs of one run share it), "" when none. */
 static char *slot_note(const struct tui *t, char *buf, size_t len)
@@ -357,32 +308,6 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
 	if (*slot_note(t, sn, sizeof sn))
 		draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
-}
-
-static void draw_legend(struct tui *t, WINDOW *w, int y)
-{
-	int W = getmaxx(w), x = 0;
-	draw_fill(w, y, 0, W, C_DEFAULT, 0);
-	for (db_band b = DB_BAND_OK; b <= DB_BAND_SCRAMBLE; b++) {
-		x += draw_text(w, y, x, W - x, draw_band_color(b), 0, draw_band_glyph(b));
-		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s  ", db_band_name(b));
-	}
-	static const struct {
-		db_status s;
-		const char *what;
-	} st[] = {{DB_ST_REF_ONLY, "no target"}, {DB_ST_TARGET_ONLY, "no ref"},
-	          {DB_ST_SHAPE_MISMATCH, "shape"}, {DB_ST_ERROR, "error"}};
-	for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
-		x += draw_text(w, y, x, W - x, draw_status_color(st[i].s), 0,
-		               draw_status_glyph(st[i].s));
-		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s  ", st[i].what);
-	}
-	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸", "*"));
-	x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " 1st divergence  ");
-	if (t->session && t->session->n_marks) {
-		x += draw_text(w, y, x, W - x, C_HILITE, A_BOLD, G("◆", "+"));
-		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " marked  ");
-	}
 }
 
 static const char *col_label(struct tui *t, struct heatmap *h, size_t dc);
@@ -468,7 +393,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 	struct heatmap *h = v->priv;
 	int W = getmaxx(w);
 	sync(t, h);
-	draw_tabs(t, w, y0);
+	tui_draw_selection(t, w, y0);
 	draw_triage(t, w, y0 + 1);
 	int hy = y0 + 2;                /* column header */
 	h->gy = hy + 1;
@@ -478,7 +403,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		          t->have_grid ? "nothing to show: the filter hides every stage (/ and "
 		                         "<Enter> clears it)"
 		                       : "no tensors in this phase / pass / rank");
-		draw_legend(t, w, y0 + hgt - 3);
+		draw_legend(w, y0 + hgt - 3, t->session && t->session->n_marks);
 		tui_draw_pair_status(t, w, y0 + hgt - 2, DB_NO_PAIR);
 		return;
 	}
@@ -585,7 +510,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		draw_text(w, h->gy, 0, 1, C_DIM, 0, G("▴", "^"));
 	if (h->top + (size_t)h->grows < nr)
 		draw_text(w, h->gy + h->grows - 1, 0, 1, C_DIM, 0, G("▾", "v"));
-	draw_legend(t, w, y0 + hgt - 3);
+	draw_legend(w, y0 + hgt - 3, t->session && t->session->n_marks);
 	size_t cur = pair_at(t, h, h->cr, h->cc);
 	char note[96];
 	tui_draw_pair_status_note(t, w, y0 + hgt - 2, cur,

@@ -7,6 +7,7 @@
 
 #include "db_notes.h"
 #include "draw.h"
+#include "session_ui.h"
 
 struct notes {
 	char *dir;

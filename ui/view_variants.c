@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "db_atomic.h"
-#include "db_bisect.h"
 #include "db_variants.h"
 #include "draw.h"
 
@@ -22,9 +21,7 @@ void tui_variant_select(struct tui *t, size_t k)
 	while (t->n_views > 1)
 		tui_pop(t);
 	db_compare_stop(t->cmp);
-	tui_bisect_replay_drop(t);
-	db_bisect_run_free(t->bisect);
-	t->bisect = NULL;
+	tui_bisect_close(t);
 	t->cmp = t->variants[k];
 	t->passes_valid = false;
 	t->variant = k;
