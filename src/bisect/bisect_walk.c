@@ -116,8 +116,12 @@ static long assign_roles(db_bisect_run *r, db_bisect_result *res, double in_err,
 	for (size_t i = 0; i < res->n_walk; i++) {
 		db_substage_row *w = &res->walk[i];
 		if (w->role == DB_ROLE_NOT_COMPARABLE || w->role == DB_ROLE_ONE_SIDE) {
-			/* nothing measured: the error carried passes over it */
+			/* nothing measured: the error carried passes over it; a
+			 * module one tree lacks here only, while all is still ok,
+			 * is the finding (a port that dropped it) */
 			w->err_in = w->err_out = w->amp = w->sqnr_db = NAN;
+			if (w->role == DB_ROLE_ONE_SIDE && first_intro < 0 && !(prev ? g_out_bad : g_in_bad))
+				first_intro = (long)i;
 			continue;
 		}
 		bool sib = prev && siblings(prev->stage, w->stage);
