@@ -54,6 +54,12 @@ int db_export_metrics_json(FILE *f, const db_compare *c);
 /* Its ", first_divergence, first_divergent_phase, first_beyond_drift"
  * members (indices into c->pairs or null), also in compare's variants. */
 void db_export_divergence_json(FILE *f, const db_compare *c);
+/* With several passes: one line per pass (its first divergence, and the
+ * first beyond drift) and "first diverging pass: N" (db_passes.h); the
+ * JSON keys ", \"passes\": [...], \"first_diverging_pass\"" the same.
+ * Nothing with one pass. Over computed pairs. */
+void db_passes_text(FILE *out, const db_compare *c);
+void db_passes_json(FILE *out, const db_compare *c);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
 /* One pair as a JSON object (the compare --format json pair schema). */
 void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);

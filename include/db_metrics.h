@@ -92,6 +92,8 @@ typedef struct db_thresholds {
 	/* --noise (db_noise.h): within noise when rel <= noise_k x
 	 * max(floor, noise_min_rel) */
 	double noise_k, noise_min_rel;
+	double amplify;                 /* a stage amplifies when it leaves >= this
+	                                 * × the error it receives (default 10) */
 } db_thresholds;
 
 void db_thresholds_default(db_thresholds *t);

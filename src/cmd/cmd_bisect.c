@@ -57,7 +57,7 @@ int db_cmd_bisect(int argc, char **argv)
 		                "the session's when resuming)"),
 		DB_NOISE_OPT(ca),
 		{"phase", 0, "PH", &o.phase, NULL, "phase to bisect (default: the first that diverges)"},
-		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the profile's selection)"},
+		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the first that diverges)"},
 		{"band", 0, "B", &band, NULL, "bad = worse than band B (ok, drift, algo, bug)"},
 		{"cos", 0, "X", &cosv, NULL, "bad when cos < X"},
 		{"rel", 0, "Y", &relv, NULL, "bad when rel > Y (--cos and --rel exclude --band)"},

@@ -238,6 +238,7 @@ static void print_table(const db_compare *c, FILE *out)
 	}
 	if (st[DB_ST_REF_ONLY] && st[DB_ST_TARGET_ONLY])
 		explain_unpaired(c, out);
+	db_passes_text(out, c);
 	long fd = db_first_divergence(c, NULL, NULL, -2);
 	const char *noise = db_noise_root(c);
 	if (fd < 0) {

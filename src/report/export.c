@@ -145,6 +145,7 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		fprintf(out, ", \"noise_k\": %.17g, \"noise_min_rel\": %.17g",
 		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
 	}
+	db_passes_json(out, c);
 }
 
 int db_export_metrics_json(FILE *out, const db_compare *c)
