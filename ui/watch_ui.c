@@ -4,7 +4,9 @@
  * written are left out until they read (settle window). */
 #include "watch_ui.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "db_bisect.h"
@@ -72,11 +74,17 @@ void tui_rescan(struct tui *t)
 	if (rc < 0) {
 		tui_msg(t, true, "rescan: %s", err.msg);
 	} else {
+		/* the message of a rescan that failed (a tree emptied) is stale
+		 * once one succeeds: replaced, not left until a key */
+		bool failed_before = t->msg_err && !strncmp(t->msg, "rescan: ", 8);
 		tui_rescanned(t);
 		size_t s = db_compare_settling(t->cmp);
-		if (t->cmp->n_pairs != before || s)
-			tui_msg(t, false, "trees changed: %zu pairs%s%zu%s", t->cmp->n_pairs,
-			        s ? ", " : "", s, s ? " file(s) still being written" : "");
+		if (t->cmp->n_pairs != before || s || failed_before) {
+			char more[64] = "";     /* s == 0 said nothing (it printed "0") */
+			if (s)
+				snprintf(more, sizeof more, ", %zu file(s) still being written", s);
+			tui_msg(t, false, "trees changed: %zu pairs%s", t->cmp->n_pairs, more);
+		}
 	}
 	if (bisect_open)
 		tui_push(t, &bisect_view, DB_NO_PAIR);

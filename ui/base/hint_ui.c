@@ -10,7 +10,9 @@
 
 typedef struct hint_key {
 	const db_compare *c;
-	size_t pair, n_pairs;   /* n_pairs: a rescan rebuilds the pairs */
+	unsigned long gen;      /* pairs_gen: a rescan rebuilds the pairs, maybe
+	                           as many, a rewritten file's with new numbers */
+	size_t pair, n_pairs;
 	int state;              /* no hint until the pair is computed */
 	size_t n_done;          /* pairs with NaN/Inf only: nan_origin looks at
 	                           the earlier pairs, which may still be computing */
@@ -26,12 +28,12 @@ const char *tui_pair_hint(const db_compare *c, size_t pair)
 	if (!c || pair >= c->n_pairs)
 		return NULL;
 	const db_pair *p = &c->pairs[pair];
-	hint_key k = {c, pair, c->n_pairs,
+	hint_key k = {c, c->pairs_gen, pair, c->n_pairs,
 	              atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire), 0};
 	if (k.state == DB_PAIR_DONE && p->status == DB_ST_OK && p->m.nonfinite_mismatch)
 		k.n_done = atomic_load(&((db_compare *)c)->n_done);
-	if (!valid || k.c != last.c || k.pair != last.pair || k.n_pairs != last.n_pairs ||
-	    k.state != last.state || k.n_done != last.n_done) {
+	if (!valid || k.c != last.c || k.gen != last.gen || k.pair != last.pair ||
+	    k.n_pairs != last.n_pairs || k.state != last.state || k.n_done != last.n_done) {
 		db_hint h;
 		db_pair_hint(c, p, &h);
 		db_hint_text(&h, !draw_utf8, text, sizeof text);
@@ -48,14 +50,16 @@ const char *tui_pair_hint_kind(const db_compare *c, size_t pair)
 	 * pair computed (nan_origin) */
 	enum { UNKNOWN = -1 };
 	static const db_compare *kc;
+	static unsigned long kgen;      /* the pairs' generation (a rescan) */
 	static size_t kn;
 	static signed char *kinds;
 	if (!c || pair >= c->n_pairs)
 		return NULL;
-	if (c != kc || c->n_pairs != kn) {
+	if (c != kc || c->pairs_gen != kgen || c->n_pairs != kn) {
 		free(kinds);
 		kinds = malloc(c->n_pairs);
 		kc = kinds ? c : NULL;
+		kgen = c->pairs_gen;
 		kn = kinds ? c->n_pairs : 0;
 		for (size_t i = 0; i < kn; i++)
 			kinds[i] = UNKNOWN;
