@@ -1,6 +1,8 @@
 /* compare --watch: the trees are being written (a shell on the dump node).
  * Compare what is there, then rescan whenever files arrive or change and
- * print the summary again when it changed; until --timeout or Ctrl-C. */
+ * print the summary again when it changed; until --timeout or Ctrl-C.
+ * Nothing to compare (yet, or again: a tree emptied and refilled, its files
+ * all being rewritten, its folder replaced) is a wait, never the end. */
 #include "cmd_compare_watch.h"
 
 #include <signal.h>
@@ -131,6 +133,7 @@ int db_compare_watch(const db_cmd *cmd, const db_cmp_args *ca, const char *ref,
 	int rc = 0;
 	bool scan = true;
 	bool force = said;      /* files written before the new watcher: once more */
+	bool waiting = false;   /* the last rescan found nothing to compare */
 	while (!interrupted) {
 		if (scan) {
 			db_compare_run(c);
@@ -147,17 +150,39 @@ int db_compare_watch(const db_cmd *cmd, const db_cmp_args *ca, const char *ref,
 		if (left <= 0)
 			break;
 		int ms = left * 1000 < TICK_MS ? (int)(left * 1000) + 1 : TICK_MS;
-		/* unfinished files are retried every tick until they read or age */
-		scan = db_watch_changed(w, ms) == 1 || db_compare_settling(c) > 0 || force;
+		/* unfinished files are retried every tick until they read or
+		 * age, and so is a tree that had nothing to compare (its
+		 * directories may be new ones no watcher knows yet) */
+		scan = db_watch_changed(w, ms) == 1 || db_compare_settling(c) > 0 || force || waiting;
 		force = false;
-		if (scan && !interrupted && db_compare_rescan(c, &err) < 0) {
-			rc = db_cmd_error(cmd, "rescan: %s", err.msg);
-			break;
+		if (!scan || interrupted)
+			continue;
+		if (db_compare_rescan(c, &err) < 0) {
+			/* emptied, or every file being rewritten: wait as at the
+			 * start; the old numbers stand until it is whole again */
+			if (!waiting && !json) {
+				printf("waiting: %s\n", err.msg);
+				fflush(stdout);
+			}
+			waiting = true;
+			scan = false;
+			continue;
+		}
+		if (waiting) {
+			waiting = false;
+			last[0] = '\0';        /* after "waiting:", the summary again */
+			db_watch *nw;   /* a folder replaced meanwhile: watch the new one */
+			if (db_watch_open(roots, 2, &nw, &err) == 0) {
+				db_watch_free(w);
+				w = nw;
+			}
 		}
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	if (rc == 0)
+	if (waiting)    /* still nothing to compare at the end: as at the start */
+		rc = db_cmd_error(cmd, "%s", err.msg);
+	else
 		rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
 	db_watch_free(w);
 	db_compare_free(c);
