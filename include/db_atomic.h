@@ -19,6 +19,26 @@ typedef int (*db_atomic_fn)(FILE *f, void *ctx, db_err *err);
  * ~umask). -1 with err naming the path and the failing call (open, write,
  * fsync, rename) on any error. */
 int db_atomic_write(const char *path, db_atomic_fn fn, void *ctx, db_err *err);
+/* The same in two steps, for several files that change together: stage
+ * each (its content written and fsynced to the temp file), then commit each
+ * (rename, fsync of the directory) only when all are staged, else discard
+ * the staged ones: a write that fails (a full disk) then changes none of
+ * them. Both end st (freed); -1 with err naming path and the failing call. */
+typedef struct db_atomic_staged {
+	char *path;             /* as given, for messages */
+	char *file;             /* the file replaced: path, links followed */
+	char *tmp;              /* its new content, "<file>.tmp.XXXXXX" */
+} db_atomic_staged;
+int db_atomic_stage(const char *path, db_atomic_fn fn, void *ctx, db_atomic_staged *st,
+                    db_err *err);
+int db_atomic_commit(db_atomic_staged *st, db_err *err);
+void db_atomic_discard(db_atomic_staged *st);
+/* Commit st[0..n) in order, every rename before any directory fsync (a
+ * failed fsync then leaves all of them renamed, none half). A rename that
+ * fails ends it: the rest are discarded, *n_done says how many were
+ * renamed; -1 with err. */
+int db_atomic_commit_all(db_atomic_staged *st, size_t n, size_t *n_done, db_err *err);
+
 /* Same with a buffer of len bytes. */
 int db_atomic_write_buf(const char *path, const void *buf, size_t len,
                         db_err *err);

@@ -1,5 +1,6 @@
 /* Export of a session (dumpbisect export, the TUI's `e`): into out_dir,
- * each written atomically,
+ * the four written as one (db_export_all: all staged, then renamed, report.md
+ * last, all of one generation),
  *   report.md     seed 000's report outline: summary, divergence point,
  *                 severity, bisect log, marks, notes index
  *   heatmap.svg   layer × stage cells coloured by band, cos in each cell,
@@ -34,10 +35,18 @@ typedef struct db_export_ctx {
 	 * used as is, never built again. NULL: built from the selection above
 	 * (db_export_grid), as the headless export does. */
 	const db_grid *grid;
+	/* db_export_all's stamp of this export ("20261127T091954Z-3f2a1b7c"),
+	 * in report.md, heatmap.svg and metrics.json; NULL = none */
+	const char *generation;
 } db_export_ctx;
 
-/* Write the four files into out_dir (created). -1 with err naming the file
- * that failed; files already written stay. */
+/* Write the four files into out_dir (created), as one: each is written and
+ * fsynced to a temp file first, and only when all four are, renamed over
+ * the old ones, report.md last. A write that fails (a full disk) leaves the
+ * previous export whole; -1 with err naming the file and the call. All four
+ * carry one generation stamp (report.md's says which heatmap.svg and
+ * metrics.json belong to it; metrics.csv, which has no room for it, is
+ * renamed with metrics.json). */
 int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err);
 
 /* The parts, to a stream (tests, TUI). Return 0 or -1 on write error. */

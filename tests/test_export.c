@@ -20,7 +20,22 @@ struct files {
 	char *dir, *md, *svg;
 };
 
-/* Export x into a scratch directory and read report.md and heatmap.svg. */
+/* s without the line holding the export's generation stamp (each export
+ * has its own), in place; the stamp must be there. */
+static char *unstamped(char *s)
+{
+	assert_non_null(s);
+	char *g = strstr(s, "xport generation ");
+	assert_non_null(g);
+	char *b = g, *e = strchr(g, '\n');
+	while (b > s && b[-1] != '\n')
+		b--;
+	memmove(b, e ? e + 1 : g + strlen(g), strlen(e ? e + 1 : g + strlen(g)) + 1);
+	return s;
+}
+
+/* Export x into a scratch directory and read report.md and heatmap.svg
+ * (their generation stamps taken out). */
 static struct files export_files(const db_export_ctx *x)
 {
 	struct files f = {cu_tmpdir(), NULL, NULL};
@@ -32,9 +47,9 @@ static struct files export_files(const db_export_ctx *x)
 		fail_msg("db_export_all: %s", err.msg);
 	size_t n;
 	snprintf(path, sizeof path, "%s/report.md", out);
-	f.md = tu_read(path, &n);
+	f.md = unstamped(tu_read(path, &n));
 	snprintf(path, sizeof path, "%s/heatmap.svg", out);
-	f.svg = tu_read(path, &n);
+	f.svg = unstamped(tu_read(path, &n));
 	return f;
 }
 

@@ -3,15 +3,12 @@
  * export_svg.c. Every file is written atomically. */
 #include "db_export.h"
 
-#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "util/text.h"
-#include "db_atomic.h"
 #include "db_cell.h"
 #include "db_grid_cache.h"
 #include "db_hints.h"
@@ -368,6 +365,9 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	const db_pair *p = fp != DB_NO_PAIR ? &c->pairs[fp] : NULL;
 
 	fputs("# dumpbisect report\n\n", f);
+	if (x->generation)
+		fprintf(f, "_Export generation %s: the heatmap.svg and metrics.json beside this "
+		        "report carry the same stamp._\n\n", x->generation);
 	/* Every name below is foreign text: code spans or escaped prose
 	 * (db_esc_md_*), never raw HTML or control bytes. */
 	fputs("- reference: ", f);
@@ -548,28 +548,6 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	return ferror(f) ? -1 : 0;
 }
 
-/* ------------------------------------------------------------ writing */
-
-typedef struct wctx {
-	const db_export_ctx *x;         /* its grid set */
-	int which;
-} wctx;
-
-static int write_one(FILE *f, void *ctx, db_err *err)
-{
-	wctx *w = ctx;
-	int rc;
-	switch (w->which) {
-	case 0: rc = db_export_report_md(f, w->x); break;
-	case 1: rc = db_export_svg(f, w->x->c, w->x->grid, w->x->s); break;
-	case 2: rc = db_export_metrics_json(f, w->x->c); break;
-	default: rc = db_export_metrics_csv(f, w->x->c); break;
-	}
-	if (rc < 0)
-		return db_err_set(err, NULL, NULL, -1, "write: %s", strerror(errno));
-	return 0;
-}
-
 /* The selection the screen would show for x (see db_export_ctx). */
 int db_export_grid(const db_export_ctx *x, db_grid *g)
 {
@@ -593,37 +571,4 @@ int db_export_grid(const db_export_ctx *x, db_grid *g)
 		db_grid_cache_worst_ranks(gc, x->c, g, NULL);
 	db_grid_cache_free(gc);
 	return rc < 0 ? -1 : 0;
-}
-
-int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
-{
-	if (mkdir(out_dir, 0755) < 0 && errno != EEXIST)
-		return db_err_set(err, out_dir, NULL, -1, "cannot create the export directory: %s",
-		                  strerror(errno));
-	/* one grid for the SVG and report.md's table: the caller's, else built */
-	db_export_ctx xg = *x;
-	db_grid g;
-	if (!x->grid) {
-		if (db_export_grid(x, &g) < 0)
-			return db_err_set(err, out_dir, NULL, -1,
-			                  "cannot build the heatmap grid (out of memory?)");
-		xg.grid = &g;
-	}
-	static const char *const names[] = {"report.md", "heatmap.svg", "metrics.json", "metrics.csv"};
-	int rc = 0;
-	for (int i = 0; i < 4 && rc == 0; i++) {
-		size_t n = strlen(out_dir) + strlen(names[i]) + 2;
-		char *path = malloc(n);
-		if (!path) {
-			rc = db_err_set(err, out_dir, NULL, -1, "out of memory");
-			break;
-		}
-		snprintf(path, n, "%s/%s", out_dir, names[i]);
-		wctx w = {&xg, i};
-		rc = db_atomic_write(path, write_one, &w, err);
-		free(path);
-	}
-	if (!x->grid)
-		db_grid_free(&g);
-	return rc;
 }

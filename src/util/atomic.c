@@ -116,37 +116,35 @@ static int fsync_dir_of(const char *path, db_err *err)
 	return rc;
 }
 
-static int write_at(const char *path, db_atomic_fn fn, void *ctx, db_err *err);
-
 int db_atomic_write(const char *path, db_atomic_fn fn, void *ctx, db_err *err)
 {
-	char *file = db_atomic_target(path);
-	if (!file)
-		return db_err_set(err, path, NULL, -1, "follow the link: %s", strerror(errno));
-	int rc = write_at(file, fn, ctx, err);
-	free(file);
-	return rc;
+	db_atomic_staged st;
+	if (db_atomic_stage(path, fn, ctx, &st, err) < 0)
+		return -1;
+	return db_atomic_commit(&st, err);
 }
 
-/* db_atomic_write of path, a file or where a new one goes (no link). */
-static int write_at(const char *path, db_atomic_fn fn, void *ctx, db_err *err)
+static void staged_free(db_atomic_staged *st)
 {
-	size_t n = strlen(path);
-	char *tmp = malloc(n + 16);
-	if (!tmp)
-		return db_err_set(err, path, NULL, -1, "out of memory");
-	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".tmp.XXXXXX", 12);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		db_err_set(err, path, NULL, -1, "create temp file: %s", strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	/* mkstemp makes 0600: the file replaced keeps its mode (and group,
-	 * when we may), a new one is an ordinary user file */
+	free(st->path);
+	free(st->file);
+	free(st->tmp);
+	memset(st, 0, sizeof *st);
+}
+
+void db_atomic_discard(db_atomic_staged *st)
+{
+	if (st->tmp)
+		unlink(st->tmp);
+	staged_free(st);
+}
+
+/* The new file's mode: the one it replaces keeps its mode (and group,
+ * when we may); a new one is an ordinary user file (mkstemp makes 0600). */
+static void take_mode(int fd, const char *file)
+{
 	struct stat old;
-	if (stat(path, &old) == 0 && S_ISREG(old.st_mode)) {
+	if (stat(file, &old) == 0 && S_ISREG(old.st_mode)) {
 		fchmod(fd, old.st_mode & 07777);
 		if (old.st_gid != getegid() && fchown(fd, (uid_t)-1, old.st_gid) == 0)
 			fchmod(fd, old.st_mode & 07777);        /* chown dropped setgid */
@@ -155,40 +153,98 @@ static int write_at(const char *path, db_atomic_fn fn, void *ctx, db_err *err)
 		umask(um);
 		fchmod(fd, 0644 & ~um);
 	}
+}
+
+int db_atomic_stage(const char *path, db_atomic_fn fn, void *ctx, db_atomic_staged *st,
+                    db_err *err)
+{
+	memset(st, 0, sizeof *st);
+	if (!(st->path = strdup(path)))
+		return db_err_set(err, path, NULL, -1, "out of memory");
+	if (!(st->file = db_atomic_target(path))) {
+		db_err_set(err, path, NULL, -1, "follow the link: %s", strerror(errno));
+		staged_free(st);
+		return -1;
+	}
+	size_t n = strlen(st->file);
+	if (!(st->tmp = malloc(n + 16))) {
+		staged_free(st);
+		return db_err_set(err, path, NULL, -1, "out of memory");
+	}
+	memcpy(st->tmp, st->file, n);
+	memcpy(st->tmp + n, ".tmp.XXXXXX", 12);
+	int fd = mkstemp(st->tmp);
+	if (fd < 0) {
+		db_err_set(err, path, NULL, -1, "create temp file: %s", strerror(errno));
+		free(st->tmp);
+		st->tmp = NULL;
+		staged_free(st);
+		return -1;
+	}
+	take_mode(fd, st->file);
 	FILE *f = fdopen(fd, "w");
 	if (!f) {
 		db_err_set(err, path, NULL, -1, "fdopen: %s", strerror(errno));
 		close(fd);
 		goto fail;
 	}
-	if (fn(f, ctx, err) < 0) {
+	/* every message names the file the user asked for, never the temp
+	 * file (which is gone by the time it is read) */
+	db_err e2 = {{0}};
+	if (fn(f, ctx, &e2) < 0) {
+		db_err_set(err, path, NULL, -1, "%s", e2.msg);
 		fclose(f);
 		goto fail;
 	}
 	if (fflush(f) != 0 || ferror(f)) {
-		db_err_set(err, tmp, NULL, -1, "write: %s", strerror(errno));
+		db_err_set(err, path, NULL, -1, "write: %s", strerror(errno));
 		fclose(f);
 		goto fail;
 	}
 	if (fsync(fileno(f)) < 0) {
-		db_err_set(err, tmp, NULL, -1, "fsync: %s", strerror(errno));
+		db_err_set(err, path, NULL, -1, "fsync: %s", strerror(errno));
 		fclose(f);
 		goto fail;
 	}
 	if (fclose(f) != 0) {
-		db_err_set(err, tmp, NULL, -1, "close: %s", strerror(errno));
+		db_err_set(err, path, NULL, -1, "close: %s", strerror(errno));
 		goto fail;
 	}
-	if (rename(tmp, path) < 0) {
-		db_err_set(err, path, NULL, -1, "rename from %s: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	free(tmp);
-	return fsync_dir_of(path, err);
+	return 0;
 fail:
-	unlink(tmp);
-	free(tmp);
+	db_atomic_discard(st);
 	return -1;
+}
+
+int db_atomic_commit(db_atomic_staged *st, db_err *err)
+{
+	size_t done;
+	return db_atomic_commit_all(st, 1, &done, err);
+}
+
+int db_atomic_commit_all(db_atomic_staged *st, size_t n, size_t *n_done, db_err *err)
+{
+	size_t i = 0;
+	int rc = 0;
+	for (; i < n; i++)
+		if (rename(st[i].tmp, st[i].file) < 0) {
+			rc = db_err_set(err, st[i].path, NULL, -1, "rename: %s", strerror(errno));
+			break;
+		}
+	*n_done = i;
+	for (size_t k = i; k < n; k++)
+		db_atomic_discard(&st[k]);
+	/* the renames durable: after all of them, so that a directory that
+	 * refuses its fsync never leaves half of them renamed */
+	for (size_t k = 0; k < i; k++) {
+		db_err e2;
+		if (fsync_dir_of(st[k].file, &e2) < 0 && rc == 0) {
+			*err = e2;
+			rc = -1;
+		}
+		staged_free(&st[k]);
+	}
+	return rc;
 }
 
 struct buf_ctx {
