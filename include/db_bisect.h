@@ -118,6 +118,9 @@ typedef struct db_bisect {
 	size_t n_skipped_inside;/* skipped ones strictly inside */
 	int probes_left;        /* ⌈log2(n_remaining + 1)⌉ (+1 in BOUND) */
 	char msg[256];          /* plain status: "first bad layer: L5", ... */
+	/* private (bisect_index.c): each candidate's latest verdict and the
+	 * counts recompute reads, kept per step; owned, moves with the struct */
+	struct db_bisect_idx *idx;
 } db_bisect;
 
 /* layers need not be sorted (they are sorted and deduplicated here).
@@ -135,6 +138,11 @@ int db_bisect_add_layers(db_bisect *b, const int *layers, size_t n, db_err *err)
  * not only the proposal (an explicit good/bad bound). -1 with err when the
  * layer is not a candidate, the verdict is NONE, or on OOM. */
 int db_bisect_record(db_bisect *b, const db_bisect_step *s, db_err *err);
+/* Append steps[0..n) (copied) and recompute once: a session's log replays
+ * in time linear in its steps and layers. -1 with err as db_bisect_record
+ * for the first bad step (*bad its index; those before it are recorded). */
+int db_bisect_replay(db_bisect *b, const db_bisect_step *steps, size_t n, size_t *bad,
+                     db_err *err);
 /* Drop the last step; false when there is none. */
 bool db_bisect_undo(db_bisect *b);
 /* Drop all steps (the bounds go back to the start). */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect_priv.h"
+
 const char *db_verdict_name(db_verdict v)
 {
 	switch (v) {
@@ -218,36 +220,22 @@ static int ceil_log2(size_t n)
 	return k;
 }
 
-/* Latest verdict of each candidate, into v (n_layers entries). */
-static void latest_verdicts(const db_bisect *b, db_verdict *v)
+/* The latest step of candidate i, NULL when none. */
+static const db_bisect_step *latest_step(const db_bisect *b, long i)
 {
-	for (size_t i = 0; i < b->n_layers; i++)
-		v[i] = DB_V_NONE;
-	for (size_t i = 0; i < b->n_steps; i++) {
-		long ix = db_bisect_index(b, b->steps[i].layer);
-		if (ix >= 0)
-			v[ix] = b->steps[i].verdict;
-	}
-}
-
-/* The latest step of layer, NULL when none. */
-static const db_bisect_step *latest_step(const db_bisect *b, int layer)
-{
-	for (size_t i = b->n_steps; i-- > 0;)
-		if (b->steps[i].layer == layer)
-			return &b->steps[i];
-	return NULL;
+	long s = b->idx->last[i];
+	return s >= 0 ? &b->steps[s] : NULL;
 }
 
 /* Appends the skipped layers strictly inside (good, bad) whose skip was
  * (not_dumped) or was not (a judgement) for want of data, as ranges
- * "L9–L11, L13"; returns how many it listed. */
+ * "L9–L11, L13"; returns how many it listed (it stops once buf is full). */
 static size_t skipped_ranges(const db_bisect *b, bool not_dumped, char *buf, size_t len)
 {
 	size_t n = 0, o = strlen(buf);
 	long run = -1;          /* index where the current range started */
-	for (long i = b->good + 1; i <= b->bad; i++) {
-		const db_bisect_step *s = i < b->bad ? latest_step(b, b->layers[i]) : NULL;
+	for (long i = b->good + 1; i <= b->bad && !(n && o + 1 >= len); i++) {
+		const db_bisect_step *s = i < b->bad ? latest_step(b, i) : NULL;
 		bool in = s && s->verdict == DB_V_SKIP &&
 		          (s->auto_verdict == DB_V_NONE) == not_dumped;
 		bool joins = in && run >= 0 && b->layers[i] == b->layers[i - 1] + 1;
@@ -283,6 +271,25 @@ static void only_skipped_msg(db_bisect *b)
 	         n_sk ? " skipped" : "");
 }
 
+/* The unskipped candidate nearest to m inside [lo, hi] (the lower one of
+ * two as near), -1 when none. */
+static long nearest_unskipped(const db_bisect_idx *x, long lo, long hi, long m)
+{
+	size_t n = x->n;
+	long p = -1, q = -1, pm = m < hi ? m : hi, qm = m + 1 > lo ? m + 1 : lo;
+	size_t c;
+	if (pm >= lo && (c = db_bidx_count(x->unsk, n, lo, pm)))
+		p = db_bidx_kth(x->unsk, n, db_bidx_count(x->unsk, n, 0, lo - 1) + c);
+	if (qm <= hi && db_bidx_count(x->unsk, n, qm, hi))
+		q = db_bidx_kth(x->unsk, n, db_bidx_count(x->unsk, n, 0, qm - 1) + 1);
+	if (p < 0 || q < 0)
+		return p < 0 ? q : p;
+	return m - p <= q - m ? p : q;
+}
+
+/* Every derived field from the candidates' latest verdicts (b->idx): the
+ * bounds, the proposal, the counts. O(log n) but for the message of an
+ * ONLY_SKIPPED end. */
 static void recompute(db_bisect *b)
 {
 	char l1[32], l2[32];
@@ -299,22 +306,22 @@ static void recompute(db_bisect *b)
 		snprintf(b->msg, sizeof b->msg, "no layers to bisect");
 		return;
 	}
-	db_verdict *v = calloc(b->n_layers, sizeof *v);
-	if (!v) {
+	const db_bisect_idx *x = b->idx;
+	if (!x || x->n != b->n_layers) {
 		b->phase = DB_BP_EMPTY;
 		snprintf(b->msg, sizeof b->msg, "out of memory");
 		return;
 	}
-	latest_verdicts(b, v);
-	for (size_t i = 0; i < b->n_layers; i++) {
-		if (v[i] == DB_V_GOOD && (long)i > b->good)
-			b->good = (long)i;
-		if (v[i] == DB_V_BAD && b->bad < 0)
-			b->bad = (long)i;
-	}
+	size_t n = x->n;
+	size_t n_good = db_bidx_count(x->good, n, 0, (long)n - 1);
+	long last_good = n_good ? db_bidx_kth(x->good, n, n_good) : -1;
+	if (last_good > b->good)
+		b->good = last_good;
+	if (db_bidx_count(x->bad, n, 0, (long)n - 1))
+		b->bad = db_bidx_kth(x->bad, n, 1);
 	if (b->bad >= 0 && b->good >= b->bad) {
 		b->phase = DB_BP_CONTRADICTORY;
-		if (b->good == b->start_good && v[b->good] != DB_V_GOOD)
+		if (b->good == b->start_good && x->v[b->good] != DB_V_GOOD)
 			snprintf(b->msg, sizeof b->msg,
 			         "contradictory bounds: %s is bad but the start good bound is %s",
 			         db_layer_label(b->layers[b->bad], l1, sizeof l1),
@@ -324,21 +331,14 @@ static void recompute(db_bisect *b)
 			         "contradictory bounds: %s is good but %s before it is bad",
 			         db_layer_label(b->layers[b->good], l1, sizeof l1),
 			         db_layer_label(b->layers[b->bad], l2, sizeof l2));
-		free(v);
 		return;
 	}
 	if (b->bad < 0) {
 		/* Bound check: the last layer not yet judged, from the end. */
-		long cand = -1;
-		for (long i = (long)b->n_layers - 1; i > b->good; i--) {
-			if (v[i] == DB_V_SKIP)
-				continue;
-			cand = i;
-			break;
-		}
-		if (cand < 0) {
+		size_t left = db_bidx_count(x->unsk, n, b->good + 1, (long)n - 1);
+		if (!left) {
 			b->phase = DB_BP_NO_BAD;
-			if (b->good == (long)b->n_layers - 1)
+			if (b->good == (long)n - 1)
 				snprintf(b->msg, sizeof b->msg,
 				         "the bad bound %s is good: nothing bad to bisect",
 				         db_layer_label(b->layers[b->good], l1, sizeof l1));
@@ -347,33 +347,25 @@ static void recompute(db_bisect *b)
 				         "no bad layer: %s good, every later layer skipped",
 				         b->good >= 0 ? db_layer_label(b->layers[b->good], l1, sizeof l1)
 				                      : "input");
-			free(v);
 			return;
 		}
+		long cand = db_bidx_kth(x->unsk, n, db_bidx_count(x->unsk, n, 0, (long)n - 1));
 		b->phase = DB_BP_BOUND;
 		b->next = cand;
-		for (long i = b->good + 1; i < (long)b->n_layers; i++)
-			b->n_remaining += v[i] != DB_V_SKIP;
+		b->n_remaining = left;
 		/* one probe for the bound, then the search over the rest */
 		b->probes_left = 1 + ceil_log2(b->n_remaining);
 		snprintf(b->msg, sizeof b->msg, "checking the bad bound: %s",
 		         db_layer_label(b->layers[cand], l1, sizeof l1));
-		free(v);
 		return;
 	}
 	long m = (b->good + b->bad) / 2;
 	if (b->good + b->bad < 0)
 		m = -1; /* floor for good = -1, bad = 0 */
-	long best = -1;
-	for (long i = b->good + 1; i < b->bad; i++) {
-		if (v[i] == DB_V_SKIP) {
-			b->n_skipped_inside++;
-			continue;
-		}
-		b->n_remaining++;
-		if (best < 0 || labs(i - m) < labs(best - m))
-			best = i;
-	}
+	long lo = b->good + 1, hi = b->bad - 1;
+	b->n_remaining = db_bidx_count(x->unsk, n, lo, hi);
+	b->n_skipped_inside = (size_t)(hi - lo + 1) - b->n_remaining;
+	long best = b->n_remaining ? nearest_unskipped(x, lo, hi, m) : -1;
 	b->probes_left = ceil_log2(b->n_remaining + 1);
 	if (best >= 0) {
 		b->phase = DB_BP_SEARCH;
@@ -391,7 +383,6 @@ static void recompute(db_bisect *b)
 		snprintf(b->msg, sizeof b->msg, "first bad layer: %s",
 		         db_layer_label(b->layers[b->bad], l1, sizeof l1));
 	}
-	free(v);
 }
 
 int db_bisect_init(db_bisect *b, const int *layers, size_t n, long good_layer,
@@ -415,6 +406,11 @@ int db_bisect_init(db_bisect *b, const int *layers, size_t n, long good_layer,
 		for (size_t i = 0; i < b->n_layers; i++)
 			if (b->layers[i] <= good_layer)
 				b->start_good = (long)i;
+	if (db_bidx_build(b) < 0) {
+		free(b->layers);
+		memset(b, 0, sizeof *b);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
 	recompute(b);
 	return 0;
 }
@@ -435,32 +431,43 @@ int db_bisect_add_layers(db_bisect *b, const int *layers, size_t n, db_err *err)
 	}
 	long good = b->start_good >= 0 ? b->layers[b->start_good] : DB_GOOD_BEFORE;
 	qsort(v, k, sizeof *v, cmp_int);
+	/* new layers added twice in one call: once */
+	size_t u = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!u || v[u - 1] != v[i])
+			v[u++] = v[i];
 	free(b->layers);
 	b->layers = v;
-	b->n_layers = k;
+	b->n_layers = u;
 	/* the start bound stays on its layer; the steps name layers, not
 	 * indices, so they keep their meaning */
 	b->start_good = good == DB_GOOD_BEFORE ? DB_GOOD_BEFORE : db_bisect_index(b, (int)good);
+	int rc = db_bidx_build(b) < 0 ? db_err_set(err, NULL, NULL, -1, "out of memory") : 0;
 	recompute(b);
-	return 0;
+	return rc;
 }
 
 void db_bisect_free(db_bisect *b)
 {
 	free(b->layers);
 	free(b->steps);
+	db_bidx_free(b->idx);
 	memset(b, 0, sizeof *b);
 }
 
-int db_bisect_record(db_bisect *b, const db_bisect_step *s, db_err *err)
+/* Checks s and appends it without recomputing: -1 with err. */
+static int append_step(db_bisect *b, const db_bisect_step *s, db_err *err)
 {
 	char l[32];
-	if (db_bisect_index(b, s->layer) < 0)
+	long ix = db_bisect_index(b, s->layer);
+	if (ix < 0)
 		return db_err_set(err, NULL, NULL, -1, "%s is not a bisect candidate",
 		                  db_layer_label(s->layer, l, sizeof l));
 	if (s->verdict != DB_V_GOOD && s->verdict != DB_V_BAD && s->verdict != DB_V_SKIP)
 		return db_err_set(err, NULL, NULL, -1, "%s: a step needs good, bad or skip",
 		                  db_layer_label(s->layer, l, sizeof l));
+	if (!b->idx && db_bidx_build(b) < 0)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	if (b->n_steps == b->cap_steps) {
 		size_t cap = b->cap_steps ? 2 * b->cap_steps : 16;
 		db_bisect_step *ns = realloc(b->steps, cap * sizeof *ns);
@@ -470,8 +477,34 @@ int db_bisect_record(db_bisect *b, const db_bisect_step *s, db_err *err)
 		b->cap_steps = cap;
 	}
 	b->steps[b->n_steps++] = *s;
+	db_bidx_set(b->idx, (size_t)ix, s->verdict, (long)b->n_steps - 1);
+	return 0;
+}
+
+int db_bisect_record(db_bisect *b, const db_bisect_step *s, db_err *err)
+{
+	if (append_step(b, s, err) < 0)
+		return -1;
 	recompute(b);
 	return 0;
+}
+
+int db_bisect_replay(db_bisect *b, const db_bisect_step *steps, size_t n, size_t *bad,
+                     db_err *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if ((rc = append_step(b, &steps[i], err)) < 0 && bad)
+			*bad = i;
+	recompute(b);
+	return rc;
+}
+
+/* After steps were dropped: the latest verdicts from the log again. */
+static void rebuild(db_bisect *b)
+{
+	db_bidx_build(b);       /* OOM: idx NULL, recompute says so */
+	recompute(b);
 }
 
 bool db_bisect_undo(db_bisect *b)
@@ -479,18 +512,21 @@ bool db_bisect_undo(db_bisect *b)
 	if (!b->n_steps)
 		return false;
 	b->n_steps--;
-	recompute(b);
+	rebuild(b);
 	return true;
 }
 
 void db_bisect_reset(db_bisect *b)
 {
 	b->n_steps = 0;
-	recompute(b);
+	rebuild(b);
 }
 
 db_verdict db_bisect_layer_verdict(const db_bisect *b, int layer)
 {
+	long ix = db_bisect_index(b, layer);
+	if (ix >= 0 && b->idx)
+		return b->idx->v[ix];
 	for (size_t i = b->n_steps; i-- > 0;)
 		if (b->steps[i].layer == layer)
 			return b->steps[i].verdict;

@@ -1,9 +1,30 @@
-/* Internals shared by bisect_run.c, bisect_analyze.c, bisect_report.c. */
+/* Internals shared by the files of src/bisect (the state machine's index,
+ * the runner, the analysis, the report). */
 #ifndef DB_BISECT_PRIV_H
 #define DB_BISECT_PRIV_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "db_bisect.h"
+
+/* The state recompute reads (bisect_index.c): per candidate its latest
+ * verdict (DB_V_NONE) and latest step (-1); Fenwick trees (1-based, n + 1
+ * entries) of the unskipped, good and bad candidates. */
+typedef struct db_bisect_idx {
+	size_t n;
+	db_verdict *v;
+	long *last;
+	int *unsk, *good, *bad;
+} db_bisect_idx;
+
+/* (Re)build b->idx from its candidates and steps. -1 on OOM (idx NULL). */
+int db_bidx_build(db_bisect *b);
+void db_bidx_free(db_bisect_idx *x);
+/* Candidate i's latest verdict is v, from step. */
+void db_bidx_set(db_bisect_idx *x, size_t i, db_verdict v, long step);
+/* Entries of tree t (n positions) in [lo, hi], 0-based. */
+size_t db_bidx_count(const int *t, size_t n, long lo, long hi);
+/* Position (0-based) of t's k-th entry (k from 1), -1 when fewer. */
+long db_bidx_kth(const int *t, size_t n, size_t k);
 
 /* p is in the run's phase and pass selection. */
 bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p);

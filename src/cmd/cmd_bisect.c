@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,16 +20,36 @@
 typedef struct save_ctx {
 	db_session *s;
 	db_bisect_run *r;
+	struct timespec saved;  /* the last save */
+	bool unsaved;           /* steps since then */
 } save_ctx;
 
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
 /* After every step; another writer's verdicts saved meanwhile are merged
- * in and the run goes on from there. */
+ * in and the run goes on from there. A layer skipped for want of dumps
+ * (the next run finds it undumped again) waits up to a second for the
+ * next save: over 100k candidates mostly undumped, a save per skip (the
+ * whole file each time) was quadratic. */
 static int save_step(const db_bisect *b, void *ctx, db_err *err)
 {
 	save_ctx *x = ctx;
 	if (!x->s)
 		return 0;
+	const db_bisect_step *last = b->n_steps ? &b->steps[b->n_steps - 1] : NULL;
+	bool undumped = last && last->verdict == DB_V_SKIP && last->auto_verdict == DB_V_NONE;
+	if (undumped && !db_bisect_done(b) && x->saved.tv_sec && since(&x->saved) < 1.0) {
+		x->unsaved = true;
+		return 0;
+	}
 	int rc = db_session_save_bisect(x->s, NULL, &x->r->sm, err);
+	clock_gettime(CLOCK_MONOTONIC, &x->saved);
+	x->unsaved = false;
 	if (rc == 1)
 		fprintf(stderr, "dumpbisect bisect: %s: another dumpbisect saved verdicts meanwhile; "
 		        "merged with them\n", db_esc(x->s->path));
@@ -216,11 +237,15 @@ int db_cmd_bisect(int argc, char **argv)
 	} else if (db_bisect_run_open(c, &o, &r, &err) < 0) {
 		goto fail;
 	}
-	save_ctx sc = {s, r};
+	save_ctx sc = {s, r, {0, 0}, false};
 	if (s && (db_session_set_run(s, r, co.profile) < 0 || save_step(&r->sm, &sc, &err) < 0))
 		goto fail;
-	if (db_bisect_run_auto(r, save_step, &sc, &err) < 0)
+	if (db_bisect_run_auto(r, save_step, &sc, &err) < 0) {
+		db_err e2;      /* the steps so far are kept: --run aborted */
+		if (sc.unsaved)
+			db_session_save_bisect(s, NULL, &r->sm, &e2);
 		goto fail;
+	}
 	/* layers the run could not judge: how to dump them */
 	for (size_t i = 0; i < r->sm.n_steps; i++) {
 		const db_bisect_step *st = &r->sm.steps[i];

@@ -128,12 +128,12 @@ int db_session_to_bisect(const db_session *s, db_bisect *b, db_err *err)
 {
 	if (db_bisect_init(b, s->layers, s->n_layers, s->good, err) < 0)
 		return -1;
-	for (size_t i = 0; i < s->n_steps; i++) {
-		db_err e2;
-		if (db_bisect_record(b, &s->steps[i], &e2) < 0) {
-			db_bisect_free(b);
-			return db_err_set(err, s->path, NULL, -1, "step %zu: %s", i + 1, e2.msg);
-		}
+	/* all the steps, then the state once: linear in steps and layers */
+	db_err e2;
+	size_t bad = 0;
+	if (db_bisect_replay(b, s->steps, s->n_steps, &bad, &e2) < 0) {
+		db_bisect_free(b);
+		return db_err_set(err, s->path, NULL, -1, "step %zu: %s", bad + 1, e2.msg);
 	}
 	return 0;
 }

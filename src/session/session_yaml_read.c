@@ -31,6 +31,12 @@ static int fail_at(rd *r, const yaml_node_t *n, const char *fmt, ...)
 	return -1;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
 static const char *scalar_of(const yaml_node_t *n)
 {
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
@@ -376,15 +382,22 @@ static int parse_root(rd *r, yaml_node_t *root, db_session *s)
 	}
 	if (!have_version)
 		return fail_at(r, root, "not a dumpbisect session (no 'dumpbisect_session: 1')");
-	for (size_t i = 0; i < s->n_steps; i++) {
-		bool found = false;
-		for (size_t j = 0; j < s->n_layers && !found; j++)
-			found = s->layers[j] == s->steps[i].layer;
-		if (!found)
+	/* every step on a candidate: against the sorted candidates, so a
+	 * session of many steps and layers reads in n log n */
+	int *sorted = malloc((s->n_layers ? s->n_layers : 1) * sizeof *sorted);
+	if (!sorted)
+		return fail_at(r, root, "out of memory");
+	if (s->n_layers)
+		memcpy(sorted, s->layers, s->n_layers * sizeof *sorted);
+	qsort(sorted, s->n_layers, sizeof *sorted, cmp_int);
+	for (size_t i = 0; i < s->n_steps; i++)
+		if (!bsearch(&s->steps[i].layer, sorted, s->n_layers, sizeof *sorted, cmp_int)) {
+			free(sorted);
 			return db_err_set(r->err, NULL, NULL, -1,
 			                  "%s: step %zu is on layer %d, which is not in 'layers'",
 			                  r->origin, i + 1, s->steps[i].layer);
-	}
+		}
+	free(sorted);
 	return 0;
 }
 
