@@ -320,6 +320,8 @@ typedef struct db_bisect_result {
 	char phase[64];         /* the phase bisected ("" when the layout has none) */
 	char pass[64];          /* the pass bisected, as the pairs carry it ("" none) */
 	char pass_why[384];     /* db_bisect_run.pass_why */
+	char ref_pass[64];      /* --slots against the prompt alone: the alone
+	                           run's pass aligned with pass ("" none) */
 	bool has_crossing;
 	int crossing_layer;
 	db_substage_row *walk;  /* the intra-layer walk (owned array) */

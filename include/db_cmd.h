@@ -79,7 +79,8 @@ typedef struct db_cmp_args {
 	{"slots", 0, "N", &(a).slots, NULL,                                          \
 	 "one TREE whose batch holds the same prompt N times:\n"                     \
 	 "slot 0 against slots 1..N-1, bitwise (slot k is\n"                         \
-	 "shown as rank k)"}
+	 "shown as rank k); REF TARGET: REF ran the prompt\n"                        \
+	 "alone, each of TARGET's N slots against it"}
 #define DB_NOISE_OPT(a)                                                             \
 	{"noise", 0, "DIR", &(a).noise, NULL,                                        \
 	 "the reference side run again (the target's layout or\n"                    \

@@ -41,6 +41,9 @@ typedef struct db_slot {
 	 * reference's block starts (DB_SLOT_IN_TREE: slot 0's rows). */
 	int k;
 	int64_t ref_start;
+	/* --slots N with two trees: the reference is the prompt run alone
+	 * (its whole tensor, ref_start 0) and k runs over every slot, 0 too */
+	bool alone;
 } db_slot;
 
 /* db_slot.side of --slots pairs: both sides are blocks of one tensor. */
@@ -49,8 +52,10 @@ typedef struct db_slot {
 /* --slots N: what one (phase, pass) of the tree was taken as. */
 typedef struct db_slot_pass {
 	char phase[32], pass[32];
+	char ref_pass[32];      /* two trees: the alone run's pass it goes with
+	                           ("" none); pass "": an alone pass left over */
 	bool used;              /* its tensors were split into slots */
-	char why[224];          /* "seq_lens [12, 12, 12, 12]: 4 x 12 rows", or why
+	char why[288];          /* "seq_lens [12, 12, 12, 12]: 4 x 12 rows", or why
 	                           it was skipped ("seq_lens [16]: 1 sequence") */
 	size_t n_pairs;         /* slot pairs built (n_slots - 1 per tensor) */
 	size_t n_left;          /* tensors left out (no token rows of the batch) */
@@ -157,6 +162,10 @@ typedef struct db_compare {
 	_Atomic size_t n_cached;        /* of those, served from the metrics cache */
 	/* --slots N (0: off): the passes and how each was split or skipped */
 	int n_slots;
+	/* two trees: the reference ran the prompt alone, the target's batch
+	 * holds it N times (each slot against the alone run: slots_alone.c) */
+	bool slots_alone;
+	char slots_align[160];  /* how the passes were aligned, or "" */
 	db_slot_pass *slot_passes;
 	size_t n_slot_passes;
 	void *priv;             /* worker pool, cache */
@@ -212,6 +221,14 @@ size_t db_compare_settling(const db_compare *c);
  * and rescans call it; see db_compare_opts.slots). -1 with err when the
  * tree has several ranks or no batch pass. */
 int db_slots_split(db_compare *c, int n, db_err *err);
+/* --slots with two trees: c's reference ran the prompt alone, its target
+ * holds it n times in a batch. The passes are aligned from the data (the
+ * target's warmup skipped: ref pass p goes with the target's first batch
+ * pass + p), and every tensor of a batch pass becomes n pairs, the alone
+ * run's tensor against slot k's rows (k = 0..n-1, in the rank field),
+ * judged bitwise. -1 with err when a side has several ranks or no pass
+ * aligns. */
+int db_slots_alone(db_compare *c, int n, db_err *err);
 
 const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
 /* "path" or "path:key" of an item (malloc'd); NULL for a missing side. */

@@ -9,7 +9,7 @@
 #    JSON "slot"); bisect's JSON carries "pass" and "slot";
 #  - the clean tree: every slot bit-identical, exit 0;
 #  - nothing dumped names the sequences: ATOM's pick_prefill_call rule;
-#  - the session keeps --slots; two trees with --slots is a usage error.
+#  - the session keeps --slots.
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 fresh_tmp
 need_python "to read the JSON answers"
@@ -88,9 +88,8 @@ expect 1 "bisect --session --slots" "$DB_BIN" bisect --no-cache --auto --slots 4
 grep -qxF 'slots: "4"' "$S" || fail "the session keeps --slots: $(cat "$S")"
 expect 0 "replay with the session's slots" "$DB_BIN" replay --no-cache "$S"
 
-# usage: one tree, 2 or more slots; a tree that is no batch says why
-expect 2 "--slots with two trees" "$DB_BIN" compare --slots 4 "$R/slots_v2_alone/ref" "$R/slots_v2_alone/target"
-has "$err" "give TREE only" "--slots with two trees"
+# usage: 2 or more slots; a tree that is no batch says why (two trees:
+# t_slots_alone.sh)
 expect 2 "--slots 1" "$DB_BIN" compare --slots 1 "$R/slots_v2_oproj/target"
 expect 2 "--slots on no batch" "$DB_BIN" compare --no-cache --slots 4 "$R/slots_v2_alone/ref"
 has "$err" "no pass of the tree is a batch of 4 equal prompts; pass 0: seq_lens [12]: 1 sequence, not 4" \

@@ -231,6 +231,11 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	snprintf(res->phase, sizeof res->phase, "%s", r->phase ? r->phase : "");
 	snprintf(res->pass, sizeof res->pass, "%s", r->pass ? r->pass : "");
 	snprintf(res->pass_why, sizeof res->pass_why, "%s", r->pass_why);
+	for (size_t i = 0; r->c->slots_alone && r->pass && i < r->c->n_slot_passes; i++) {
+		const db_slot_pass *sp = &r->c->slot_passes[i];
+		if (!strcmp(sp->pass, r->pass) && !strcmp(sp->phase, r->phase ? r->phase : ""))
+			snprintf(res->ref_pass, sizeof res->ref_pass, "%s", sp->ref_pass);
+	}
 	const char *ids = input_ids_differ(r);
 	if (ids) {
 		res->input_ids_mismatch = true;

@@ -63,6 +63,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	db_json_str(out, res->phase[0] ? res->phase : NULL);
 	fputs(", \"pass\": ", out);
 	db_json_field(out, res->pass, true);
+	fputs(", \"ref_pass\": ", out);
+	db_json_field(out, res->ref_pass, true);
 	fputs(", \"pass_why\": ", out);
 	db_json_str(out, res->pass_why[0] ? res->pass_why : NULL);
 	fputs(", \"crossing_layer\": ", out);
@@ -120,7 +122,10 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 	fprintf(out, "%s\n", db_esc(res->summary));
 	if (res->phase[0])
 		fprintf(out, "  phase:    %s\n", db_esc(res->phase));
-	if (res->pass_why[0])
+	if (res->pass_why[0] && res->ref_pass[0])
+		fprintf(out, "  pass:     %s, the alone run's pass %s (%s)\n", db_esc(res->pass),
+		        db_esc(res->ref_pass), db_esc(res->pass_why));
+	else if (res->pass_why[0])
 		fprintf(out, "  pass:     %s (%s)\n", db_esc(res->pass), db_esc(res->pass_why));
 	if (res->probe_why[0])
 		fprintf(out, "  probe:    %s\n", db_esc(res->probe_why));

@@ -185,12 +185,8 @@ int db_cmd_bisect(int argc, char **argv)
 		}
 	}
 	const char *ref = s ? s->ref : pos[0], *tgt = s ? s->target : pos[1];
-	if (co.slots) {         /* one tree: slot 0 against slot k */
-		if (tgt && strcmp(tgt, ref))
-			return db_cmd_usage_error(&cmd, "--slots compares the slots of one tree: give "
-			                          "TREE only");
+	if (co.slots && !tgt)   /* one tree: slot 0 against slot k */
 		tgt = ref;
-	}
 	if (s && ca.noise) {    /* kept in the session, as the trees */
 		free(s->noise);
 		if (!(s->noise = bcli_abspath(ca.noise))) {
@@ -209,7 +205,8 @@ int db_cmd_bisect(int argc, char **argv)
 	}
 	if (s && s->slots && !co.slots) {
 		co.slots = atoi(s->slots);
-		tgt = ref;
+		if (!tgt)
+			tgt = ref;
 	}
 	if (db_compare_open(ref, tgt, &co, &c, &err) < 0)
 		goto fail;

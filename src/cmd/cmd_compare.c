@@ -247,6 +247,8 @@ static void print_table(const db_compare *c, FILE *out)
 			fprintf(out, "no divergence beyond noise: every pair is within %g x its noise floor "
 			        "(or in the ok band where %s has none)\n", c->profile->thresholds.noise_k,
 			        db_esc(noise));
+		else if (c->slots_alone)
+			fputs("no divergence: every slot is bit-identical to the prompt run alone\n", out);
 		else if (c->n_slots)
 			fputs("no divergence: every slot is bit-identical to slot 0\n", out);
 		else
@@ -264,7 +266,11 @@ static void print_table(const db_compare *c, FILE *out)
 		        db_noise_str(p, nz, sizeof nz));
 	else
 		fprintf(out, "first divergence: %s: %s\n", lab, db_status_name(p->status));
-	if (p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK)
+	if (p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK && p->slot.alone)
+		fprintf(out, "  (judged bitwise: slot %d holds the prompt the reference ran alone, so "
+		        "batch-invariant kernels owe it the same bits; max |diff| %.3g, band %s)\n",
+		        p->slot.k, p->m.max_abs, db_band_name(p->band));
+	else if (p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK)
 		fprintf(out, "  (judged bitwise: slot %d holds the prompt of slot 0 in the same batch, "
 		        "so the same kernels owe it the same bits; max |diff| %.3g, band %s)\n",
 		        p->slot.k, p->m.max_abs, db_band_name(p->band));

@@ -303,6 +303,9 @@ void db_pair_label(const db_pair *p, char *buf, size_t len)
 		n += (size_t)snprintf(raw + n, cap - n, " rank %d", p->f.rank);
 	if (n < cap && p->f.pass[0])
 		n += (size_t)snprintf(raw + n, cap - n, " pass %s", p->f.pass);
+	/* a slot against the prompt run alone: the passes were aligned */
+	if (n < cap && p->slot.alone && p->ref && strcmp(p->ref->f.pass, p->f.pass))
+		n += (size_t)snprintf(raw + n, cap - n, " (ref pass %s)", p->ref->f.pass);
 	if (n < cap && p->f.phase[0])
 		snprintf(raw + n, cap - n, " phase %s", p->f.phase);
 	/* stage, pass and phase come from the dump's names */
@@ -315,10 +318,9 @@ int db_cmd_open_compare(const db_cmd *c, const db_cmp_args *a, const char *const
 	db_compare_opts o = {0};
 	if (db_cmp_args_apply(c, a, &o) != 0)
 		return 2;
-	if (o.slots && npos > 1)
-		return db_cmd_usage_error(c, "--slots compares the slots of one tree: give TREE only");
 	db_err err = {{0}};
-	/* --slots: the one tree is both sides (slot 0 against slot k) */
+	/* --slots: one tree is both sides (slot 0 against slot k); two trees:
+	 * the reference ran the prompt alone */
 	if (db_compare_open(pos[0], npos > 1 ? pos[1] : o.slots ? pos[0] : NULL, &o, out,
 	                    &err) != 0)
 		return db_cmd_error(c, "%s", err.msg);

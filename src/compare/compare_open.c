@@ -314,13 +314,14 @@ int db_compare_open(const char *ref, const char *tgt,
 		pr->has_slot = true;
 	}
 	if (opts->slots) {
-		/* one tree: slot 0's rows are the reference side */
-		if (opts->slots < 2 || (tgt && !same_dir(ref, tgt))) {
+		/* one tree: slot 0's rows are the reference side; two: the
+		 * reference is the prompt alone */
+		if (opts->slots < 2) {
 			db_compare_free(c);
-			return db_err_set(err, NULL, NULL, -1, opts->slots < 2
-			                  ? "--slots wants 2 or more sequences" : "--slots takes one tree");
+			return db_err_set(err, NULL, NULL, -1, "--slots wants 2 or more sequences");
 		}
 		pr->n_slots = opts->slots;
+		pr->slots_alone = tgt && !same_dir(ref, tgt);
 	}
 	if (!c->ref_root || !c->tgt_root)
 		goto oom;
@@ -366,7 +367,8 @@ pair:
 		return -1;
 	}
 	db_slots_assign(c, pr->has_slot ? &pr->slot : NULL);
-	if (pr->n_slots && db_slots_split(c, pr->n_slots, err) != 0) {
+	if (pr->n_slots && (pr->slots_alone ? db_slots_alone(c, pr->n_slots, err)
+	                                    : db_slots_split(c, pr->n_slots, err)) != 0) {
 		db_compare_free(c);
 		return -1;
 	}
@@ -426,7 +428,8 @@ int db_compare_rescan(db_compare *c, db_err *err)
 		db_slots_assign(&tmp, pr->has_slot ? &pr->slot : NULL);
 	if (brc == 0 && pr->n_slots) {
 		tmp.slot_passes = NULL;     /* c's stay until the swap */
-		brc = db_slots_split(&tmp, pr->n_slots, err);
+		brc = pr->slots_alone ? db_slots_alone(&tmp, pr->n_slots, err)
+		                      : db_slots_split(&tmp, pr->n_slots, err);
 	}
 	if (brc != 0 || db_build_phases(&tmp) != 0) {
 		db_free_pairs(&tmp);
@@ -483,6 +486,7 @@ int db_compare_rescan(db_compare *c, db_err *err)
 		free(c->slot_passes);
 		c->slot_passes = tmp.slot_passes;
 		c->n_slot_passes = tmp.n_slot_passes;
+		memcpy(c->slots_align, tmp.slots_align, sizeof c->slots_align);
 	}
 	c->pairs_gen = tmp.pairs_gen;
 	c->phases = tmp.phases;

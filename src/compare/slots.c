@@ -21,15 +21,16 @@
 
 #include "db_reader.h"
 #include "pair/compare_priv.h"
+#include "slots_priv.h"
 
-static bool is_int(db_dtype d)
+bool db_slots_is_int(db_dtype d)
 {
 	return (d >= DB_DT_I8 && d <= DB_DT_U64) || d == DB_DT_BOOL;
 }
 
 /* Batch bookkeeping the dumpers write beside the model's tensors: the
  * names are SGLang's ForwardBatch fields (not a model's modules). */
-static bool named(const char *stage, const char *field)
+bool db_slots_named(const char *stage, const char *field)
 {
 	size_t n = strlen(stage), m = strlen(field);
 	return n >= m && !strcmp(stage + n - m, field) &&
@@ -38,10 +39,10 @@ static bool named(const char *stage, const char *field)
 
 /* The 1-D integer tensor of it into *v (malloc'd); its length, or -1
  * when unreadable or not such a tensor. */
-static int64_t load_ints(const db_index *ix, const db_item *it, int64_t **v)
+int64_t db_slots_load_ints(const db_index *ix, const db_item *it, int64_t **v)
 {
 	*v = NULL;
-	if (!it || it->err || it->ndim != 1 || !is_int(it->dtype))
+	if (!it || it->err || it->ndim != 1 || !db_slots_is_int(it->dtype))
 		return -1;
 	char *path = db_index_path(ix, it);
 	db_file *f = NULL;
@@ -63,7 +64,7 @@ static int64_t load_ints(const db_index *ix, const db_item *it, int64_t **v)
 	return n;
 }
 
-static void list_ints(char *buf, size_t cap, const int64_t *v, int64_t n)
+void db_slots_list_ints(char *buf, size_t cap, const int64_t *v, int64_t n)
 {
 	size_t k = (size_t)snprintf(buf, cap, "[");
 	for (int64_t i = 0; i < n && k < cap; i++) {
@@ -85,7 +86,7 @@ typedef struct grp {
 	db_slot_pass *sp;
 } grp;
 
-static int token_dim(const db_compare *c, const db_pair *p)
+int db_slots_token_dim(const db_compare *c, const db_pair *p)
 {
 	int d = c->profile ? db_profile_token_dim(c->profile, p->f.stage) : -1;
 	return d >= 0 && d < p->ndim_ref ? d : 0;
@@ -99,17 +100,17 @@ static bool from_dump(const db_compare *c, grp *g, int n)
 		const db_pair *p = &c->pairs[i];
 		if (strcmp(p->f.phase, g->sp->phase) || strcmp(p->f.pass, g->sp->pass))
 			continue;
-		if (!sl && named(p->f.stage, "seq_lens") && p->ref)
+		if (!sl && db_slots_named(p->f.stage, "seq_lens") && p->ref)
 			sl = p;
-		if (!pos && named(p->f.stage, "positions") && p->ref)
+		if (!pos && db_slots_named(p->f.stage, "positions") && p->ref)
 			pos = p;
 	}
 	char l[96];
 	int64_t m, *v = NULL;
 	char *why = g->sp->why;
 	size_t wn = sizeof g->sp->why;
-	if (sl && (m = load_ints(c->ref, sl->ref, &v)) >= 0) {
-		list_ints(l, sizeof l, v, m);
+	if (sl && (m = db_slots_load_ints(c->ref, sl->ref, &v)) >= 0) {
+		db_slots_list_ints(l, sizeof l, v, m);
 		bool equal = m > 0;
 		for (int64_t i = 1; i < m; i++)
 			equal &= v[i] == v[0];
@@ -127,7 +128,7 @@ static bool from_dump(const db_compare *c, grp *g, int n)
 	}
 	free(v);
 	v = NULL;
-	if (pos && (m = load_ints(c->ref, pos->ref, &v)) >= 0) {
+	if (pos && (m = db_slots_load_ints(c->ref, pos->ref, &v)) >= 0) {
 		/* a sequence starts where the position does not grow */
 		int64_t nseq = 0, first = -1, start = 0;
 		bool equal = true;
@@ -139,7 +140,7 @@ static bool from_dump(const db_compare *c, grp *g, int n)
 				nseq++;
 				start = i;
 			}
-		list_ints(l, sizeof l, v, m);
+		db_slots_list_ints(l, sizeof l, v, m);
 		if (nseq != n)
 			snprintf(why, wn, "positions %s: %lld sequence%s, not %d", l, (long long)nseq,
 			         nseq == 1 ? "" : "s", n);
@@ -170,7 +171,7 @@ static void pick_prefill(const db_compare *c, grp *gs, size_t ng, int n)
 		for (size_t j = gs[i].b; j < gs[i].e && gs[i].ntok < 0; j++) {
 			const db_pair *p = &c->pairs[j];
 			if (p->f.layer >= 0 && p->ndim_ref >= 1 && !p->merged)
-				gs[i].ntok = p->shape_ref[token_dim(c, p)];
+				gs[i].ntok = p->shape_ref[db_slots_token_dim(c, p)];
 		}
 	}
 	long best = -1;
@@ -204,9 +205,9 @@ static size_t split_pair(const db_compare *c, const db_pair *p, int n, int64_t l
                          db_pair *out)
 {
 	if (p->merged || p->status != DB_ST_OK || !p->ref || !p->tgt || p->ndim_ref < 1 ||
-	    is_int(p->dtype_ref) || !db_dtype_comparable(p->dtype_ref))
+	    db_slots_is_int(p->dtype_ref) || !db_dtype_comparable(p->dtype_ref))
 		return 0;
-	int d = token_dim(c, p);
+	int d = db_slots_token_dim(c, p);
 	int64_t rows = p->shape_ref[d], l;
 	if (rows == (int64_t)n * len)
 		l = len;

@@ -157,6 +157,7 @@ typedef struct db_cmp_priv {
 	db_slot_spec slot;      /* --slot, when has_slot */
 	bool has_slot;
 	int n_slots;            /* --slots N, 0 off (db_slots_split) */
+	bool slots_alone;       /* two trees: db_slots_alone */
 	void *cache;            /* cache.c state, created on first use */
 	pthread_mutex_t cache_mu;       /* guards creating it */
 	/* Opened from snapshots on trusted directory stamps (compare_reopen.c):
