@@ -212,6 +212,10 @@ typedef struct db_probe {
 	db_metrics m;           /* valid when dumped and computed */
 	db_band band;
 	db_verdict auto_verdict;/* NONE when not dumped or not comparable */
+	/* --noise, the default predicate: a pair before the probe (execution
+	 * order, this selection) beyond noise, which makes the probe bad even
+	 * when the probe itself is back within noise; DB_NO_PAIR none */
+	size_t beyond;
 } db_probe;
 
 /* What a stage did to the error (the intra-layer walk). A stage receives

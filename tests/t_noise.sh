@@ -65,12 +65,45 @@ print(p["phase"], p["pass"], p["layer"], p["stage"], p["noise_floor"], p["noise_
 sys.exit(0 if ok else 1)
 PY
 	expect 1 "noise $case: bisect" "$DB_BIN" bisect --no-cache --auto --format json "${T[@]}"
+	# the pass too: every pass diverges in these cases, so the first is named
 	"$PY" -c '
-import json, sys
+import json, re, sys
 d = json.loads(sys.argv[1])
-sys.exit(0 if d["first_bad_layer"] == int(sys.argv[2]) else 1)' "$out" "$layer" ||
-		fail "noise $case: bisect first bad layer, want L$layer: ${out:0:300}"
+phase, pas, layer, stage = sys.argv[2:6]
+st = d["first_bad_substage"] or d["first_bad_stage"] or ""
+ok = (d["first_bad_layer"] == int(layer) and str(d["pass"]) == pas and re.search(stage, st)
+      and (phase == "-" or re.match(phase, d["phase"])))
+sys.exit(0 if ok else 1)' "$out" "$phase" "$pass" "$layer" "$stage" ||
+		fail "noise $case: bisect, want pass $pass L$layer $stage: ${out:0:300}"
 done <"$R/cases_noise.tsv"
+
+# SGLang's attention and MLP modules across layouts (the engine at TP 1 vs TP 2): the
+# rotary embedding's q / k, the attention output and the activation concat over the
+# ranks' heads / columns, gate_up_proj un-fuses [gate_r; up_r]; without a bug they are
+# the same tensors up to reduction order (never beyond drift); qkv_proj's q:k:v split
+# is not recorded: not comparable, and says what would make it so
+E=$R/noise_miles_engine
+"$DB_BIN" compare --no-cache --format json "$E/ref" "$E/noise" >"$DB_TMP/me.json"
+"$PY" - "$DB_TMP/me.json" <<'PY' || fail "noise_miles_engine: SGLang's modules merged across layouts"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+ok = True
+for st in ("self_attn.rotary_emb", "self_attn.rotary_emb.1", "self_attn.attn", "mlp.act_fn",
+           "mlp.gate_up_proj"):
+    ps = [p for p in d["pairs"] if p["stage"] == st and p["layer"] is not None]
+    if not ps or any(p["rank"] is not None or p["status"] != "ok"
+                     or p["severity"] not in ("ok", "drift") for p in ps):
+        print(st, [(p["rank"], p["status"], p["severity"]) for p in ps[:3]])
+        ok = False
+qk = [p for p in d["pairs"] if p["stage"] == "self_attn.qkv_proj"]
+if not qk or any(p["status"] != "not_comparable" or p["rank"] is not None for p in qk):
+    print("qkv_proj", [(p["rank"], p["status"]) for p in qk[:2]])
+    ok = False
+sys.exit(0 if ok else 1)
+PY
+expect 1 "noise_miles_engine: ref vs noise" "$DB_BIN" compare --no-cache "$E/ref" "$E/noise"
+grep -qE '^[^ ]+ +inference 0 +1 +all +self_attn\.qkv_proj .*not_comparable: fused per-rank output across layouts \(1 vs 2 ranks\).*give the shard rule its parts' \
+	<<<"$out" || fail "noise_miles_engine: qkv_proj says why it is not comparable"
 
 # Miles without the noise run: the headline is the inference phase's bf16
 # drift; with it, the fwd_only phase where the bug is

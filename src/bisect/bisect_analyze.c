@@ -9,6 +9,7 @@
 
 #include "bisect_priv.h"
 #include "db_grid.h"
+#include "db_noise.h"
 
 #define STEP_DROP 0.001         /* seed: a single-step cos drop > 0.001 is the culprit */
 #define STANDOUT_K 4.0          /* a step K× the median of the others stands out */
@@ -219,6 +220,14 @@ static int analyze_backward(db_bisect_run *r, db_bisect_result *res, db_err *err
 	return 0;
 }
 
+/* The default predicate with a noise run: the verdicts are the noise
+ * run's (db_predicate_eval_pair), not the bands'. */
+static bool noise_judged(const db_bisect_run *r)
+{
+	return db_noise_root(r->c) && r->o.pred.kind == DB_PRED_BAND &&
+	       r->o.pred.worst_good == DB_BAND_OK;
+}
+
 int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 {
 	char l1[32];
@@ -272,9 +281,11 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			         "every layer is good but %s is bad: the bug is after the last layer",
 			         r->final_stage ? r->final_stage : "the final output");
 		} else if (si >= 0 && (standout(r, &s, si) == si ||
-		                       /* slots, judged bitwise: bits off after a
-		                        * bit-identical layer is the drop */
-		                       (r->c->n_slots && (si == 0 || s.v[si - 1] == DB_V_GOOD)))) {
+		                       /* slots, judged bitwise, or layers judged
+		                        * against a noise run: bad after a good
+		                        * layer is the drop, whatever the bands */
+		                       ((r->c->n_slots || noise_judged(r)) &&
+		                        (si == 0 || s.v[si - 1] == DB_V_GOOD)))) {
 			res->kind = DB_KIND_SUDDEN;
 			res->has_first_bad = true;
 			res->first_bad_layer = f;

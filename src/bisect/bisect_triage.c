@@ -76,11 +76,20 @@ static pass_v probe_pass(db_bisect_run *r, const char *phase, const char *pass,
 	const char *st = l >= 0 ? db_probe_stage_at(r->c, phase, pass, r->stage, l) : NULL;
 	r->phase = r->pass = NULL;
 	*layer = l;
-	snprintf(stage, stlen, "%s", st ? st : "");
+	char bl[32];
+	if (pr.beyond != DB_NO_PAIR) {   /* the probe is back within noise */
+		const db_pair *q = &r->c->pairs[pr.beyond];
+		snprintf(stage, stlen, "%.100s (beyond noise before it: %s %.100s)", st ? st : "",
+		         db_layer_label(q->f.layer, bl, sizeof bl), q->f.stage);
+	} else
+		snprintf(stage, stlen, "%s", st ? st : "");
 	if (!pr.dumped || pr.auto_verdict == DB_V_NONE)
 		return PV_NONE;
+	/* beyond the noise run's floor is no layouts' drift: it diverges */
+	const db_pair *pp = pr.pair != DB_NO_PAIR ? &r->c->pairs[pr.pair] : NULL;
 	if (pr.auto_verdict == DB_V_BAD)
-		return pr.band > DB_BAND_DRIFT ? PV_BAD : PV_DRIFT;
+		return pr.band > DB_BAND_DRIFT || pr.beyond != DB_NO_PAIR ||
+		       (pp && pp->noise == DB_NOISE_BEYOND) ? PV_BAD : PV_DRIFT;
 	return pr.m.max_abs == 0 && pr.band == DB_BAND_OK ? PV_SAME : PV_OK;
 }
 
