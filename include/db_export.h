@@ -65,6 +65,11 @@ void db_passes_json(FILE *out, const db_compare *c);
 void db_slots_text(FILE *out, const db_compare *c);
 void db_slots_json(FILE *out, const db_compare *c);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
+/* What c's verdicts were judged by: the JSON key ("slots_bitwise",
+ * "noise", "bit_identical", "bands") and a sentence for report.md and the
+ * SVG (the noise run's path, k, the floors; the regime; the slots). */
+const char *db_judged_by_key(const db_compare *c);
+char *db_judged_by_text(const db_compare *c, char *buf, size_t len);
 /* One pair as a JSON object (the compare --format json pair schema). */
 void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);
 

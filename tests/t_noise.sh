@@ -124,6 +124,24 @@ expect 1 "bisect --session --noise" "$DB_BIN" bisect --no-cache --auto --session
 grep -qxF "noise: \"$(cd "$R/noise_miles/noise" && pwd -P)\"" "$S" || fail "the session keeps the noise tree: $(cat "$S")"
 expect 0 "replay with the session's noise" "$DB_BIN" replay --no-cache "$S"
 
+# report.md and the SVG say what the verdicts were judged by: the noise run (its path,
+# k, the floor), the bit-identical regime, the bands
+expect 0 "export with the session's noise" "$DB_BIN" export --no-cache --out "$DB_TMP/rep" "$S"
+NP=$(cd "$R/noise_miles/noise" && pwd -P)
+grep -qF -- "- verdicts judged by: the noise run $NP: a pair diverges when its rel is beyond 4 x max(floor, 1e-06)" \
+	"$DB_TMP/rep/report.md" || fail "report.md: judged by the noise run: $(grep judged "$DB_TMP/rep/report.md")"
+grep -qE '^Against the noise run: \*\*beyond noise x[0-9.e+]+ \(floor [0-9.e+-]+\)\*\*\.$' "$DB_TMP/rep/report.md" ||
+	fail "report.md: the divergence point's noise verdict"
+grep -qF ">verdicts judged by: the noise run $NP: a pair diverges" "$DB_TMP/rep/heatmap.svg" ||
+	fail "heatmap.svg: judged by the noise run"
+expect 1 "bisect --session, the regime" "$DB_BIN" bisect --no-cache --auto --session "$DB_TMP/r.yaml" \
+	"$R/v2_tp2/ref" "$R/v2_tp2/target"
+expect 0 "export, the regime" "$DB_BIN" export --no-cache --out "$DB_TMP/rep2" "$DB_TMP/r.yaml"
+grep -qF -- "- verdicts judged by: the bit-identical regime: every pair before the first divergence" \
+	"$DB_TMP/rep2/report.md" || fail "report.md: judged in the bit-identical regime"
+grep -qF ">verdicts judged by: the bit-identical regime" "$DB_TMP/rep2/heatmap.svg" ||
+	fail "heatmap.svg: the bit-identical regime"
+
 # a noise tree that is not there is an input error
 expect 2 "--noise missing" "$DB_BIN" compare --no-cache "$R/noise_v2/ref" "$R/noise_v2/target" \
 	--noise "$DB_TMP/nowhere"

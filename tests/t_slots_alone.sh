@@ -75,6 +75,14 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 
+	# the session keeps --slots and both trees; the report says how it judged
+	expect 1 "$case: bisect --session" "$DB_BIN" bisect --no-cache --auto --slots "$nslots" \
+		--session "$DB_TMP/s.yaml" "$A" "$B"
+	expect 0 "$case: export" "$DB_BIN" export --no-cache --out "$DB_TMP/rep" "$DB_TMP/s.yaml"
+	grep -qF -- "- verdicts judged by: slots, bitwise: each of the $nslots slots of the target's batch against the reference run of the prompt alone" \
+		"$DB_TMP/rep/report.md" || fail "$case: report.md: judged by"
+	grep -qF ">verdicts judged by: slots, bitwise" "$DB_TMP/rep/heatmap.svg" || fail "$case: svg: judged by"
+
 	# not hard-coded: without the warmup the passes align with no shift
 	rm -rf "$DB_TMP/nw"
 	mkdir -p "$DB_TMP/nw"

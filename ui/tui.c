@@ -148,7 +148,7 @@ static void global_action(struct tui *t, enum tui_action a)
 			tui_push(t, &variants_view, DB_NO_PAIR);
 		break;
 	case A_METRIC_TOGGLE: t->metric = t->metric == M_COS ? M_REL : M_COS; break;
-	case A_METRIC_NEXT: t->metric = (enum tui_metric)((t->metric + 1) % M__COUNT); break;
+	case A_METRIC_NEXT: t->metric = tui_metric_next(t); break;
 	default: {
 		const struct tui_action_info *ai = tui_action(a);
 		tui_msg(t, false, "%s: not available in the %s view", ai->name,

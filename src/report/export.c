@@ -143,9 +143,7 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 	/* what first_divergence was judged by: the noise run, the
 	 * bit-identical regime, or the bands */
 	fputs(", \"judged_by\": ", out);
-	db_json_str(out, c->n_slots ? "slots_bitwise" : db_noise_root(c) ? "noise"
-	                 : fd >= 0 && fd == db_first_not_identical(c)
-	                 ? "bit_identical" : "bands");
+	db_json_str(out, db_judged_by_key(c));
 	if (db_noise_root(c)) {
 		fputs(", \"noise\": ", out);
 		db_json_str(out, db_noise_root(c));
@@ -395,6 +393,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		db_esc_md_code(s->path, f);
 		fputc('\n', f);
 	}
+	char jb[1024];
+	fputs("- verdicts judged by: ", f);
+	db_esc_md_text(db_judged_by_text(c, jb, sizeof jb), f);
+	fputc('\n', f);
 	fputs("\n## Summary\n\n", f);
 	if (r) {
 		db_esc_md_text(r->summary, f);
@@ -465,6 +467,12 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		fprintf(f, "rel_diff = %.3g: %s. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band **%s**.\n",
 		        p->m.rel_diff, severity_meaning(p->m.rel_diff), p->m.cos, p->m.rel,
 		        p->m.rel_l2, db_band_name(p->band));
+		char nz[96];
+		if (*db_noise_str(p, nz, sizeof nz))
+			fprintf(f, "\nAgainst the noise run: **%s**.\n", nz);
+		else if (p->slot.side == DB_SLOT_IN_TREE)
+			fprintf(f, "\nJudged bitwise: **%s** (max |diff| %.3g).\n",
+			        p->m.byte_equal == 1.0 ? "bit-identical" : "bits off", p->m.max_abs);
 		if (r && r->n_walk) {
 			fputs("\nIntra-layer walk (single-step cos drop > 0.001 or leaving ok marks the culprit):\n\n"
 			      "| sub-stage | cos | rel | band | step drop | |\n|---|---|---|---|---|---|\n", f);

@@ -63,7 +63,7 @@ enum tui_keymap {
 	ACTION_(VARIANT_PREV, GENERIC, "V", "Previous variant") \
 	ACTION_(VIEW_VARIANTS, GENERIC, "X", "Variants side by side: probe per layer and variant") \
 	ACTION_(METRIC_TOGGLE, GENERIC, "c", "Toggle the metric between cos and rel") \
-	ACTION_(METRIC_NEXT, GENERIC, "C", "Cycle the metric: cos, rel, rel_diff, max_abs") \
+	ACTION_(METRIC_NEXT, GENERIC, "C", "Cycle metric: cos, rel, rel_diff, max_abs, x noise") \
 	ACTION_(FIRST_DIVERGENCE, GENERIC, "f", "Jump to the first divergence") \
 	ACTION_(TRANSPOSE, HEATMAP, "t", "Transpose: layers as columns") \
 	ACTION_(PROBE_PREV, CURVE, "[", "Previous probe stage") \

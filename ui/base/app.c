@@ -12,6 +12,7 @@
 
 #include "db_bisect.h"
 #include "db_cell.h"
+#include "db_noise.h"
 #include "draw.h"
 #include "hint_ui.h"
 
@@ -295,7 +296,7 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
 		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
-	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
+	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_label(t->metric));
 	if (t->filter_re)
 		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
 }
@@ -307,14 +308,45 @@ double tui_metric_value(const db_pair *p, enum tui_metric m)
 	case M_REL: return p->m.rel;
 	case M_REL_DIFF: return p->m.rel_diff;
 	case M_MAX_ABS: return p->m.max_abs;
+	case M_NOISE:
+		return p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND ? p->noise_ratio
+		                                                                   : NAN;
 	default: return NAN;
 	}
 }
 
 const char *tui_metric_name(enum tui_metric m)
 {
-	static const char *const names[M__COUNT] = {"cos", "rel", "rel_diff", "max_abs"};
+	static const char *const names[M__COUNT] = {"cos", "rel", "rel_diff", "max_abs", "noise"};
 	return m < M__COUNT ? names[m] : "?";
+}
+
+const char *tui_metric_label(enum tui_metric m)
+{
+	return m == M_NOISE ? G("× noise", "x noise") : tui_metric_name(m);
+}
+
+enum tui_metric tui_metric_next(const struct tui *t)
+{
+	enum tui_metric m = (enum tui_metric)((t->metric + 1) % M__COUNT);
+	if (m == M_NOISE && !db_noise_root(t->cmp))
+		m = (enum tui_metric)((m + 1) % M__COUNT);
+	return m;
+}
+
+/* "x93", "x0.35", "x8e+05": a noise ratio in 7 columns */
+static void fmt_ratio(double x, char *buf, size_t len)
+{
+	if (isnan(x))
+		snprintf(buf, len, "-");
+	else if (x == 0)
+		snprintf(buf, len, "x0");
+	else if (x < 10)
+		snprintf(buf, len, "x%.2f", x);
+	else if (x < 1e5)
+		snprintf(buf, len, "x%.0f", x);
+	else
+		snprintf(buf, len, "x%.0e", x);
 }
 
 void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
@@ -340,8 +372,16 @@ void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
 	double x = tui_metric_value(p, m);
 	if (m == M_COS)
 		fmt_cos(x, v, sizeof v);
+	else if (m == M_NOISE)
+		fmt_ratio(x, v, sizeof v);
 	else
 		fmt_sci(x, v, sizeof v, 6);
+	/* x noise: the colour is the noise run's verdict, the glyph the band */
+	if (m == M_NOISE && (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND)) {
+		snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
+		*color = draw_band_color(p->noise == DB_NOISE_BEYOND ? DB_BAND_BUG : DB_BAND_OK);
+		return;
+	}
 	/* a slot judged bitwise whose bits are off: not "ok", whatever the band */
 	bool off = p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK &&
 	           !(p->m.byte_equal == 1.0);
@@ -622,6 +662,10 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
 	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	char nz[96];
+	if (*db_noise_str(p, nz, sizeof nz))
+		x += draw_textf(w, y, x, W - x, p->noise == DB_NOISE_BEYOND ? C_MARK : C_DEFAULT,
+		                A_BOLD, " (%s)", nz);
 	const char *hint = tui_pair_hint(t->cmp, pair);
 	if (hint)
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);

@@ -18,7 +18,8 @@ struct tui_analysis;
 struct db_replay;
 struct db_watch;
 
-enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M__COUNT };
+/* M_NOISE: the pair's rel over its noise floor (--noise; see db_noise.h) */
+enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M_NOISE, M__COUNT };
 
 #define TUI_MAX_VIEWS 12
 
@@ -151,6 +152,10 @@ bool tui_computing(const struct tui *t);
 /* Metric of a computed pair. */
 double tui_metric_value(const db_pair *p, enum tui_metric m);
 const char *tui_metric_name(enum tui_metric m);
+/* What the heatmap's corner and the selector show ("× noise" for M_NOISE). */
+const char *tui_metric_label(enum tui_metric m);
+/* The metric after t's (M_NOISE only with a noise tree). */
+enum tui_metric tui_metric_next(const struct tui *t);
 /* The cell text of a pair for metric m: exactly 9 columns (2 glyph + 7
  * value), and its colour. */
 void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,

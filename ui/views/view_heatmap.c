@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/draw.h"
+#include "db_noise.h"
 #include "db_session.h"
 #include "db_slot.h"
 
@@ -302,9 +303,14 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 		fmt_cos(p->m.cos, v, sizeof v);
 		x += draw_textf(w, y, x, W - x, draw_band_color(p->band), 0, " %s ",
 		                db_band_name(p->band));
-		char r[16];
+		char r[16], nz[96];
 		fmt_sci(p->m.rel, r, sizeof r, 8);
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " cos %s rel %s", v, r);
+		/* what judged it: the noise run, or the bit-identical regime */
+		if (*db_noise_str(p, nz, sizeof nz))
+			x += draw_textf(w, y, x, W - x, C_MARK, 0, "  %s", nz);
+		else if (t->first_div == db_first_not_identical(t->cmp))
+			x += draw_text(w, y, x, W - x, C_MARK, 0, "  (bit-identical regime)");
 	}
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
 	if (*slot_note(t, sn, sizeof sn))
@@ -437,7 +443,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 	/* Header: metric name over the labels, then the column names. */
 	draw_fill(w, hy, 0, W, C_DEFAULT, 0);
 	draw_textf(w, hy, 0, h->lw, C_DIM, 0, "%s%s", t->transposed ? "stage\\" : "",
-	           tui_metric_name(t->metric));
+	           tui_metric_label(t->metric));
 	size_t nr = n_drows(t, h), nc = n_dcols(t, h);
 	char buf[512];
 	int curx = -1;
