@@ -39,6 +39,12 @@ typedef struct db_metrics {
 	int64_t argmax;                 /* flat element index; -1 when n == 0 */
 	double byte_equal;              /* fraction of bytewise-equal elements; NaN when dtypes differ */
 	uint64_t nan_ref, nan_tgt, inf_ref, inf_tgt, nonfinite_mismatch;
+	/* Dequantized pairs (db_quant.h): elements held to their quantization
+	 * step (the floor rounding sets), those beyond it, the worst
+	 * |y−x| / step and its flat index. q_n 0: a plain pair. */
+	uint64_t q_n, q_beyond;
+	double q_worst;
+	int64_t q_worst_at;
 } db_metrics;
 
 /* Partial sums over a range of elements, mergeable across threads. */
@@ -51,6 +57,9 @@ typedef struct db_accum {
 	int64_t argmax;
 	uint64_t nan_ref, nan_tgt, inf_ref, inf_tgt, nonfinite_mismatch;
 	int same_dtype;
+	uint64_t q_n, q_beyond;
+	double q_worst;
+	int64_t q_worst_at;
 } db_accum;
 
 void db_accum_init(db_accum *a);
@@ -61,6 +70,10 @@ void db_accum_init(db_accum *a);
 void db_accum_range(db_accum *a, const db_tensor *x, const db_tensor *y,
                     int64_t begin, int64_t end);
 void db_accum_merge(db_accum *into, const db_accum *from);
+/* Hold n decoded elements from flat index first to their quantization
+ * floor: |y−x| > tol counts as beyond (non-finite ones are left out). */
+void db_accum_floor(db_accum *a, int64_t first, const double *x, const double *y,
+                    const double *tol, int64_t n);
 void db_accum_finish(const db_accum *a, db_metrics *m);
 
 /* Whole comparison. Returns -1 (err set) when numel differs or a dtype is

@@ -312,7 +312,7 @@ static void test_flatten_and_entry_errors(void **state)
 
 /* torch >= 2.1's storage classes of the new dtypes in a v2 persistent id
  * (Float8_e4m3fnStorage, Float4_e2m1fn_x2Storage), hand-built as such
- * writers do. */
+ * writers do; and the committed ATOM-style fixture of gen_quant.py. */
 static void test_new_dtype_storages(void **state)
 {
 	(void)state;
@@ -346,6 +346,20 @@ static void test_new_dtype_storages(void **state)
 	db_file_close(f);
 	free(z);
 	free(p.b);
+	f = NULL;
+	assert_int_equal(db_file_open(FIXTURES "/quant/fp8_pt/weights/atom_rank0_layer0.pt", &f, &err), 0);
+	const db_entry *w = db_file_find(f, "layers.0.attn.wq_b.weight");
+	const db_entry *s = db_file_find(f, "layers.0.attn.wq_b.weight_scale");
+	assert_non_null(w);
+	assert_non_null(s);
+	assert_null(w->err);
+	assert_int_equal(w->t.dtype, DB_DT_F8_E4M3FN);
+	assert_int_equal(w->t.ndim, 2);
+	assert_int_equal(w->t.shape[0], 96);
+	assert_int_equal(w->t.shape[1], 64);
+	assert_int_equal(s->t.dtype, DB_DT_F32);
+	assert_int_equal(s->t.ndim, 0);
+	db_file_close(f);
 }
 
 static void test_dispatch(void **state)

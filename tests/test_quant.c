@@ -3,8 +3,10 @@
  * (from the format definitions, in Python), how a scale tiles its weight
  * (DeepSeek 128 x 128 blocks with partial edges, NVFP4 groups, per-channel
  * and per-tensor scales, and the errors), the logical shape of packed and
- * split codes, and scale bytes read as e8m0/e4m3. */
+ * split codes, scale bytes read as e8m0/e4m3, and the quant: key of a
+ * profile (defaults and refusals). */
 #include "db_quant.h"
+#include "db_profile.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -177,6 +179,59 @@ static void test_scale_bytes(void **state)
 	assert_true(db_quant_scale_value(&r, DB_DT_F8_E8M0FNU, &b, false) == 8.0);
 }
 
+static const char BASE[] = "name: q\npath: '^(?<stage>.+)\\.pt$'\n";
+
+static int parse(const char *quant, db_profile **p, db_err *e)
+{
+	char y[2048];
+	snprintf(y, sizeof y, "%s%s", BASE, quant);
+	return db_profile_parse(y, strlen(y), "q.yaml", p, e);
+}
+
+static void test_profile_key(void **state)
+{
+	(void)state;
+	db_profile *p = NULL;
+	db_err e = {{0}};
+	assert_int_equal(parse("quant:\n  - {name: gptoss, of: _blocks, as: '', scale: _scales,\n"
+	                       "     values: e2m1, scale_type: e8m0, split: 16, group: 32,\n"
+	                       "     nibbles: high_first, also: [input_scale]}\n"
+	                       "  - {name: ds, scale: weight_scale_inv, values: fp8, block: [128, 64],"
+	                       " invert: true}\n", &p, &e), 0);
+	assert_int_equal(p->n_quant, 2);
+	assert_string_equal(p->quant[0].of, "_blocks");
+	assert_string_equal(p->quant[0].as, "");
+	assert_int_equal(p->quant[0].values, DB_QV_E2M1);
+	assert_int_equal(p->quant[0].scale_type, DB_QS_E8M0);
+	assert_int_equal(p->quant[0].split, 16);
+	assert_int_equal(p->quant[0].block[0], 1);
+	assert_int_equal(p->quant[0].block[1], 32);
+	assert_true(p->quant[0].high_first);
+	assert_int_equal(p->quant[0].n_also, 1);
+	/* of defaults to weight, as to of */
+	assert_string_equal(p->quant[1].of, "weight");
+	assert_string_equal(p->quant[1].as, "weight");
+	assert_true(p->quant[1].invert);
+	assert_int_equal(p->quant[1].block[0], 128);
+	assert_int_equal(p->quant[1].block[1], 64);
+	db_profile_free(p);
+	const char *bad[][2] = {
+		{"quant:\n  - {name: x, scale: s}\n", "name, scale and values are required"},
+		{"quant:\n  - {name: x, scale: s, values: fp4}\n", "expected fp8, e2m1 or int8"},
+		{"quant:\n  - {name: x, scale: s, values: fp8, block: [128]}\n", "expected [rows, cols]"},
+		{"quant:\n  - {name: x, scale: s, values: fp8, nibbles: first}\n", "low_first or high_first"},
+		{"quant:\n  - {name: x, scale: s, values: fp8, split: 16}\n", "packed e2m1 codes only"},
+		{"quant:\n  - {name: x, scale: s, values: fp8, scales: t}\n", "unknown key 'scales'"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		p = NULL;
+		memset(&e, 0, sizeof e);
+		assert_int_equal(parse(bad[i][0], &p, &e), -1);
+		if (!strstr(e.msg, bad[i][1]) || !strstr(e.msg, "q.yaml:"))
+			fail_msg("%s: '%s'", bad[i][1], e.msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_logical_shape),
 		cmocka_unit_test(test_scale_bytes),
+		cmocka_unit_test(test_profile_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include "cmd_compare_watch.h"
 #include "cmd_util.h"
 #include "db_compare.h"
+#include "db_dequant.h"
 #include "db_esc.h"
 #include "db_export.h"
 #include "db_grid.h"
@@ -172,6 +173,9 @@ static void print_table(const db_compare *c, FILE *out)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
+		char dq[400];
+		if (*db_pair_dequant_note(p, dq, sizeof dq))
+			fprintf(out, " (%s)", db_esc(dq));
 		char slot[128];
 		db_hint sh;
 		if (p->slot.side)

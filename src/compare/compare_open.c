@@ -426,6 +426,7 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	c->pairs = tmp.pairs;
 	c->n_pairs = tmp.n_pairs;
 	c->pairs_gen = tmp.pairs_gen;
+	c->quant = tmp.quant;
 	c->phases = tmp.phases;
 	c->n_phases = tmp.n_phases;
 	atomic_store(&c->n_done, done);

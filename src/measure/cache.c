@@ -289,10 +289,16 @@ out:
 	free(buf);
 }
 
+static bool quantized(const db_pair *p)
+{
+	return (p->ref && p->ref->quant) || (p->tgt && p->tgt->quant);
+}
+
 bool db_cache_lookup(db_compare *c, db_pair *p)
 {
-	/* a batch slot's start is not in an entry: found again */
-	if (p->status != DB_ST_OK || p->slot.side)
+	/* a batch slot's start is not in an entry: found again; a dequantized
+	 * pair's companions and floor are not in the key nor the entry */
+	if (p->status != DB_ST_OK || p->slot.side || quantized(p))
 		return false;
 	cache *k = get_cache(c);
 	if (!k || !k->file)
@@ -326,7 +332,7 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 
 void db_cache_store(db_compare *c, const db_pair *p)
 {
-	if (p->status != DB_ST_OK || p->slot.side)
+	if (p->status != DB_ST_OK || p->slot.side || quantized(p))
 		return;
 	cache *k = get_cache(c);
 	if (!k || !k->file)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "db_reader.h"
+#include "dequant.h"
 
 static bool is_int(db_dtype d)
 {
@@ -81,5 +82,5 @@ db_band db_pair_band(const db_compare *c, const db_pair *p)
 	db_err e;
 	if (b != DB_BAND_NONE && db_routing_compare(c, p, &r, &e) == 1)
 		b = r.rerouted ? DB_BAND_BUG : DB_BAND_OK;
-	return b;
+	return db_quant_band(b, &p->m);
 }

@@ -4,6 +4,7 @@
  * pool that runs pairs on threads is pool.c. */
 #include "pair/compare_priv.h"
 #include "db_hints.h"
+#include "dequant.h"
 #include "db_routing.h"
 #include "read/walk.h"
 
@@ -244,6 +245,8 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 {
 	if (p->merged)
 		return db_unshard_accum(c, w, p, b, e, a, err);
+	if ((p->ref && p->ref->quant) || (p->tgt && p->tgt->quant))
+		return db_dequant_accum(c, w, p, b, e, a, err);
 	/* first: resolving may read other pairs' files into w */
 	if (p->slot.side && atomic_load(&((db_pair *)p)->slot.start) < 0 &&
 	    slot_resolve(c, w, p, err) < 0)

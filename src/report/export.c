@@ -2,6 +2,7 @@
  * JSON (the compare --format json schema) and CSV; heatmap.svg lives in
  * export_svg.c. Every file is written atomically. */
 #include "db_export.h"
+#include "db_dequant.h"
 
 #include <errno.h>
 #include <math.h>
@@ -100,6 +101,10 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
 		fprintf(out, ", \"routing\": {\"tokens\": %lld, \"rerouted\": %lld, \"k\": %d}",
 		        (long long)rt.tokens, (long long)rt.rerouted, rt.k);
+	if (db_pair_dequantized(p)) {
+		fputs(", \"dequant\": ", out);
+		db_pair_dequant_json(out, p);
+	}
 	if (p->status == DB_ST_OK)
 		fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
 		        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,
