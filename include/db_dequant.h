@@ -11,6 +11,11 @@
 bool db_pair_dequantized(const db_pair *p);
 /* The group of p's reference (ref true) or target side, or NULL. */
 const db_qgroup *db_pair_qgroup(const db_pair *p, bool ref);
+/* The group whose scale grid p's blocks follow (the target's, else the
+ * reference's; merged: the first shard's), or NULL. */
+const db_qgroup *db_pair_qgrid(const db_pair *p);
+/* Block i of that grid as coordinates (nd of them); false without a grid. */
+bool db_pair_qblock_coords(const db_pair *p, int64_t i, int *nd, int64_t *coord);
 /* Computed and held to its floor: every element within rounding. */
 bool db_pair_within_floor(const db_pair *p);
 /* "target nvfp4 (weight_scale, weight_scale_2): within its rounding floor"
@@ -19,5 +24,17 @@ bool db_pair_within_floor(const db_pair *p);
 const char *db_pair_dequant_note(const db_pair *p, char *buf, size_t len);
 /* The pair's "dequant" JSON object (p must be dequantized). */
 void db_pair_dequant_json(FILE *out, const db_pair *p);
+
+/* Layout transforms found by the data (measure/xform.c), decided once per
+ * set of pairs over every weight (reads a sample of each on the first
+ * call). The name of the transform p's target is read through ("aiter
+ * shuffle_weight (16, 16)"), or NULL. */
+const char *db_pair_xform_name(const db_compare *c, const db_pair *p);
+/* p's target is read through the dump's transform but matched the
+ * reference only as stored: this weight was not transformed. */
+bool db_pair_not_transformed(const db_compare *c, const db_pair *p);
+/* "target pre-transformed: aiter shuffle_weight (16, 16) (15 of 16 weights
+ * match only so); ..." or "" when none was found. Returns buf. */
+const char *db_compare_xform_note(const db_compare *c, char *buf, size_t len);
 
 #endif

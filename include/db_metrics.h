@@ -45,6 +45,12 @@ typedef struct db_metrics {
 	uint64_t q_n, q_beyond;
 	double q_worst;
 	int64_t q_worst_at;
+	/* Per scale block (measure/qblocks.c): blocks, those whose slope
+	 * Σxy/Σxx leaves 1 by more than rounding explains (a wrong scale that
+	 * stays within one step per element), the worst one and its slope. */
+	uint64_t q_blocks, q_blocks_off;
+	int64_t q_block_at;
+	double q_block_slope;
 } db_metrics;
 
 /* Partial sums over a range of elements, mergeable across threads. */

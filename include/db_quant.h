@@ -85,5 +85,23 @@ double db_quant_code_step(db_dtype dt, db_qvalues v, double value);
 /* A scale element's value read as rule r says. */
 double db_quant_scale_value(const db_quant_rule *r, db_dtype dt, const uint8_t *p, bool swap);
 const char *db_qvalues_name(db_qvalues v);  /* "fp8", "e2m1", "int8" */
+/* The fp8 code of dtype dt nearest to v (clamped to the largest finite;
+ * ties to the even code). */
+uint8_t db_quant_nearest_fp8(db_dtype dt, double v);
+
+/* A layout transform of stored elements (measure/xform.c finds them in
+ * the data). TILE: the last two dims [N, K] stored as [N/a][K/b][b/d][a][d]
+ * (aiter: view(-1, N/a, a, K/b, b/d, d).permute(0, 1, 3, 4, 2, 5)).
+ * GATE_UP: rows [gate; up] stored interleaved g0, u0, g1, u1, ... */
+typedef enum db_xf_kind { DB_XF_NONE = 0, DB_XF_TILE, DB_XF_GATE_UP } db_xf_kind;
+typedef struct db_xform {
+	db_xf_kind kind;
+	int a, b, d;
+	const char *name;       /* "aiter shuffle_weight (16, 16)" */
+} db_xform;
+/* The stored flat index of logical flat index i of a tensor whose stored
+ * shape is (nd, shape); db_xform_fits says whether x fits that shape. */
+int64_t db_xform_index(const db_xform *x, int nd, const int64_t *shape, int64_t i);
+bool db_xform_fits(const db_xform *x, int nd, const int64_t *shape);
 
 #endif

@@ -18,13 +18,20 @@
 fresh_tmp
 need_python "to compare JSON"
 Q=$DB_FIXTURES/quant
-for c in deepseek_fp8 nvfp4 mxfp4 gptoss_mxfp4 fp8_pt; do
+# TP: the atom-weights profile plus the shard rules a user declares for
+# column- and row-parallel weights
+{ sed 's/^name: atom-weights/name: atom-weights-tp/' "$DB_SRC/profiles/atom-weights.yaml"
+  echo 'shard:'
+  echo "  - {stage: '^attn\\.wq_b\$', dim: 0}"
+  echo "  - {stage: '^attn\\.wo\$', dim: 1}"; } >"$DB_TMP/tp.yaml"
+for c in deepseek_fp8 nvfp4 mxfp4 gptoss_mxfp4 fp8_pt aiter_fp8 tp_fp8; do
 	[ -f "$Q/$c/expected.json" ] || { fail "no fixture $c"; continue; }
 	if [ -d "$Q/$c/ref" ]; then
 		set -- "$Q/$c/ref" "$Q/$c/target"
 	else
 		set -- "$Q/$c/weights"
 	fi
+	[ "$c" = tp_fp8 ] && set -- "$@" --profile "$DB_TMP/tp.yaml"
 	"$DB_BIN" compare "$@" --format json >"$DB_TMP/$c.json" 2>"$DB_TMP/err"
 	rc=$?
 	[ "$rc" = 1 ] || fail "$c: compare exit $rc, want 1 (a divergence): $(head -3 "$DB_TMP/err")"
@@ -38,6 +45,9 @@ unpaired = [p for p in pairs if p["status"] in ("ref_only", "target_only")]
 if len(unpaired) != exp["unpaired"]:
     bad.append("unpaired: %s" % [(p["layer"], p["stage"], p["status"]) for p in unpaired])
 by = {(p["layer"], p["stage"]): p for p in pairs}
+shuffled = any(e.get("hint", {}) and e["hint"]["kind"] == "not_transformed" for e in exp["pairs"])
+if shuffled != ("transform" in got):
+    bad.append("top-level transform %r" % got.get("transform"))
 if len(by) != len(exp["pairs"]):
     bad.append("%d pairs, expected.json has %d" % (len(by), len(exp["pairs"])))
 bug = None
@@ -61,6 +71,17 @@ for e in exp["pairs"]:
     for k in ("cos", "rel", "rel_l2"):
         if abs(p[k] - e[k]) > 1e-9 * max(1.0, abs(e[k])):
             bad.append("%s: %s %r, numpy says %r" % (where, k, p[k], e[k]))
+    if p["merged"] != e.get("merged", False):
+        bad.append("%s: merged %s" % (where, p["merged"]))
+    if shuffled and p.get("transform") != "aiter shuffle_weight (16, 16)":
+        bad.append("%s: read through %r" % (where, p.get("transform")))
+    h = p.get("hint")
+    if e["expect"] == "beyond":
+        w = e["hint"]
+        if h is None or any(h.get(k) != v for k, v in w.items()):
+            bad.append("%s: hint %r, want %r" % (where, h, w))
+    elif h is not None:
+        bad.append("%s: a false hint %r" % (where, h))
     if e["expect"] == "floor":
         if sev not in ("ok", "drift") or not dq["within_floor"]:
             bad.append("%s: rounding only, but %s (beyond %s of %s)" % (where, sev, dq["beyond"], dq["floor_n"]))

@@ -121,8 +121,12 @@ static void print_table(const db_compare *c, FILE *out)
 {
 	bool utf8 = db_term_utf8();
 	bool ph = any_phase(c), pa = any_pass(c);
-	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n\n", db_esc(c->profile->name),
+	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n", db_esc(c->profile->name),
 	        db_esc(c->why), db_esc(c->ref_root), db_esc(c->tgt_root));
+	char xn[400];
+	if (*db_compare_xform_note(c, xn, sizeof xn))
+		fprintf(out, "layout  %s\n", db_esc(xn));
+	fputc('\n', out);
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
 	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};

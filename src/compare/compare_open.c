@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "pair/compare_priv.h"
+#include "measure/xform.h"
 #include "db_slot.h"
 #include "layout/index_priv.h"
 #include "util/strmap.h"
@@ -212,6 +213,7 @@ void db_compare_free(db_compare *c)
 		free(pr->cache_dir);
 		db_drop_dirs(pr);
 		db_cells_drop(c);
+		db_xform_drop(c);
 		pthread_mutex_destroy(&pr->cache_mu);
 		pthread_mutex_destroy(&pr->cells_mu);
 		free(pr);

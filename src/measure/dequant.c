@@ -85,11 +85,14 @@ void db_qview_fill(const db_qview *q, int64_t b, int64_t n, double *v, double *t
 		if (packed) {
 			int64_t row = f / cols, c = f % cols;
 			int64_t byte = row * (cols / 2) + c / 2;
+			if (q->xf)
+				byte = db_xform_index(q->xf, ct->ndim, ct->shape, byte);
 			const uint8_t *p = ct->data + (ccontig ? byte : db_tensor_elem_offset(ct, byte));
 			bool high = (c & 1) ^ r->high_first;
 			code = high ? *p >> 4 : *p & 15u;
 		} else {
-			code = *(ct->data + (ccontig ? f : db_tensor_elem_offset(ct, f)));
+			int64_t at = q->xf ? db_xform_index(q->xf, ct->ndim, ct->shape, f) : f;
+			code = *(ct->data + (ccontig ? at : db_tensor_elem_offset(ct, at)));
 		}
 		int64_t sf = 0;
 		if (snumel != 1)
@@ -116,69 +119,81 @@ void db_qview_fill(const db_qview *q, int64_t b, int64_t n, double *v, double *t
 	}
 }
 
-/* One side's elements [i, i + n): dequantized, or decoded as stored. */
-static int side_fill(db_wctx *w, const db_index *ix, const db_item *it, db_qview *q,
-                     bool *opened, int64_t i, int64_t n, double *v, double *tol, db_err *err)
+int db_side_fill(db_wctx *w, const db_index *ix, const db_item *it, const db_xform *xf,
+                 int64_t i, int64_t n, double *v, double *tol, db_err *err)
 {
 	if (it->quant) {
-		if (!*opened && db_qview_open(w, ix, it->quant, q, err) != 0)
+		db_qview q;
+		if (db_qview_open(w, ix, it->quant, &q, err) != 0)
 			return -1;
-		*opened = true;
-		db_qview_fill(q, i, n, v, tol);
+		q.xf = xf;
+		db_qview_fill(&q, i, n, v, tol);
 		return 0;
 	}
 	const db_tensor *t = NULL;
 	if (db_wctx_tensor(w, ix, it, &t, NULL, err) != 0)
 		return -1;
-	bool contig = db_tensor_is_contiguous(t);
-	db_walker wk;
-	if (!contig)
-		db_walker_seek(&wk, t, i);
-	db_gather(t, contig, &wk, i, n, v);
+	if (xf) {
+		for (int64_t k = 0; k < n; k++)
+			v[k] = db_decode1_f64(t->dtype, t->data + db_tensor_elem_offset(t,
+			                      db_xform_index(xf, t->ndim, t->shape, i + k)), t->swap);
+	} else {
+		bool contig = db_tensor_is_contiguous(t);
+		db_walker wk;
+		if (!contig)
+			db_walker_seek(&wk, t, i);
+		db_gather(t, contig, &wk, i, n, v);
+	}
 	for (int64_t k = 0; k < n; k++)
 		tol[k] = 0;
 	return 0;
 }
 
-int db_dequant_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b, int64_t e,
-                     db_accum *a, db_err *err)
+int db_side_sample(db_wctx *w, const db_index *ix, const db_item *it, const db_xform *xf,
+                   const int64_t *idx, int n, double *v, db_err *err)
 {
-	double *x = w->buf[0], *y = w->buf[1], *tx = w->buf[2], *ty = w->buf[3];
-	db_qview qx, qy;
-	bool ox = false, oy = false;
-	db_tensor vx = {0};
-	vx.dtype = DB_DT_F64;
-	vx.ndim = p->ndim_ref;
-	memcpy(vx.shape, p->shape_ref, sizeof vx.shape);
-	db_tensor_set_contiguous(&vx);
-	vx.file_offset = -1;
-	db_tensor vy = vx;
-	for (int64_t i = b; i < e; i += DB_SEG_ELEMS) {
-		int64_t n = e - i < DB_SEG_ELEMS ? e - i : DB_SEG_ELEMS;
-		/* each side's tensors are opened again per segment: the other
-		 * side's may have evicted them from the worker's files */
-		ox = oy = false;
-		if (side_fill(w, c->ref, p->ref, &qx, &ox, i, n, x, tx, err) != 0 ||
-		    side_fill(w, c->tgt, p->tgt, &qy, &oy, i, n, y, ty, err) != 0)
-			return -1;
-		for (int64_t k = 0; k < n; k++)
-			tx[k] += ty[k] + 0x1p-8 * fmax(fabs(x[k]), fabs(y[k]));
-		/* flat indices as on the whole tensor: blocks and argmax agree */
-		vx.data = (const uint8_t *)((uintptr_t)x - (uintptr_t)(i * 8));
-		vy.data = (const uint8_t *)((uintptr_t)y - (uintptr_t)(i * 8));
-		db_accum_range(a, &vx, &vy, i, i + n);
-		db_accum_floor(a, i, x, y, tx, n);
+	db_qview q;
+	if (it->quant && db_qview_open(w, ix, it->quant, &q, err) != 0)
+		return -1;
+	const db_tensor *t = NULL;
+	if (!it->quant && db_wctx_tensor(w, ix, it, &t, NULL, err) != 0)
+		return -1;
+	q.xf = xf;
+	for (int k = 0; k < n; k++) {
+		if (it->quant)
+			db_qview_fill(&q, idx[k], 1, &v[k], NULL);
+		else
+			v[k] = db_decode1_f64(t->dtype, t->data + db_tensor_elem_offset(t,
+			                      db_xform_index(xf, t->ndim, t->shape, idx[k])), t->swap);
 	}
 	return 0;
+}
+
+double db_qview_scale_at(const db_qview *q, int64_t f)
+{
+	const db_qgroup *g = q->g;
+	const db_tensor *st = q->scale;
+	int64_t sf = 0, coord[DB_MAX_DIMS];
+	for (int d = g->ndim - 1; d >= 0; d--) {
+		coord[d] = g->shape[d] ? f % g->shape[d] : 0;
+		f = g->shape[d] ? f / g->shape[d] : 0;
+	}
+	if (numel_of(st) != 1)
+		for (int d = 0; d < g->ndim; d++)
+			sf = sf * q->nblk[d] + coord[d] / g->block[d];
+	double s = db_quant_scale_value(g->rule, st->dtype, st->data +
+	                                db_tensor_elem_offset(st, sf), st->swap) * q->s2;
+	return g->rule->invert ? 1 / s : s;
 }
 
 db_band db_quant_band(db_band b, const db_metrics *m)
 {
 	if (!m->q_n || b == DB_BAND_NONE || b == DB_BAND_INPUTS || m->nonfinite_mismatch)
 		return b;
-	/* beyond: an element far past any rounding, or more than a few in ten
-	 * thousand past one step */
-	bool beyond = m->q_worst > 8 || (double)m->q_beyond > 1e-4 * (double)m->q_n;
+	/* beyond: an element far past any rounding, more than a few in ten
+	 * thousand past one step, or a block whose scale is off */
+	bool beyond = m->q_worst > 8 || (double)m->q_beyond > 1e-4 * (double)m->q_n ||
+	              m->q_blocks_off > 0;
 	if (!beyond)
 		return b > DB_BAND_DRIFT ? DB_BAND_DRIFT : b;
 	return b < DB_BAND_ALGO ? DB_BAND_ALGO : b;
@@ -186,9 +201,49 @@ db_band db_quant_band(db_band b, const db_metrics *m)
 
 /* ---- what it did, for people and JSON ---------------------------------- */
 
+bool db_merged_quant(const db_pair *p)
+{
+	if (!p->merged)
+		return false;
+	for (size_t i = 0; i < p->n_ref_shards; i++)
+		if (p->ref_shards[i]->quant)
+			return true;
+	for (size_t i = 0; i < p->n_tgt_shards; i++)
+		if (p->tgt_shards[i]->quant)
+			return true;
+	return false;
+}
+
 bool db_pair_dequantized(const db_pair *p)
 {
-	return (p->ref && p->ref->quant) || (p->tgt && p->tgt->quant);
+	return (p->ref && p->ref->quant) || (p->tgt && p->tgt->quant) || db_merged_quant(p);
+}
+
+const db_qgroup *db_pair_qgrid(const db_pair *p)
+{
+	if (p->merged) {
+		if (p->n_tgt_shards && p->tgt_shards[0]->quant)
+			return p->tgt_shards[0]->quant;
+		return p->n_ref_shards ? p->ref_shards[0]->quant : NULL;
+	}
+	if (p->tgt && p->tgt->quant)
+		return p->tgt->quant;
+	return p->ref ? p->ref->quant : NULL;
+}
+
+bool db_pair_qblock_coords(const db_pair *p, int64_t i, int *nd, int64_t *coord)
+{
+	const db_qgroup *g = db_pair_qgrid(p);
+	if (!g || i < 0 || g->ndim != p->ndim_ref)
+		return false;
+	*nd = g->ndim;
+	for (int d = g->ndim - 1; d >= 0; d--) {
+		int64_t b = g->block[d] > 0 ? g->block[d] : 1;
+		int64_t nb = (p->shape_ref[d] + b - 1) / b;
+		coord[d] = nb > 0 ? i % nb : 0;
+		i = nb > 0 ? i / nb : 0;
+	}
+	return true;
 }
 
 const db_qgroup *db_pair_qgroup(const db_pair *p, bool ref)
@@ -227,11 +282,24 @@ const char *db_pair_dequant_note(const db_pair *p, char *buf, size_t len)
 	}
 	if (n >= len || p->status != DB_ST_OK || !p->m.q_n)
 		return buf;
-	if (db_pair_within_floor(p))
+	if (db_pair_within_floor(p)) {
 		snprintf(buf + n, len - n, ": within its rounding floor");
-	else
-		snprintf(buf + n, len - n, ": %llu of %llu elements beyond one step (worst %.3g steps)",
-		         (unsigned long long)p->m.q_beyond, (unsigned long long)p->m.q_n, p->m.q_worst);
+		return buf;
+	}
+	n += (size_t)snprintf(buf + n, len - n, ": %llu of %llu elements beyond one step (worst "
+	                      "%.3g steps)", (unsigned long long)p->m.q_beyond,
+	                      (unsigned long long)p->m.q_n, p->m.q_worst);
+	int nd;
+	int64_t co[DB_MAX_DIMS];
+	if (n < len && p->m.q_blocks_off && db_pair_qblock_coords(p, p->m.q_block_at, &nd, co)) {
+		n += (size_t)snprintf(buf + n, len - n, "; %llu of %llu scale blocks off, worst (",
+		                      (unsigned long long)p->m.q_blocks_off,
+		                      (unsigned long long)p->m.q_blocks);
+		for (int d = 0; d < nd && n < len; d++)
+			n += (size_t)snprintf(buf + n, len - n, "%s%lld", d ? ", " : "", (long long)co[d]);
+		if (n < len)
+			snprintf(buf + n, len - n, ") at %.4g x the reference", p->m.q_block_slope);
+	}
 	return buf;
 }
 
@@ -270,8 +338,21 @@ void db_pair_dequant_json(FILE *out, const db_pair *p)
 			fprintf(out, "%.17g", p->m.q_worst);
 		else
 			fputs("null", out);
-		fprintf(out, ", \"worst_at\": %lld, \"within_floor\": %s",
-		        (long long)p->m.q_worst_at, db_pair_within_floor(p) ? "true" : "false");
+		fprintf(out, ", \"worst_at\": %lld, \"blocks\": %llu, \"blocks_off\": %llu, "
+		        "\"worst_block\": ", (long long)p->m.q_worst_at,
+		        (unsigned long long)p->m.q_blocks, (unsigned long long)p->m.q_blocks_off);
+		int nd;
+		int64_t co[DB_MAX_DIMS];
+		if (p->m.q_blocks_off && db_pair_qblock_coords(p, p->m.q_block_at, &nd, co)) {
+			fputc('[', out);
+			for (int d = 0; d < nd; d++)
+				fprintf(out, "%s%lld", d ? ", " : "", (long long)co[d]);
+			fputs("], \"worst_block_slope\": ", out);
+			db_json_num(out, p->m.q_block_slope);
+		} else {
+			fputs("null", out);
+		}
+		fprintf(out, ", \"within_floor\": %s", db_pair_within_floor(p) ? "true" : "false");
 	}
 	fputc('}', out);
 }

@@ -5,6 +5,7 @@
 #include "pair/compare_priv.h"
 #include "db_hints.h"
 #include "dequant.h"
+#include "xform.h"
 #include "db_routing.h"
 #include "read/walk.h"
 
@@ -244,9 +245,11 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                   int64_t e, db_accum *a, db_err *err)
 {
 	if (p->merged)
-		return db_unshard_accum(c, w, p, b, e, a, err);
-	if ((p->ref && p->ref->quant) || (p->tgt && p->tgt->quant))
-		return db_dequant_accum(c, w, p, b, e, a, err);
+		return db_merged_quant(p) ? db_dequant_accum(c, w, p, NULL, b, e, a, err)
+		                          : db_unshard_accum(c, w, p, b, e, a, err);
+	const db_xform *xf = db_pair_xform(c, p, w);
+	if (xf || (p->ref && p->ref->quant) || (p->tgt && p->tgt->quant))
+		return db_dequant_accum(c, w, p, xf, b, e, a, err);
 	/* first: resolving may read other pairs' files into w */
 	if (p->slot.side && atomic_load(&((db_pair *)p)->slot.start) < 0 &&
 	    slot_resolve(c, w, p, err) < 0)
@@ -304,6 +307,7 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *m
 		db_accum_finish(a, &p->m);
 		if (p->dtype_differs)
 			p->m.byte_equal = NAN;
+		db_qblocks_settle(c, p);        /* dequantized pairs: each scale block */
 		p->band = db_pair_band(c, p);
 		db_cache_store(c, p);
 		db_replica_settle(c, p);        /* after the store: the metrics stay cached */

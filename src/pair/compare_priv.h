@@ -171,6 +171,7 @@ typedef struct db_cmp_priv {
 	size_t n_dirs;
 	pthread_mutex_t cells_mu;       /* guards building cells */
 	db_cells cells;
+	void *xform;            /* measure/xform.c's decision for pairs_gen */
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };

@@ -167,3 +167,52 @@ double db_quant_scale_value(const db_quant_rule *r, db_dtype dt, const uint8_t *
 		return db_decode1_f64(DB_DT_F8_E4M3FN, p, false);
 	return db_decode1_f64(dt, p, swap);
 }
+
+bool db_xform_fits(const db_xform *x, int nd, const int64_t *shape)
+{
+	if (!x || x->kind == DB_XF_NONE)
+		return true;
+	if (nd < 2)
+		return false;
+	int64_t n = shape[nd - 2], k = shape[nd - 1];
+	if (x->kind == DB_XF_GATE_UP)
+		return n >= 2 && n % 2 == 0;
+	return x->a > 0 && x->b > 0 && x->d > 0 && x->b % x->d == 0 && n % x->a == 0 &&
+	       k % x->b == 0 && n > 0 && k > 0;
+}
+
+int64_t db_xform_index(const db_xform *x, int nd, const int64_t *shape, int64_t i)
+{
+	if (!x || x->kind == DB_XF_NONE)
+		return i;
+	int64_t N = shape[nd - 2], K = shape[nd - 1];
+	int64_t mat = N * K, base = i / mat * mat, r = i % mat;
+	int64_t n = r / K, k = r % K;
+	if (x->kind == DB_XF_GATE_UP) {
+		int64_t half = N / 2;
+		int64_t sn = n < half ? 2 * n : 2 * (n - half) + 1;
+		return base + sn * K + k;
+	}
+	int64_t n1 = n / x->a, n0 = n % x->a, k1 = k / x->b, kr = k % x->b;
+	int64_t c = kr / x->d, dd = kr % x->d;
+	return base + ((((n1 * (K / x->b) + k1) * (x->b / x->d) + c) * x->a + n0) * x->d + dd);
+}
+
+uint8_t db_quant_nearest_fp8(db_dtype dt, double v)
+{
+	/* every finite code; ties to the even code, as hardware rounds */
+	uint8_t best = 0;
+	double bd = INFINITY;
+	for (unsigned c = 0; c < 256; c++) {
+		uint8_t b = (uint8_t)c;
+		double x = db_decode1_f64(dt, &b, false);
+		if (!isfinite(x))
+			continue;
+		double d = fabs(x - v);
+		if (d < bd || (d == bd && !(c & 1) && (best & 1))) {
+			bd = d;
+			best = b;
+		}
+	}
+	return best;
+}

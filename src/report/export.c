@@ -105,6 +105,11 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs(", \"dequant\": ", out);
 		db_pair_dequant_json(out, p);
 	}
+	const char *xf = db_pair_xform_name(c, p);
+	if (xf) {
+		fputs(", \"transform\": ", out);
+		db_json_str(out, xf);
+	}
 	if (p->status == DB_ST_OK)
 		fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
 		        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,
@@ -142,6 +147,11 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 	fputs(", \"target\": ", out);
 	db_json_str(out, c->tgt_root);
 	db_export_divergence_json(out, c);
+	char xn[400];
+	if (*db_compare_xform_note(c, xn, sizeof xn)) {      /* only when one was found */
+		fputs(", \"transform\": ", out);
+		db_json_str(out, xn);
+	}
 	fputs(", \"pairs\": [", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
