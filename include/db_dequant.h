@@ -37,4 +37,33 @@ bool db_pair_not_transformed(const db_compare *c, const db_pair *p);
  * match only so); ..." or "" when none was found. Returns buf. */
 const char *db_compare_xform_note(const db_compare *c, char *buf, size_t len);
 
+/* What the tensor view shows of a dequantized (or transformed) pair, all
+ * over the dequantized values (measure/qreport.c): each side's statistics,
+ * the largest |diff|, the error per row (dim 0), each scale block's slope
+ * of target on reference, and the companions that were consumed. */
+#define DB_QREPORT_TOP 10
+typedef struct db_qreport {
+	db_stats sx, sy;
+	int ntop;
+	int64_t top_idx[DB_QREPORT_TOP];
+	double top_abs[DB_QREPORT_TOP], top_x[DB_QREPORT_TOP], top_y[DB_QREPORT_TOP];
+	double *rows;                   /* per-row rel_l2; n_rows of them (owned) */
+	int64_t n_rows;
+	int block_nd;                   /* the scale grid (0: none) */
+	int64_t nblk[DB_MAX_DIMS];
+	size_t n_blocks, n_off;
+	double *slope;                  /* per block (owned); NaN for an empty one */
+	int64_t worst;                  /* the block off the most, -1 none */
+	double neighbours;              /* the median slope of the blocks */
+	char companions[8][160];        /* "target scale weight_scale_inv float32 [2, 2]" */
+	int n_companions;
+} db_qreport;
+/* Fills r (two reads of the pair); -1 with err. */
+int db_pair_qreport(db_compare *c, const db_pair *p, db_qreport *r, db_err *err);
+void db_qreport_free(db_qreport *r);
+/* "block (1, 0) is 3.2e+07x its neighbours: scale inverted?" ("" when no
+ * block is off). Returns buf. */
+const char *db_qreport_block_note(const db_compare *c, const db_pair *p, const db_qreport *r,
+                                  bool ascii, char *buf, size_t len);
+
 #endif

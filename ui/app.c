@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_dequant.h"
 #include "db_cell.h"
 #include "draw.h"
 #include "hint_ui.h"
@@ -552,7 +553,8 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  ref %s %s  target %s %s%s", sr,
 	                p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : "(missing)", stg,
 	                p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : "(missing)",
-	                p->dtype_differs ? " (cast to float64)" : "");
+	                db_pair_dequantized(p) ? " (dequantized)"
+	                : p->dtype_differs ? " (cast to float64)" : "");
 	if (p->merged)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
 		                p->n_ref_shards, p->n_tgt_shards);

@@ -132,9 +132,48 @@ static void rename_stage(db_fields *f, const db_quant_rule *r)
 		f->stage[m - 1] = 0;
 }
 
-/* Which rule groups item i (its companions' indices into ix), or -1. */
+/* The scale's dtype can be what the rule reads. */
+static bool scale_fits(const db_quant_rule *r, db_dtype dt)
+{
+	switch (r->scale_type) {
+	case DB_QS_E8M0: return dt == DB_DT_U8 || dt == DB_DT_F8_E8M0FNU;
+	case DB_QS_E4M3: return dt == DB_DT_U8 || dt == DB_DT_F8_E4M3FN;
+	case DB_QS_STORED: break;
+	}
+	return db_dtype_comparable(dt) && !db_dtype_is_complex(dt);
+}
+
+/* The group's dtypes and shapes fit its rule: two rules may name the same
+ * companions (NVFP4's and MXFP4's weight_scale, int8's). */
+static bool group_fits(const db_qgroup *g)
+{
+	const db_quant_rule *r = g->rule;
+	char msg[300];
+	int nd;
+	int64_t ls[DB_MAX_DIMS], blk[DB_MAX_DIMS];
+	const db_item *w = g->codes, *s = g->scale;
+	if (w->err || s->err || !scale_fits(r, s->dtype))
+		return false;
+	if (db_quant_logical_shape(r, w->dtype, w->ndim, w->shape, &nd, ls, msg, sizeof msg))
+		return false;
+	return db_quant_blocks(r, nd, ls, s->ndim, s->shape, blk, msg, sizeof msg) == 0;
+}
+
+/* Which rule groups item i (its companions' indices into ix), or -1: the
+ * first whose companions exist and fit; else the first whose companions
+ * exist (its group then says why they do not fit). */
+static int match_pass(const db_profile *p, const finder *fd, size_t i, size_t comp[8],
+                      int *ncomp, db_qgroup *g, bool strict);
+
 static int match(const db_profile *p, const finder *fd, size_t i, size_t comp[8], int *ncomp,
                  db_qgroup *g)
+{
+	int k = match_pass(p, fd, i, comp, ncomp, g, true);
+	return k >= 0 ? k : match_pass(p, fd, i, comp, ncomp, g, false);
+}
+
+static int match_pass(const db_profile *p, const finder *fd, size_t i, size_t comp[8],
+                      int *ncomp, db_qgroup *g, bool strict)
 {
 	const db_item *it = &fd->ix->items[i];
 	char name[1000];
@@ -171,6 +210,8 @@ static int match(const db_profile *p, const finder *fd, size_t i, size_t comp[8]
 		}
 		g->rule = r;
 		g->codes = it;
+		if (strict && !group_fits(g))
+			continue;
 		*ncomp = n;
 		return (int)k;
 	}
