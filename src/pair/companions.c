@@ -218,6 +218,24 @@ static int match_pass(const db_profile *p, const finder *fd, size_t i, size_t co
 	return -1;
 }
 
+/* Some item could be a rule's codes: most trees (activations, bf16
+ * weights) hold none, and build no name map. */
+static bool any_codes(const db_profile *p, const db_index *ix)
+{
+	for (size_t i = 0; i < ix->n_items; i++) {
+		char name[1000];
+		size_t nn = item_name(&ix->items[i], name, sizeof name);
+		for (size_t k = 0; nn && k < p->n_quant; k++) {
+			const db_quant_rule *r = &p->quant[k];
+			size_t lo = strlen(r->of);
+			if (nn > lo && !strcmp(name + nn - lo, r->of) &&
+			    db_quant_codes_fit(r, ix->items[i].dtype))
+				return true;
+		}
+	}
+	return false;
+}
+
 int db_companions_group(const db_profile *p, const db_index *ix, const db_item **in,
                         size_t nin, db_qset **sets, const db_item ***out, size_t *nout)
 {
@@ -225,7 +243,7 @@ int db_companions_group(const db_profile *p, const db_index *ix, const db_item *
 	if (!*out)
 		return -1;
 	*nout = 0;
-	if (!p->n_quant) {
+	if (!p->n_quant || !any_codes(p, ix)) {
 		memcpy(*out, in, nin * sizeof *in);
 		*nout = nin;
 		return 0;
