@@ -39,12 +39,12 @@ _dumpbisect()
 	local cmp="--profile -p --filter --threads -j"
 	local -A valopts=(
 		[tui]="$cmp --session --ref --target --notes --slot"
-		[compare]="$cmp --format --timeout --slot"
+		[compare]="$cmp --noise --format --timeout --slot"
 		[ls]="--profile -p --format"
 		[schema]="$cmp --format"
-		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format"
-		[replay]="--ref --target $cmp --format"
-		[export]="--out --ref --target --notes $cmp"
+		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format --noise"
+		[replay]="--ref --target $cmp --noise --format"
+		[export]="--out --ref --target --notes $cmp --noise"
 	)
 	local std="--help -h --version -V"
 	local -A flags=(
@@ -88,7 +88,7 @@ _dumpbisect()
 			;;
 		--band) COMPREPLY=($(compgen -W "ok drift algo bug" -- "$cur")) ;;
 		--session) _dumpbisect_files -f "$cur" ;;
-		--notes | --out | --ref | --target) _dumpbisect_files -d "$cur" ;;
+		--notes | --out | --ref | --target | --noise) _dumpbisect_files -d "$cur" ;;
 		*) ;; # a regex, a number, a stage, a shell command: nothing to offer
 		esac
 		return 0

@@ -54,6 +54,13 @@ db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
 /* Text form, also used in session files: "band:ok", "band:drift",
  * "cos<0.99", "rel>0.1", "cos<0.99,rel>0.1". -1 with err on bad text. */
 int db_predicate_parse(const char *s, db_predicate *p, db_err *err);
+/* The verdict on pair p: with a noise tree (--noise) the default predicate
+ * (band:ok) asks the run's own noise, bad = beyond noise; else as
+ * db_predicate_eval, also bad when p leaves the ok band and strict is set;
+ * without a noise verdict, a drift pair across layouts (replica, or merged
+ * from another number of ranks) within 4 ulps (of its coarser dtype) of
+ * its largest value is good for the default predicate. */
+db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool strict);
 /* Writes the text form into buf (always NUL-terminated); returns buf. */
 char *db_predicate_str(const db_predicate *p, char *buf, size_t len);
 
@@ -177,7 +184,9 @@ const char *db_probe_stage_at(const db_compare *c, const char *phase, const char
 typedef struct db_bisect_opts {
 	const char *stage;      /* probe; NULL = chosen (db_bisect_choose_probe) */
 	const char *phase;      /* NULL = first phase that diverges, else first */
-	const char *pass;       /* NULL = the profile's pass selection */
+	const char *pass;       /* NULL = the first pass that diverges in causal
+	                           order, from the profile's selection on (earlier
+	                           ones are warmups); that selection when none does */
 	db_predicate pred;
 	long good_layer;        /* DB_GOOD_BEFORE (default) or a layer */
 	int n_layers;           /* > 0: candidates are 0..n_layers-1 */
@@ -205,6 +214,25 @@ typedef struct db_probe {
 	db_verdict auto_verdict;/* NONE when not dumped or not comparable */
 } db_probe;
 
+/* What a stage did to the error (the intra-layer walk). A stage receives
+ * the error of its input (the previous comparable stage in execution order,
+ * or the layer's input for the first) and leaves its own; "ok" is the
+ * predicate's good. */
+typedef enum db_stage_role {
+	DB_ROLE_OK,             /* leaves no error the predicate calls bad */
+	DB_ROLE_INTRODUCES,     /* receives ok, leaves bad */
+	DB_ROLE_AMPLIFIES,      /* receives bad, leaves >= amplify × as much */
+	DB_ROLE_INHERITS,       /* receives bad, passes it on */
+	DB_ROLE_ON_ENTRY,       /* an input tensor (X.inputs.N) already bad:
+	                           never the culprit */
+	DB_ROLE_NOT_COMPARABLE, /* could not be compared (reason in the row) */
+	DB_ROLE_ONE_SIDE        /* in one tree only at this layer */
+} db_stage_role;
+
+/* "ok", "introduces", "amplifies", "inherits", "bad on entry",
+ * "not comparable", "one side only". */
+const char *db_stage_role_name(db_stage_role r);
+
 /* Sub-stage row of the end analysis (intra-layer walk). */
 typedef struct db_substage_row {
 	size_t pair;
@@ -213,10 +241,17 @@ typedef struct db_substage_row {
 	double cos, rel;
 	db_band band;
 	double step_drop;       /* cos(previous row) - cos(this row) */
-	bool culprit;           /* the first row leaving ok or dropping > 0.001 */
+	double err_in, err_out; /* relative L2 error received / left; NaN n/a */
+	double amp;             /* err_out / err_in (INFINITY when err_in is 0) */
+	double sqnr_db;         /* -20 log10(err_out); INFINITY when identical */
+	db_stage_role role;
+	bool culprit;           /* the first drop: the first stage that
+	                           introduces, else the one that amplifies most */
 	const char *one_side;   /* static: "only in the reference" / "only in the
 	                           target" when the other tree lacks this module
 	                           at this layer only (pair DB_NO_PAIR), else NULL */
+	const char *reason;     /* DB_ROLE_NOT_COMPARABLE: why (borrowed from the
+	                           pair, or static) */
 } db_substage_row;
 
 typedef enum db_bisect_kind {
@@ -264,6 +299,10 @@ typedef struct db_bisect_result {
 	char *first_bad_stage;  /* top-level stage of the culprit (probe when
 	                           no walk), NULL when nothing bad */
 	char *first_bad_substage;/* first sub-stage leaving ok / dropping; NULL */
+	db_stage_role first_bad_role;/* what the culprit did (introduces, amplifies) */
+	char *at_or_before;     /* the stages just before the culprit that could
+	                           not be compared ("a, b, c"): the culprit is
+	                           "at or before" it; NULL when none */
 	db_hint first_bad_hint; /* the culprit pair's root-cause hint (db_hints.h);
 	                           kind DB_HINT_NONE when none */
 	const char *layer_class;/* borrowed from the profile; NULL none */
@@ -277,6 +316,8 @@ typedef struct db_bisect_result {
 	                           last stage, else the chosen stage) */
 	char probe_why[384];    /* which probe and why (db_bisect_run.probe_why) */
 	char phase[64];         /* the phase bisected ("" when the layout has none) */
+	char pass[64];          /* the pass bisected, as the pairs carry it ("" none) */
+	char pass_why[384];     /* db_bisect_run.pass_why */
 	bool has_crossing;
 	int crossing_layer;
 	db_substage_row *walk;  /* the intra-layer walk (owned array) */
@@ -302,6 +343,12 @@ typedef struct db_bisect_run {
 	                           to lower layers, so the search is not a
 	                           bisect (DB_KIND_BACKWARD) */
 	char probe_why[384];    /* one line: which probe and why */
+	char pass_why[384];     /* one line: which pass and why ("passes 0-2
+	                           bit-identical at L7 mlp_output; pass 3 is the
+	                           first that diverges"); "" when the phase has
+	                           one pass */
+	size_t n_passes;        /* passes of the phase (1 when none) */
+	bool pass_given;        /* the pass was asked for (--pass, a session's) */
 	db_bisect sm;           /* owned */
 } db_bisect_run;
 

@@ -72,7 +72,13 @@ typedef struct db_cmp_args {
 	const char *profile, *filter, *threads;
 	bool no_cache;
 	const char *slot;       /* compare --slot (not in DB_CMP_OPTS) */
+	const char *noise;      /* --noise DIR (DB_NOISE_OPT) */
 } db_cmp_args;
+#define DB_NOISE_OPT(a)                                                             \
+	{"noise", 0, "DIR", &(a).noise, NULL,                                        \
+	 "the reference side run again (the target's layout or\n"                    \
+	 "dtype, no bug): judge each pair against that run's\n"                      \
+	 "error at the same place (within / beyond noise)"}
 #define DB_CMP_OPTS(a, profile_help)                                                \
 	{"profile", 'p', "P", &(a).profile, NULL, profile_help},                    \
 	{"filter", 0, "RE", &(a).filter, NULL,                                       \

@@ -64,7 +64,19 @@ typedef struct db_pair {
 	 * rule or the dump's meta dims; pattern/re NULL, nothing owned). */
 	db_shard_rule unshard;
 	db_slot slot;           /* side 0: none */
+	/* Against the noise tree (db_noise.h), set with the metrics: floor =
+	 * the reference-vs-noise rel of this pair (NaN none), ratio = rel /
+	 * max(floor, noise_min_rel). */
+	signed char noise;      /* db_noise_verdict */
+	double noise_floor, noise_ratio;
 } db_pair;
+
+typedef enum db_noise_verdict {
+	DB_NOISE_NONE = 0,      /* no noise tree, or the pair is not measured */
+	DB_NOISE_WITHIN,        /* rel <= noise_k x floor */
+	DB_NOISE_BEYOND,
+	DB_NOISE_NO_FLOOR       /* a noise tree, but nothing of it pairs with this */
+} db_noise_verdict;
 
 enum { DB_PAIR_PENDING = 0, DB_PAIR_RUNNING, DB_PAIR_DONE };
 
@@ -97,6 +109,9 @@ typedef struct db_compare_opts {
 	 * db_compare_verify_start. The headless commands leave it false: they
 	 * check every file before they print. */
 	bool verify_later;
+	/* --noise DIR: the reference side run again (db_noise.h); the
+	 * reference is compared with it first and its errors are the floors. */
+	const char *noise;
 } db_compare_opts;
 
 typedef struct db_compare {
@@ -182,5 +197,12 @@ long db_first_divergence(const db_compare *c, const char *phase,
  * pair that is not ok): when the first divergence is drift — bf16 at
  * another TP size drifts from layer 0 — this is where a bug shows. */
 long db_first_beyond_drift(const db_compare *c);
+/* The bit-identical regime (no noise tree): the first computed pair that
+ * is not bit-identical when every comparable pair before it (causal order)
+ * is: same code and kernels, so it is the first divergence whatever its
+ * band; the regime needs a bit-identical stage inside a layer before it
+ * (equal inputs say nothing about kernels). -1 when there is none, or a
+ * pair before it is not bit-identical (dtypes differ, not measured yet). */
+long db_first_not_identical(const db_compare *c);
 
 #endif

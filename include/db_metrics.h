@@ -108,6 +108,11 @@ typedef struct db_thresholds {
 	double drift_cos, drift_rel;    /* drift: cos > 0.99   and rel < 0.10 */
 	double algo_cos, algo_rel;      /* algo:  cos > 0.9    and rel < 0.30 */
 	double scramble_cos;            /* scramble: cos <= 0.1 (also negative) */
+	/* --noise (db_noise.h): within noise when rel <= noise_k x
+	 * max(floor, noise_min_rel) */
+	double noise_k, noise_min_rel;
+	double amplify;                 /* a stage amplifies when it leaves >= this
+	                                 * × the error it receives (default 10) */
 } db_thresholds;
 
 void db_thresholds_default(db_thresholds *t);

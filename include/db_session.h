@@ -7,6 +7,7 @@
  *   dumpbisect_session: 1
  *   ref: /abs/ref            target: /abs/target
  *   profile: sglang-v1       (omitted = auto-detect)
+ *   noise: /abs/noise        (omitted = none; --noise, db_noise.h)
  *   phase: prefill  pass: "0"  probe: hidden_out  predicate: band:ok
  *   good: -1                 (start good layer; -1 = before the first)
  *   layers: [0, 1, 2, ...]   (candidates; 2147483647 = final)
@@ -58,6 +59,7 @@ typedef struct db_session {
 	char *path;             /* file it was loaded from / saved to; NULL new */
 	char *ref, *target;     /* tree paths (absolute when created by us) */
 	char *profile;          /* NULL = auto-detect */
+	char *noise;            /* --noise tree; NULL = none */
 	char *phase, *pass;     /* NULL = defaults */
 	char *probe;            /* NULL = profile default */
 	db_predicate pred;

@@ -175,7 +175,7 @@ static int verb_start(int argc, char **argv)
 		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the profile's)"},
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
 		{"phase", 0, "PH", &o.phase, NULL, "phase to bisect (default: the first that diverges)"},
-		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the profile's selection)"},
+		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the first that diverges)"},
 		{"band", 0, "B", &band, NULL, "auto verdict bad = worse than band B"},
 		{"cos", 0, "X", &cosv, NULL, "auto verdict bad when cos < X"},
 		{"rel", 0, "Y", &relv, NULL, "auto verdict bad when rel > Y"},

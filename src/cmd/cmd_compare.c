@@ -16,6 +16,7 @@
 #include "db_export.h"
 #include "db_grid.h"
 #include "db_hints.h"
+#include "db_noise.h"
 #include "db_routing.h"
 #include "db_slot.h"
 #include "db_variants.h"
@@ -126,6 +127,10 @@ static void print_table(const db_compare *c, FILE *out)
 	char xn[400];
 	if (*db_compare_xform_note(c, xn, sizeof xn))
 		fprintf(out, "layout  %s\n", db_esc(xn));
+	if (db_noise_root(c))
+		fprintf(out, "noise   %s (%zu floors; beyond noise: rel > %g x max(floor, %g))\n",
+		        db_esc(db_noise_root(c)), db_noise_floors(c), c->profile->thresholds.noise_k,
+		        c->profile->thresholds.noise_min_rel);
 	fputc('\n', out);
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
@@ -174,6 +179,10 @@ static void print_table(const db_compare *c, FILE *out)
 		char be[16];
 		put_pad(out, p->status == DB_ST_OK ? db_fmt_byte_equal(p->m.byte_equal, utf8, be, sizeof be) : "-", 7);
 		fputs(p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status), out);
+		char nz[96];
+		/* the noise verdict where it matters: out of the ok band, or beyond */
+		if (p->noise && (p->band != DB_BAND_OK || p->noise == DB_NOISE_BEYOND))
+			fprintf(out, " (%s)", db_noise_str(p, nz, sizeof nz));
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
@@ -236,23 +245,35 @@ static void print_table(const db_compare *c, FILE *out)
 	}
 	if (st[DB_ST_REF_ONLY] && st[DB_ST_TARGET_ONLY])
 		explain_unpaired(c, out);
+	db_passes_text(out, c);
 	long fd = db_first_divergence(c, NULL, NULL, -2);
+	const char *noise = db_noise_root(c);
 	if (fd < 0) {
-		fputs("no divergence: every pair is in the ok band\n", out);
+		if (noise)
+			fprintf(out, "no divergence beyond noise: every pair is within %g x its noise floor "
+			        "(or in the ok band where %s has none)\n", c->profile->thresholds.noise_k,
+			        db_esc(noise));
+		else
+			fputs("no divergence: every pair is in the ok band\n", out);
 		return;
 	}
 	const db_pair *p = &c->pairs[fd];
 	if (ph)
 		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
-	char lab[512];
+	char lab[512], nz[96];
 	db_pair_label(p, lab, sizeof lab);
 	if (p->status == DB_ST_OK)
-		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]\n", lab, p->m.cos, p->m.rel,
-		        db_band_name(p->band));
+		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s%s\n", lab, p->m.cos,
+		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
+		        db_noise_str(p, nz, sizeof nz));
 	else
 		fprintf(out, "first divergence: %s: %s\n", lab, db_status_name(p->status));
+	if (fd == db_first_not_identical(c))
+		fputs("  (bit-identical regime: every pair before it is bit-identical, the same code and "
+		      "kernels: it is where the runs part, whatever its band)\n", out);
 	/* drift first (another TP size or dtype): also name where it gets worse */
-	long fb = p->status == DB_ST_OK && p->band == DB_BAND_DRIFT ? db_first_beyond_drift(c) : -1;
+	long fb = !noise && p->status == DB_ST_OK && p->band == DB_BAND_DRIFT
+	          ? db_first_beyond_drift(c) : -1;
 	if (fb >= 0) {
 		const db_pair *q = &c->pairs[fb];
 		db_pair_label(q, lab, sizeof lab);
@@ -344,6 +365,7 @@ int db_cmd_compare(int argc, char **argv)
 	db_cmp_args ca = {0};
 	const db_opt opts[] = {
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
+		DB_NOISE_OPT(ca),
 		{"format", 0, "F", &format, NULL, "table (default), csv or json"},
 		{"watch", 0, NULL, NULL, &watch, "print the summary again as files arrive\n"
 		 "(json: one object per summary)"},

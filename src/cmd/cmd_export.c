@@ -22,6 +22,7 @@ int db_cmd_export(int argc, char **argv)
 		{"target", 0, "DIR", &tgt, NULL, "the target tree instead of the session's"},
 		{"notes", 0, "DIR", &notes, NULL, "the notes to list (default: notes/ beside the session)"},
 		DB_CMP_OPTS(ca, DB_PROFILE_SESSION_HELP),
+		DB_NOISE_OPT(ca),
 	};
 	const db_cmd cmd = {
 		.name = "export",
@@ -57,6 +58,8 @@ int db_cmd_export(int argc, char **argv)
 		co.profile = s->profile;
 		co.profile_from = DB_SESSION_PROFILE_WHY;
 	}
+	if (!co.noise)
+		co.noise = s->noise;    /* the session's noise tree, unless --noise */
 	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
 		goto fail;
 	db_compare_run(c);

@@ -44,6 +44,7 @@ int db_cmd_replay(int argc, char **argv)
 		{"ref", 0, "DIR", &ref, NULL, "the reference tree instead of the session's"},
 		{"target", 0, "DIR", &tgt, NULL, "the target tree instead of the session's (fixed dumps)"},
 		DB_CMP_OPTS(ca, DB_PROFILE_SESSION_HELP),
+		DB_NOISE_OPT(ca),
 		{"format", 0, "F", &format, NULL, "table (default) or json"},
 		{"tui", 0, NULL, NULL, &tui, "open the session in the workbench instead"},
 	};
@@ -83,6 +84,8 @@ int db_cmd_replay(int argc, char **argv)
 		co.profile = s->profile;
 		co.profile_from = DB_SESSION_PROFILE_WHY;
 	}
+	if (!co.noise)
+		co.noise = s->noise;    /* the session's noise tree, unless --noise */
 	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
 		goto fail;
 	if (db_replay_session(s, c, &rp, &err) < 0)

@@ -243,6 +243,8 @@ int db_cmp_args_apply(const db_cmd *c, const db_cmp_args *a, db_compare_opts *o)
 		o->cache_dir = "";
 	if (a->slot)
 		o->slot = a->slot;
+	if (a->noise)
+		o->noise = a->noise;
 	if (a->threads && (o->threads = db_parse_threads(a->threads)) < 0)
 		return db_cmd_usage_error(c, "--threads needs a positive number, not '%s'",
 		                          a->threads);

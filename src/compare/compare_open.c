@@ -15,6 +15,7 @@
 
 #include "pair/compare_priv.h"
 #include "measure/xform.h"
+#include "db_noise.h"
 #include "db_slot.h"
 #include "layout/index_priv.h"
 #include "util/strmap.h"
@@ -214,6 +215,7 @@ void db_compare_free(db_compare *c)
 		db_drop_dirs(pr);
 		db_cells_drop(c);
 		db_xform_drop(c);
+		db_noise_free(pr->noise);
 		pthread_mutex_destroy(&pr->cache_mu);
 		pthread_mutex_destroy(&pr->cells_mu);
 		free(pr);
@@ -252,6 +254,32 @@ static char *default_cache_dir(void)
 	else
 		return NULL;
 	return strdup(buf);
+}
+
+/* --noise: the reference against the noise tree, with c's profile and
+ * options, measured before any pair of c so that each is judged as it is
+ * measured; only the floors are kept. */
+static int open_noise(db_compare *c, const db_compare_opts *opts, db_err *err)
+{
+	db_compare_opts o = *opts;
+	o.noise = NULL;
+	o.verify_later = false;
+	if (!o.profile || !*o.profile)
+		o.profile = c->profile->origin && strncmp(c->profile->origin, "built-in", 8)
+		            ? c->profile->origin : c->profile->name;
+	db_compare *nc;
+	if (db_compare_open(c->ref_root, opts->noise, &o, &nc, err) != 0) {
+		char m[sizeof err->msg];
+		snprintf(m, sizeof m, "%s", err->msg);
+		return db_err_set(err, NULL, NULL, -1, "--noise %s: %s", opts->noise, m);
+	}
+	db_compare_run(nc);
+	db_cmp_priv *pr = c->priv;
+	pr->noise = db_noise_build(nc, opts->noise);
+	db_compare_free(nc);
+	if (!pr->noise)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	return 0;
 }
 
 int db_compare_open(const char *ref, const char *tgt,
@@ -332,6 +360,10 @@ pair:
 	db_slots_assign(c, pr->has_slot ? &pr->slot : NULL);
 	if (db_build_phases(c) != 0 || alloc_owner(c) != 0)
 		goto oom;
+	if (opts->noise && *opts->noise && open_noise(c, opts, err) != 0) {
+		db_compare_free(c);
+		return -1;
+	}
 	*out = c;
 	return 0;
 oom:
@@ -410,6 +442,9 @@ int db_compare_rescan(db_compare *c, db_err *err)
 				np->status = op->status;
 				np->m = op->m;
 				np->band = op->band;
+				np->noise = op->noise;
+				np->noise_floor = op->noise_floor;
+				np->noise_ratio = op->noise_ratio;
 				atomic_store(&np->slot.start, atomic_load(&op->slot.start));
 				np->slot.side = op->slot.side;  /* 0: no block matched */
 				if (op->error)
@@ -456,6 +491,21 @@ long db_first_beyond_drift(const db_compare *c)
 	return -1;
 }
 
+/* The bit-identical regime's first divergence, when it comes before fd
+ * and is in the selection. */
+static long regime_first(const db_compare *c, const char *phase, const char *pass, int rank,
+                         long fd)
+{
+	long bi = db_first_not_identical(c);
+	if (bi < 0 || (fd >= 0 && bi >= fd))
+		return fd;
+	const db_pair *p = &c->pairs[bi];
+	if (!rank_sel(p, rank) || (phase && *phase && strcmp(phase, p->f.phase)) ||
+	    (pass && *pass && strcmp(pass, p->f.pass)))
+		return fd;
+	return bi;
+}
+
 long db_first_divergence(const db_compare *c, const char *phase,
                          const char *pass, int rank)
 {
@@ -468,9 +518,9 @@ long db_first_divergence(const db_compare *c, const char *phase,
 			continue;
 		if (pass && *pass && strcmp(pass, p->f.pass))
 			continue;
-		return (long)i;
+		return regime_first(c, phase, pass, rank, (long)i);
 	}
-	return -1;
+	return regime_first(c, phase, pass, rank, -1);
 }
 
 size_t db_compare_settling(const db_compare *c)

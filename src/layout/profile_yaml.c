@@ -324,4 +324,15 @@ void db_thresholds_default(db_thresholds *t)
 	t->algo_cos = 0.9;
 	t->algo_rel = 0.30;
 	t->scramble_cos = 0.1;
+	/* --noise: two correct runs of one layout differ in rel (a max over
+	 * the tensor) by a few ulps of its largest value from stage to stage,
+	 * a bug by orders of magnitude: 4x the floor is still noise. A floor
+	 * of 0 (the noise run bit-identical there) counts as 1e-6, about eight
+	 * float32 ulps of the largest value, so float32 last-bit differences
+	 * are not called a bug; any bf16 difference (>= 3.9e-3) still is. */
+	t->noise_k = 4;
+	t->noise_min_rel = 1e-6;
+	/* an order of magnitude: rounding noise at another TP size grows by
+	 * a few × through a matmul, a bug by far more */
+	t->amplify = 10.0;
 }

@@ -22,6 +22,7 @@
 
 #include "read/binio.h"
 #include "db_hints.h"
+#include "db_noise.h"
 #include "db_routing.h"
 #include "util/hash.h"
 #include "util/strmap.h"
@@ -326,6 +327,7 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	p->m = m;
 	p->band = db_pair_band(c, p);
 	db_replica_settle(c, p);
+	db_noise_judge(c, p);
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
 	atomic_fetch_add(&c->n_cached, 1);
 	atomic_fetch_add(&c->n_done, 1);

@@ -19,7 +19,7 @@
 
 #include "metrics_gather.h"
 #include "metrics_kern.h"
-#include "metrics_simd.h"
+#include "util/simd.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
 #include "db_hints.h"
 #include "dequant.h"
 #include "xform.h"
+#include "db_noise.h"
 #include "db_routing.h"
 #include "read/walk.h"
 
@@ -311,6 +312,7 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *m
 		p->band = db_pair_band(c, p);
 		db_cache_store(c, p);
 		db_replica_settle(c, p);        /* after the store: the metrics stay cached */
+		db_noise_judge(c, p);
 	}
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
 	atomic_fetch_add(&c->n_done, 1);

@@ -172,6 +172,7 @@ typedef struct db_cmp_priv {
 	pthread_mutex_t cells_mu;       /* guards building cells */
 	db_cells cells;
 	void *xform;            /* measure/xform.c's decision for pairs_gen */
+	struct db_noise *noise; /* --noise: the floors (db_noise.h), or NULL */
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };

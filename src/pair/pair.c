@@ -43,6 +43,11 @@ bool db_pair_diverges(const db_pair *p)
 	/* a layout that cannot be undone says nothing about the model */
 	if (p->status == DB_ST_NOT_COMPARABLE)
 		return false;
+	/* --noise: the run's own noise decides, where it has a floor */
+	if (p->status == DB_ST_OK && p->noise == DB_NOISE_WITHIN)
+		return false;
+	if (p->status == DB_ST_OK && p->noise == DB_NOISE_BEYOND)
+		return true;
 	return p->status != DB_ST_OK || p->band > DB_BAND_OK;
 }
 

@@ -9,7 +9,7 @@
  * says no and compare reports such pairs as "not comparable". */
 #include "db_dtype.h"
 
-#include "measure/metrics_simd.h"
+#include "util/simd.h"
 
 #include <math.h>
 #include <pthread.h>

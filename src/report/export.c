@@ -16,6 +16,7 @@
 #include "db_cell.h"
 #include "db_grid_cache.h"
 #include "db_hints.h"
+#include "db_noise.h"
 #include "db_esc.h"
 #include "db_json.h"
 #include "db_notes.h"
@@ -92,6 +93,15 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	if (db_noise_root(c)) { /* --noise: the floor and where this pair stands */
+		fputs(", \"noise_floor\": ", out);
+		db_json_num(out, p->noise_floor);
+		fputs(", \"noise_ratio\": ", out);
+		db_json_num(out, p->noise_ratio);
+		fputs(", \"noise\": ", out);
+		db_json_str(out, p->noise == DB_NOISE_WITHIN ? "within" : p->noise == DB_NOISE_BEYOND
+		                 ? "beyond" : p->noise == DB_NOISE_NO_FLOOR ? "no_floor" : NULL);
+	}
 	db_hint h;
 	db_pair_hint(c, p, &h);
 	fputs(", \"hint\": ", out);
@@ -134,6 +144,18 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		fprintf(out, "%ld", fb);
 	else
 		fputs("null", out);
+	/* what first_divergence was judged by: the noise run, the
+	 * bit-identical regime, or the bands */
+	fputs(", \"judged_by\": ", out);
+	db_json_str(out, db_noise_root(c) ? "noise" : fd >= 0 && fd == db_first_not_identical(c)
+	                 ? "bit_identical" : "bands");
+	if (db_noise_root(c)) {
+		fputs(", \"noise\": ", out);
+		db_json_str(out, db_noise_root(c));
+		fprintf(out, ", \"noise_k\": %.17g, \"noise_min_rel\": %.17g",
+		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
+	}
+	db_passes_json(out, c);
 }
 
 int db_export_metrics_json(FILE *out, const db_compare *c)
@@ -526,7 +548,9 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 
 	fputs("\n## Heatmap\n\n", f);
 	db_grid g;
-	if (db_export_grid(x, &g) == 0) {
+	if (x->grid) {
+		md_heatmap(f, c, x->grid);
+	} else if (db_export_grid(x, &g) == 0) {
 		md_heatmap(f, c, &g);
 		db_grid_free(&g);
 	} else {
@@ -542,8 +566,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 /* ------------------------------------------------------------ writing */
 
 typedef struct wctx {
-	const db_export_ctx *x;
-	const db_grid *g;
+	const db_export_ctx *x;         /* its grid set */
 	int which;
 } wctx;
 
@@ -553,7 +576,7 @@ static int write_one(FILE *f, void *ctx, db_err *err)
 	int rc;
 	switch (w->which) {
 	case 0: rc = db_export_report_md(f, w->x); break;
-	case 1: rc = db_export_svg(f, w->x->c, w->g, w->x->s); break;
+	case 1: rc = db_export_svg(f, w->x->c, w->x->grid, w->x->s); break;
 	case 2: rc = db_export_metrics_json(f, w->x->c); break;
 	default: rc = db_export_metrics_csv(f, w->x->c); break;
 	}
@@ -592,9 +615,15 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 	if (mkdir(out_dir, 0755) < 0 && errno != EEXIST)
 		return db_err_set(err, out_dir, NULL, -1, "cannot create the export directory: %s",
 		                  strerror(errno));
+	/* one grid for the SVG and report.md's table: the caller's, else built */
+	db_export_ctx xg = *x;
 	db_grid g;
-	if (db_export_grid(x, &g) < 0)
-		return db_err_set(err, out_dir, NULL, -1, "cannot build the heatmap grid (out of memory?)");
+	if (!x->grid) {
+		if (db_export_grid(x, &g) < 0)
+			return db_err_set(err, out_dir, NULL, -1,
+			                  "cannot build the heatmap grid (out of memory?)");
+		xg.grid = &g;
+	}
 	static const char *const names[] = {"report.md", "heatmap.svg", "metrics.json", "metrics.csv"};
 	int rc = 0;
 	for (int i = 0; i < 4 && rc == 0; i++) {
@@ -605,10 +634,11 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 			break;
 		}
 		snprintf(path, n, "%s/%s", out_dir, names[i]);
-		wctx w = {x, &g, i};
+		wctx w = {&xg, i};
 		rc = db_atomic_write(path, write_one, &w, err);
 		free(path);
 	}
-	db_grid_free(&g);
+	if (!x->grid)
+		db_grid_free(&g);
 	return rc;
 }

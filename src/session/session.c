@@ -80,6 +80,7 @@ void db_session_free(db_session *s)
 	free(s->ref);
 	free(s->target);
 	free(s->profile);
+	free(s->noise);
 	free(s->phase);
 	free(s->pass);
 	free(s->probe);
