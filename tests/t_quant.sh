@@ -107,6 +107,12 @@ has "$out" "0 ref_only, 0 target_only" "nvfp4 table"
 expect 1 "deepseek table" "$DB_BIN" compare "$Q/deepseek_fp8/ref" "$Q/deepseek_fp8/target"
 has "$out" "first divergence beyond drift: L1 self_attn.o_proj.weight" "deepseek table"
 
+# schema (the seed's "schema diff first"): nothing unpaired, the codes named
+# (a dtype difference still, so exit 1)
+expect 1 "schema" "$DB_BIN" schema "$Q/nvfp4/ref" "$Q/nvfp4/target"
+has "$out" "target uint8 (target: nvfp4 codes, compared dequantized)" "schema"
+has "$out" "0 ref-only, 0 target-only, 0 shape" "schema"
+
 # the rules consume the companions: a profile without them pairs none
 sed -n '/^quant:/q;p' "$DB_SRC/profiles/generic.yaml" | sed 's/^name: generic/name: noquant/' \
 	>"$DB_TMP/noquant.yaml"

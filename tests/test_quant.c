@@ -3,8 +3,9 @@
  * (from the format definitions, in Python), how a scale tiles its weight
  * (DeepSeek 128 x 128 blocks with partial edges, NVFP4 groups, per-channel
  * and per-tensor scales, and the errors), the logical shape of packed and
- * split codes, scale bytes read as e8m0/e4m3, and the quant: key of a
- * profile (defaults and refusals). */
+ * split codes, scale bytes read as e8m0/e4m3, layout transforms' index
+ * maps against numpy's aiter shuffles, and the quant: key of a profile
+ * (defaults and refusals). */
 #include "db_quant.h"
 #include "db_profile.h"
 
@@ -179,6 +180,49 @@ static void test_scale_bytes(void **state)
 	assert_true(db_quant_scale_value(&r, DB_DT_F8_E8M0FNU, &b, false) == 8.0);
 }
 
+static int64_t *read_i64(const char *name, size_t count)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/quant/%s.bin", FIXTURES, name);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	int64_t *t = malloc(count * sizeof *t);
+	assert_non_null(t);
+	assert_int_equal(fread(t, sizeof *t, count, f), count);
+	fclose(f);
+	return t;
+}
+
+/* Layout transforms' index maps against gen_quant.py's numpy versions of
+ * aiter's shuffle_weight (16, 16), (32, 16) (one- and two-byte elements),
+ * shuffle_weight_NK (16, 32) and a gate/up row interleave, on [32, 64]. */
+static void test_xform_index(void **state)
+{
+	(void)state;
+	const struct { const char *name; db_xform x; } k[] = {
+		{"xform_shuffle_16_16", {DB_XF_TILE, 16, 32, 16, "s"}},
+		{"xform_shuffle_32_16", {DB_XF_TILE, 32, 32, 16, "s"}},
+		{"xform_shuffle_16_16_bf16", {DB_XF_TILE, 16, 32, 8, "s"}},
+		{"xform_nk_16_32", {DB_XF_TILE, 16, 32, 8, "s"}},
+		{"xform_gate_up", {DB_XF_GATE_UP, 0, 0, 0, "g"}},
+	};
+	int64_t shape[] = {32, 64}, bad[] = {24, 64};
+	for (size_t t = 0; t < sizeof k / sizeof *k; t++) {
+		int64_t *want = read_i64(k[t].name, 32 * 64);
+		assert_true(db_xform_fits(&k[t].x, 2, shape));
+		for (int64_t i = 0; i < 32 * 64; i++)
+			if (db_xform_index(&k[t].x, 2, shape, i) != want[i])
+				fail_msg("%s: logical %lld stored at %lld, numpy says %lld", k[t].name,
+				         (long long)i, (long long)db_xform_index(&k[t].x, 2, shape, i),
+				         (long long)want[i]);
+		free(want);
+	}
+	/* tiles of 16 or 32 rows do not fit 24 rows; the interleave does */
+	assert_false(db_xform_fits(&k[0].x, 2, bad));
+	assert_false(db_xform_fits(&k[1].x, 2, bad));
+	assert_true(db_xform_fits(&k[4].x, 2, bad));
+}
+
 static const char BASE[] = "name: q\npath: '^(?<stage>.+)\\.pt$'\n";
 
 static int parse(const char *quant, db_profile **p, db_err *e)
@@ -240,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_logical_shape),
 		cmocka_unit_test(test_scale_bytes),
+		cmocka_unit_test(test_xform_index),
 		cmocka_unit_test(test_profile_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
