@@ -328,7 +328,8 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 
 void db_cache_store(db_compare *c, const db_pair *p)
 {
-	if (p->status != DB_ST_OK || p->slot.side)
+	/* statistics-only metrics are read from a few numbers: not cached */
+	if (p->status != DB_ST_OK || p->slot.side || p->m.stats_only)
 		return;
 	cache *k = get_cache(c);
 	if (!k || !k->file)
