@@ -159,6 +159,8 @@ static void print_table(const db_compare *c, FILE *out)
 			snprintf(rank, sizeof rank, p->f.rank >= 0 ? "%d" : "-", p->f.rank);
 		if (p->status == DB_ST_OK && p->m.cos == p->m.cos)
 			snprintf(cos, sizeof cos, "%.8f", p->m.cos);
+		else if (p->status == DB_ST_OK && p->m.stats_only)
+			snprintf(cos, sizeof cos, "stats-only");
 		else
 			snprintf(cos, sizeof cos, "-");
 		if (p->status == DB_ST_OK && p->m.rel == p->m.rel)
@@ -265,7 +267,11 @@ static void print_table(const db_compare *c, FILE *out)
 		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
 	char lab[512], nz[96];
 	db_pair_label(p, lab, sizeof lab);
-	if (p->status == DB_ST_OK)
+	if (p->status == DB_ST_OK && p->m.stats_only)
+		fprintf(out, "first divergence: %s: statistics only, rel %.4e [%s]%s%s\n", lab,
+		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
+		        db_noise_str(p, nz, sizeof nz));
+	else if (p->status == DB_ST_OK)
 		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s%s\n", lab, p->m.cos,
 		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
 		        db_noise_str(p, nz, sizeof nz));

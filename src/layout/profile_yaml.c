@@ -324,6 +324,11 @@ void db_thresholds_default(db_thresholds *t)
 	t->algo_cos = 0.9;
 	t->algo_rel = 0.30;
 	t->scramble_cos = 0.1;
+	/* TP 1 against TP 2 moves msprobe's statistics by ~5e-6 (float32
+	 * reduction order); a bug by 1e-2 and far more */
+	t->stats_ok_rel = 1e-4;
+	t->stats_drift_rel = 1e-3;
+	t->stats_algo_rel = 1e-2;
 	/* --noise: two correct runs of one layout differ in rel (a max over
 	 * the tensor) by a few ulps of its largest value from stage to stage,
 	 * a bug by orders of magnitude: 4x the floor is still noise. A floor

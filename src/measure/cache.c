@@ -336,7 +336,8 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 
 void db_cache_store(db_compare *c, const db_pair *p)
 {
-	if (p->status != DB_ST_OK || p->slot.side || quantized(c, p))
+	/* statistics-only metrics are read from a few numbers: not cached */
+	if (p->status != DB_ST_OK || p->slot.side || quantized(c, p) || p->m.stats_only)
 		return;
 	cache *k = get_cache(c);
 	if (!k || !k->file)

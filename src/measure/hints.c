@@ -66,7 +66,7 @@ static double *load(const db_index *ix, const db_item *it, int64_t *n)
 	double *v = NULL;
 	if (path && db_file_open(path, &f, &err) == 0) {
 		const db_entry *en = db_file_find(f, it->key);
-		if (en && !en->err && db_tensor_numel(&en->t) == item_numel(it)) {
+		if (en && !en->err && en->t.data && db_tensor_numel(&en->t) == item_numel(it)) {
 			*n = db_tensor_numel(&en->t);
 			v = malloc((size_t)(*n ? *n : 1) * sizeof *v);
 			for (int64_t i = 0; v && i < *n; i++)
@@ -463,8 +463,8 @@ void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *h)
 		h->slot_given = p->slot.given;
 		return;
 	}
-	if (p->status != DB_ST_OK && p->status != DB_ST_SHAPE_MISMATCH)
-		return;
+	if ((p->status != DB_ST_OK && p->status != DB_ST_SHAPE_MISMATCH) || p->m.stats_only)
+		return;         /* statistics only: every hint below reads the values */
 	if (db_quant_hint(c, p, h))     /* weights read dequantized or transformed */
 		return;
 	if (nan_origin(c, p, h) || zeros(p, h) || partial_sum(c, p, h) || scale(p, h))

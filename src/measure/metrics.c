@@ -300,6 +300,11 @@ void db_accum_merge(db_accum *into, const db_accum *from)
 	into->inf_ref += from->inf_ref;
 	into->inf_tgt += from->inf_tgt;
 	into->nonfinite_mismatch += from->nonfinite_mismatch;
+	if (from->stats_only) {
+		into->stats_only = true;
+		memcpy(into->st_rel, from->st_rel, sizeof into->st_rel);
+		into->md5_eq = from->md5_eq;
+	}
 	if (from->same_dtype >= 0)
 		into->same_dtype = into->same_dtype < 0 ? from->same_dtype
 		                                        : (into->same_dtype && from->same_dtype);
@@ -337,6 +342,20 @@ void db_accum_finish(const db_accum *a, db_metrics *m)
 	m->q_beyond = a->q_beyond;
 	m->q_worst = a->q_worst;
 	m->q_worst_at = a->q_worst_at;
+	m->md5_eq = -1;
+	if (a->stats_only) {
+		/* what statistics cannot tell stays NaN, never a made-up 1 */
+		m->stats_only = true;
+		m->md5_eq = a->md5_eq;
+		memcpy(m->st_rel, a->st_rel, sizeof m->st_rel);
+		m->cos = m->rel_l2 = m->rel_diff = m->max_abs = m->mean_abs = NAN;
+		m->byte_equal = NAN;
+		m->rel = NAN;
+		for (int i = 0; i < 4; i++)
+			if (!isnan(a->st_rel[i]) && !(m->rel >= a->st_rel[i]))
+				m->rel = a->st_rel[i];
+		return;
+	}
 	if (a->n == 0)
 		return;
 	m->max_abs = a->max_abs;
@@ -358,6 +377,8 @@ void db_accum_finish(const db_accum *a, db_metrics *m)
 
 int db_metrics_check(const db_tensor *x, const db_tensor *y, db_err *err)
 {
+	if (!x->data || !y->data)
+		return db_err_set(err, NULL, NULL, -1, "statistics only: no tensor data was dumped");
 	if (!db_dtype_comparable(x->dtype) || !db_dtype_comparable(y->dtype))
 		return db_err_set(err, NULL, NULL, -1, "not comparable: %s vs %s",
 		                  db_dtype_name(x->dtype), db_dtype_name(y->dtype));

@@ -30,6 +30,8 @@ static int load(const db_index *ix, const db_item *it, double **v, int64_t *n, d
 	const db_entry *en = rc == 0 ? db_file_find(f, it->key) : NULL;
 	if (rc == 0 && (!en || en->err))
 		rc = db_err_set(err, path, it->key, -1, "%s", en ? en->err : "entry is gone");
+	else if (rc == 0 && !en->t.data)
+		rc = db_err_set(err, path, it->key, -1, "statistics only: no ids to compare");
 	if (rc == 0) {
 		*n = db_tensor_numel(&en->t);
 		*v = malloc((size_t)(*n ? *n : 1) * sizeof **v);

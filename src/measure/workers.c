@@ -268,6 +268,8 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	if (db_wctx_tensor_fd(w, c->ref, p->ref, &x, &fx, &fdx, err) != 0 ||
 	    db_wctx_tensor_fd(w, c->tgt, p->tgt, &y, &fy, &fdy, err) != 0)
 		return -1;
+	if (!x->data || !y->data)       /* statistics only: one chunk's work */
+		return b == 0 ? db_accum_stats(a, x, y, err) : 0;
 	if (p->slot.side) {
 		slot_accum(p, x, y, b, e, a);
 		return 0;

@@ -95,6 +95,17 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	if (p->status == DB_ST_OK && m->stats_only) {
+		/* measured on the dumper's statistics: what they can tell */
+		const char *sn[] = {"max", "min", "mean", "norm"};
+		fputs(", \"statistics_only\": true, \"stat_rel\": {", out);
+		for (int k = 0; k < 4; k++) {
+			fprintf(out, "%s\"%s\": ", k ? ", " : "", sn[k]);
+			db_json_num(out, m->st_rel[k]);
+		}
+		fputs("}, \"md5_equal\": ", out);
+		fputs(m->md5_eq < 0 ? "null" : m->md5_eq ? "true" : "false", out);
+	}
 	if (db_noise_root(c)) { /* --noise: the floor and where this pair stands */
 		fputs(", \"noise_floor\": ", out);
 		db_json_num(out, p->noise_floor);
