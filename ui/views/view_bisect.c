@@ -18,6 +18,7 @@
 #include "db_session.h"
 #include "base/draw.h"
 #include "base/session_ui.h"
+#include "base/triage_ui.h"
 
 /* The end analysis (t->analysis) and the state of the run it was made
  * for: the view and the export share it. */
@@ -63,6 +64,10 @@ int tui_bisect_ensure(struct tui *t, bool replay)
 	o.stage = s && s->probe ? s->probe : t->probe_given ? t->probe : NULL;
 	o.phase = s && s->phase ? s->phase : tui_phase(t);
 	o.pass = s && s->pass ? s->pass : tui_pass(t);
+	/* on the pass the triage chose, the core chooses it again and says
+	 * why (the same triage, triage_ui.c) */
+	if (!(s && (s->phase || s->pass)) && tui_on_triaged(t))
+		o.phase = o.pass = NULL;
 	if (s) {
 		o.pred = s->pred;
 		o.good_layer = s->good;
@@ -299,6 +304,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	           strcmp(r->stage, DB_PROBE_LAST) ? r->stage : "each layer's last stage",
 	           pred, r->phase && *r->phase ? r->phase : "-",
 	           r->pass && *r->pass ? r->pass : "-");
+	if (r->pass_why[0])
+		draw_textf(w, y++, 0, W, C_DIM, 0, "pass: %s", r->pass_why);
 	/* Steps logged on other dumps that no longer hold: their outcome is
 	 * history, not a finding about these trees. */
 	const db_replay *rp = !replay ? t->replay : NULL;
