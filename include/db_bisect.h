@@ -316,7 +316,9 @@ typedef struct db_bisect_result {
 	db_hint first_bad_hint; /* the culprit pair's root-cause hint (db_hints.h);
 	                           kind DB_HINT_NONE when none */
 	const char *layer_class;/* borrowed from the profile; NULL none */
-	int *bad_ranks;         /* every rank bad at the culprit, ascending */
+	int *bad_ranks;         /* every rank bad at the culprit, ascending
+	                           (--slots: the slots, slot k being rank k) */
+	bool slots;             /* --slots: the ranks are slots */
 	size_t n_bad_ranks;
 	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
 	bool ranks_unknown;     /* the culprit is compared merged only (the other

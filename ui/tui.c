@@ -324,6 +324,8 @@ static bool cli_no_mouse, cli_keys_man;
 static const db_opt cli_opts[] = {
 	DB_CMP_OPTS(cli_cmp, "profile name or YAML file (default: auto-detect;\n"
 	                     "the session's when resuming)"),
+	DB_NOISE_OPT(cli_cmp),
+	DB_SLOTS_OPT(cli_cmp),
 	{"session", 0, "FILE", &cli_session, NULL, "create or resume a session file"},
 	{"ref", 0, "DIR", &cli_ref, NULL, "the reference tree (instead of the session's)"},
 	{"target", 0, "DIR", &cli_tgt, NULL, "the target tree (instead of the session's)"},
@@ -501,6 +503,13 @@ int tui_main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* --noise and --slots are kept in the session, as the trees are */
+	if (t->session && !co.noise && t->session->noise)
+		co.noise = t->session->noise;
+	if (t->session && !co.slots && t->session->slots)
+		co.slots = atoi(t->session->slots);
+	if (co.slots && (!tgt || !strcmp(tgt, t->ref_path)))
+		t->tgt_path = t->ref_path;      /* one tree: slot 0 against slot k */
 	if (t->session_path && !t->session) {
 		/* Absolute paths: the session may be resumed from elsewhere. */
 		char ra[PATH_MAX], ta[PATH_MAX];
@@ -509,6 +518,12 @@ int tui_main(int argc, char **argv)
 		                            tok ? ta : t->tgt_path);
 		if (t->session && t->profile_opt)
 			t->session->profile = strdup(t->profile_opt);
+		if (t->session && cli_cmp.noise) {
+			char na[PATH_MAX];
+			t->session->noise = strdup(realpath(cli_cmp.noise, na) ? na : cli_cmp.noise);
+		}
+		if (t->session && cli_cmp.slots)
+			t->session->slots = strdup(cli_cmp.slots);
 	}
 
 	setlocale(LC_ALL, "");

@@ -224,6 +224,7 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	char l1[32];
 	memset(res, 0, sizeof *res);
 	res->standout_layer = INT_MIN;
+	res->slots = r->c->n_slots > 0;
 	res->probe_how = r->probe_how;
 	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
 	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);
@@ -265,7 +266,10 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			snprintf(res->summary, sizeof res->summary,
 			         "every layer is good but %s is bad: the bug is after the last layer",
 			         r->final_stage ? r->final_stage : "the final output");
-		} else if (si >= 0 && standout(r, &s, si) == si) {
+		} else if (si >= 0 && (standout(r, &s, si) == si ||
+		                       /* slots, judged bitwise: bits off after a
+		                        * bit-identical layer is the drop */
+		                       (r->c->n_slots && (si == 0 || s.v[si - 1] == DB_V_GOOD)))) {
 			res->kind = DB_KIND_SUDDEN;
 			res->has_first_bad = true;
 			res->first_bad_layer = f;

@@ -433,6 +433,9 @@ static void from_values(const db_compare *c, const db_pair *p, db_hint *h)
 void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *h)
 {
 	memset(h, 0, sizeof *h);
+	/* --slots: the label names the slot; both sides are one tensor */
+	if (p->slot.side == DB_SLOT_IN_TREE)
+		return;
 	bool slot = p->slot.side && p->status == DB_ST_OK;
 	if (!db_pair_diverges(p) && !slot)
 		return;

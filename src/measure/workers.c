@@ -201,6 +201,13 @@ static void slot_accum(const db_pair *p, const db_tensor *x, const db_tensor *y,
 {
 	int64_t s = atomic_load(&((db_pair *)p)->slot.start);
 	db_tensor v;
+	if (p->slot.side == DB_SLOT_IN_TREE) {  /* one tensor: slot 0's block vs slot k's */
+		db_tensor r;
+		db_slot_view(x, p->slot.dim, p->slot.ref_start, p->slot.len, &r);
+		db_slot_view(y, p->slot.dim, s, p->slot.len, &v);
+		db_accum_range(a, &r, &v, b, e);
+		return;
+	}
 	db_slot_view(p->slot.side == 1 ? x : y, p->slot.dim, s, p->slot.len, &v);
 	if (p->slot.side == 1)
 		db_accum_range(a, &v, y, b, e);

@@ -42,6 +42,11 @@ bool db_pair_diverges(const db_pair *p)
 	/* a layout that cannot be undone says nothing about the model */
 	if (p->status == DB_ST_NOT_COMPARABLE)
 		return false;
+	/* slots of one batch hold the same prompt: the same kernels owe the
+	 * same bits, so any bit that differs is the divergence (its band is
+	 * shown beside it) */
+	if (p->status == DB_ST_OK && p->slot.side == DB_SLOT_IN_TREE)
+		return !(p->m.byte_equal == 1.0);
 	/* --noise: the run's own noise decides, where it has a floor */
 	if (p->status == DB_ST_OK && p->noise == DB_NOISE_WITHIN)
 		return false;

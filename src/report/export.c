@@ -41,6 +41,8 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	else
 		fprintf(out, "%d", p->f.rank);
+	if (p->slot.side == DB_SLOT_IN_TREE)
+		fprintf(out, ", \"slot\": %d", p->slot.k);
 	fputs(", \"layer\": ", out);
 	if (p->f.layer < 0)
 		fputs("null", out);
@@ -137,7 +139,8 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 	/* what first_divergence was judged by: the noise run, the
 	 * bit-identical regime, or the bands */
 	fputs(", \"judged_by\": ", out);
-	db_json_str(out, db_noise_root(c) ? "noise" : fd >= 0 && fd == db_first_not_identical(c)
+	db_json_str(out, c->n_slots ? "slots_bitwise" : db_noise_root(c) ? "noise"
+	                 : fd >= 0 && fd == db_first_not_identical(c)
 	                 ? "bit_identical" : "bands");
 	if (db_noise_root(c)) {
 		fputs(", \"noise\": ", out);
@@ -145,6 +148,7 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		fprintf(out, ", \"noise_k\": %.17g, \"noise_min_rel\": %.17g",
 		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
 	}
+	db_slots_json(out, c);
 	db_passes_json(out, c);
 }
 

@@ -81,6 +81,7 @@ void db_session_free(db_session *s)
 	free(s->target);
 	free(s->profile);
 	free(s->noise);
+	free(s->slots);
 	free(s->phase);
 	free(s->pass);
 	free(s->probe);

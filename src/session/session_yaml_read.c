@@ -266,10 +266,10 @@ static void *new_items(rd *r, yaml_node_t *n, const char *key, size_t size, size
 /* The session's string field under key k; NULL if k names none. */
 static char **str_field(db_session *s, const char *k)
 {
-	static const char *const keys[] = {"ref", "target", "profile", "noise", "phase", "pass",
-	                                   "probe"};
-	char **fields[] = {&s->ref, &s->target, &s->profile, &s->noise, &s->phase, &s->pass,
-	                   &s->probe};
+	static const char *const keys[] = {"ref", "target", "profile", "noise", "slots", "phase",
+	                                   "pass", "probe"};
+	char **fields[] = {&s->ref, &s->target, &s->profile, &s->noise, &s->slots, &s->phase,
+	                   &s->pass, &s->probe};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		if (!strcmp(k, keys[i]))
 			return fields[i];

@@ -278,7 +278,8 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 		    !strcmp(t->triaged_phase, tui_phase(t) ? tui_phase(t) : ""))
 			x += draw_text(w, y, x, W - x, C_MARK, 0, " first diverging");
 	}
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  rank ");
+	/* --slots: slot k is rank k (src/compare/slots.c) */
+	x += draw_text(w, y, x, W - x, C_DIM, 0, t->cmp->n_slots ? "  slot " : "  rank ");
 	if (t->rank_sel)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
 	else
@@ -345,8 +346,11 @@ void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
 		fmt_cos(x, v, sizeof v);
 	else
 		fmt_sci(x, v, sizeof v, 6);
-	snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
-	*color = draw_band_color(p->band);
+	/* a slot judged bitwise whose bits are off: not "ok", whatever the band */
+	bool off = p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK &&
+	           !(p->m.byte_equal == 1.0);
+	snprintf(buf, len, "%s%7s", off ? G("≢ ", "# ") : draw_band_glyph2(p->band), v);
+	*color = draw_band_color(off ? DB_BAND_DRIFT : p->band);
 }
 
 /* ---- filter ---- */
@@ -523,7 +527,8 @@ char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len)
 	if (p->merged)
 		snprintf(rk, sizeof rk, " (merged)");
 	else if (p->f.rank >= 0)
-		snprintf(rk, sizeof rk, " rank %d", p->f.rank);
+		snprintf(rk, sizeof rk, p->slot.side == DB_SLOT_IN_TREE ? " slot %d" : " rank %d",
+		         p->f.rank);
 	snprintf(buf, len, "%s%s%s", lay, p->f.stage, rk);
 	return buf;
 }

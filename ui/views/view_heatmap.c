@@ -241,7 +241,8 @@ static char *slot_note(const struct tui *t, char *buf, size_t len)
 {
 	buf[0] = 0;
 	for (size_t i = 0; i < t->cmp->n_pairs && !buf[0]; i++)
-		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]))
+		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]) &&
+		    t->cmp->pairs[i].slot.side != DB_SLOT_IN_TREE)  /* --slots: the label says */
 			db_slot_str(&t->cmp->pairs[i], buf, len);
 	return buf;
 }
