@@ -274,6 +274,10 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
 		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
+		/* the pass the bisect's triage names (triage_ui.c) */
+		if (t->triaged && t->pass_why[0] && !strcmp(t->triaged_pass, tui_pass(t)) &&
+		    !strcmp(t->triaged_phase, tui_phase(t) ? tui_phase(t) : ""))
+			x += draw_text(w, y, x, W - x, C_MARK, 0, " first diverging");
 	}
 	/* --slots: slot k is rank k (src/compare/slots.c) */
 	x += draw_text(w, y, x, W - x, C_DIM, 0, t->cmp->n_slots ? "  slot " : "  rank ");
