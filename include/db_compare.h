@@ -156,6 +156,9 @@ typedef struct db_compare {
 	/* New (unique in the process) each time the pairs are built, rebuilt
 	 * by a rescan or freed: a cache over the pairs keys on it. */
 	unsigned long pairs_gen;
+	/* Quantized weights' groups the pairs point into (pair/companions.c);
+	 * built and freed with the pairs. */
+	void *quant;
 	char **phases;          /* present phases, causal order */
 	size_t n_phases;
 	_Atomic size_t n_done;  /* pairs finished (async progress) */

@@ -11,7 +11,7 @@ r
 r
 :save-display $T/slot2.screen
 EOF
-check "header: the slot selector" grep_screen all '^phase -  pass \[1\] 1/2 default  slot \[all\] of 3 '
+check "header: the slot selector" grep_screen all '^phase -  pass \[1\] 1/2 default first diverging  slot \[all\] of 3 '
 check "header: the first divergence and its slot" \
 	grep_screen all '^▸ first divergence L3 mlp\.down_proj slot 1 ok '
 check "L4 (after the bug): bits off in the ok band" grep_screen all '^ L4 +(≢  1\.0000 ?)+$'

@@ -29,6 +29,7 @@
 #include "base/script.h"
 #include "base/session_ui.h"
 #include "base/signals.h"
+#include "base/triage_ui.h"
 #include "watch_ui.h"
 
 static struct timespec t_start;
@@ -207,6 +208,23 @@ static void after_first_frame(struct tui *t)
 	db_compare_verify_start(t->cmp);
 }
 
+/* Once the first scan is done, the workbench moves to the pass the
+ * bisect's triage names, unless a selection was chosen first (a key, a
+ * session's view state or its bisect's pass). */
+static bool opened_on_triaged, key_before_open;
+
+static void open_on_triaged(struct tui *t)
+{
+	if (opened_on_triaged)
+		return;
+	opened_on_triaged = true;
+	if (key_before_open || t->n_views > 1 ||
+	    (t->session && (db_session_view_get(t->session, "pass") || t->session->pass ||
+	                    t->session->phase)))
+		return;
+	tui_select_triaged(t, "opened on ");
+}
+
 static bool views_busy(struct tui *t)
 {
 	for (int i = 0; i < t->n_views; i++)
@@ -233,6 +251,7 @@ static void loop(struct tui *t)
 		bool fin = !tui_computing(t), busy = views_busy(t) || checking;
 		size_t done = atomic_load(&t->cmp->n_done);
 		if (fin && !shown_fin) {
+			open_on_triaged(t);
 			tui_update_first_div(t);
 			if (timing)
 				fprintf(timing, "scan_done_ms %.3f\n", ms_since(&t_start));
@@ -291,6 +310,7 @@ static void loop(struct tui *t)
 		key_cpu0 = cpu_ms();
 		key_pending = true;
 		tui_key_name(key, key_name, sizeof key_name);
+		key_before_open |= !opened_on_triaged;
 		handle_key(t, key);
 	}
 }

@@ -95,6 +95,7 @@ typedef struct series {
 	db_band *band;
 	db_verdict *v;
 	size_t n;
+	bool stats;             /* a probe was measured on statistics only */
 } series;
 
 static void series_free(series *s)
@@ -127,6 +128,7 @@ static int build_series(db_bisect_run *r, series *s)
 			continue;
 		s->layer[s->n] = l;
 		s->cos[s->n] = fin_cos(pr.m.cos);
+		s->stats |= pr.m.stats_only;
 		s->rel[s->n] = fin_rel(pr.m.rel);
 		s->band[s->n] = pr.band;
 		s->v[s->n] = pr.auto_verdict;
@@ -301,6 +303,14 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			rc = db_bisect_walk_layer(r, f, prev, si > 0 ? &in : NULL, res);
 			if (!res->first_bad_stage && rc == 0)
 				res->first_bad_stage = strdup(res->probe);
+			if (s.stats)    /* no cos from statistics: say so, never "cos 0" */
+				snprintf(res->summary, sizeof res->summary,
+				         "first bad layer %s%s%s%s: %s statistics only, rel %.3g",
+				         db_layer_label(f, l1, sizeof l1),
+				         res->layer_class ? " (class " : "",
+				         res->layer_class ? res->layer_class : "",
+				         res->layer_class ? ")" : "", res->probe, s.rel[si]);
+			else
 			snprintf(res->summary, sizeof res->summary,
 			         "first bad layer %s%s%s%s: %s cos %.6g -> %.6g, rel %.3g",
 			         db_layer_label(f, l1, sizeof l1),

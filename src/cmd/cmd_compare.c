@@ -11,6 +11,7 @@
 #include "cmd_compare_watch.h"
 #include "cmd_util.h"
 #include "db_compare.h"
+#include "db_dequant.h"
 #include "db_esc.h"
 #include "db_export.h"
 #include "db_grid.h"
@@ -123,6 +124,9 @@ static void print_table(const db_compare *c, FILE *out)
 	bool ph = any_phase(c), pa = any_pass(c);
 	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n", db_esc(c->profile->name),
 	        db_esc(c->why), db_esc(c->ref_root), db_esc(c->tgt_root));
+	char xn[400];
+	if (*db_compare_xform_note(c, xn, sizeof xn))
+		fprintf(out, "layout  %s\n", db_esc(xn));
 	if (db_noise_root(c))
 		fprintf(out, "noise   %s (%zu floors; beyond noise: rel > %g x max(floor, %g))\n",
 		        db_esc(db_noise_root(c)), db_noise_floors(c), c->profile->thresholds.noise_k,
@@ -155,6 +159,8 @@ static void print_table(const db_compare *c, FILE *out)
 			snprintf(rank, sizeof rank, p->f.rank >= 0 ? "%d" : "-", p->f.rank);
 		if (p->status == DB_ST_OK && p->m.cos == p->m.cos)
 			snprintf(cos, sizeof cos, "%.8f", p->m.cos);
+		else if (p->status == DB_ST_OK && p->m.stats_only)
+			snprintf(cos, sizeof cos, "stats-only");
 		else
 			snprintf(cos, sizeof cos, "-");
 		if (p->status == DB_ST_OK && p->m.rel == p->m.rel)
@@ -183,6 +189,9 @@ static void print_table(const db_compare *c, FILE *out)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
+		char dq[400];
+		if (*db_pair_dequant_note(p, dq, sizeof dq))
+			fprintf(out, " (%s)", db_esc(dq));
 		char slot[128];
 		db_hint sh;
 		if (p->slot.side)
@@ -260,7 +269,11 @@ static void print_table(const db_compare *c, FILE *out)
 		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
 	char lab[512], nz[96];
 	db_pair_label(p, lab, sizeof lab);
-	if (p->status == DB_ST_OK)
+	if (p->status == DB_ST_OK && p->m.stats_only)
+		fprintf(out, "first divergence: %s: statistics only, rel %.4e [%s]%s%s\n", lab,
+		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
+		        db_noise_str(p, nz, sizeof nz));
+	else if (p->status == DB_ST_OK)
 		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s%s\n", lab, p->m.cos,
 		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
 		        db_noise_str(p, nz, sizeof nz));

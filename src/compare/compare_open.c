@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "pair/compare_priv.h"
+#include "measure/xform.h"
 #include "db_noise.h"
 #include "db_slot.h"
 #include "layout/index_priv.h"
@@ -213,6 +214,7 @@ void db_compare_free(db_compare *c)
 		free(pr->cache_dir);
 		db_drop_dirs(pr);
 		db_cells_drop(c);
+		db_xform_drop(c);
 		db_noise_free(pr->noise);
 		pthread_mutex_destroy(&pr->cache_mu);
 		pthread_mutex_destroy(&pr->cells_mu);
@@ -489,6 +491,7 @@ int db_compare_rescan(db_compare *c, db_err *err)
 		memcpy(c->slots_align, tmp.slots_align, sizeof c->slots_align);
 	}
 	c->pairs_gen = tmp.pairs_gen;
+	c->quant = tmp.quant;
 	c->phases = tmp.phases;
 	c->n_phases = tmp.n_phases;
 	atomic_store(&c->n_done, done);

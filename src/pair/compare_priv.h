@@ -173,6 +173,7 @@ typedef struct db_cmp_priv {
 	size_t n_dirs;
 	pthread_mutex_t cells_mu;       /* guards building cells */
 	db_cells cells;
+	void *xform;            /* measure/xform.c's decision for pairs_gen */
 	struct db_noise *noise; /* --noise: the floors (db_noise.h), or NULL */
 } db_cmp_priv;
 

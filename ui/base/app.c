@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_dequant.h"
 #include "db_bisect.h"
 #include "db_cell.h"
 #include "db_noise.h"
@@ -274,6 +275,10 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
 		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
+		/* the pass the bisect's triage names (triage_ui.c) */
+		if (t->triaged && t->pass_why[0] && !strcmp(t->triaged_pass, tui_pass(t)) &&
+		    !strcmp(t->triaged_phase, tui_phase(t) ? tui_phase(t) : ""))
+			x += draw_text(w, y, x, W - x, C_MARK, 0, " first diverging");
 	}
 	/* --slots: slot k is rank k (src/compare/slots.c) */
 	x += draw_text(w, y, x, W - x, C_DIM, 0, t->cmp->n_slots ? "  slot " : "  rank ");
@@ -618,7 +623,8 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  ref %s %s  target %s %s%s", sr,
 	                p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : "(missing)", stg,
 	                p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : "(missing)",
-	                p->dtype_differs ? " (cast to float64)" : "");
+	                db_pair_dequantized(p) ? " (dequantized)"
+	                : p->dtype_differs ? " (cast to float64)" : "");
 	if (p->merged)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
 		                p->n_ref_shards, p->n_tgt_shards);

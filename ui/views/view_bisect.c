@@ -18,6 +18,7 @@
 #include "db_session.h"
 #include "base/draw.h"
 #include "base/session_ui.h"
+#include "base/triage_ui.h"
 
 /* The end analysis (t->analysis) and the state of the run it was made
  * for: the view and the export share it. */
@@ -63,6 +64,10 @@ int tui_bisect_ensure(struct tui *t, bool replay)
 	o.stage = s && s->probe ? s->probe : t->probe_given ? t->probe : NULL;
 	o.phase = s && s->phase ? s->phase : tui_phase(t);
 	o.pass = s && s->pass ? s->pass : tui_pass(t);
+	/* on the pass the triage chose, the core chooses it again and says
+	 * why (the same triage, triage_ui.c) */
+	if (!(s && (s->phase || s->pass)) && tui_on_triaged(t))
+		o.phase = o.pass = NULL;
 	if (s) {
 		o.pred = s->pred;
 		o.good_layer = s->good;
@@ -194,10 +199,64 @@ static const db_bisect_result *last_result(const struct tui *t, const struct bis
 	return b->have_res && t->analysis && t->analysis->ok ? &t->analysis->res : NULL;
 }
 
+static bool same_sel(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* "phase P, pass N" / "pass N" / "this selection" into buf. */
+static const char *sel_str(const char *ph, const char *pa, char *buf, size_t len)
+{
+	bool hp = ph && *ph, hs = pa && *pa;
+	snprintf(buf, len, "%s%s%s%s%s", hp ? "phase " : "", hp ? ph : "", hp && hs ? ", " : "",
+	         hs ? "pass " : "", hs ? pa : "");
+	if (!buf[0])
+		snprintf(buf, len, "this selection");
+	return buf;
+}
+
+/* Choosing another phase or pass and starting the bisect (b, x) begins a
+ * new one there: a bisect never stays on the pass it began with when the
+ * user chose another. The earlier one stays in the session's log
+ * (db_session_archive_bisect; replay judges it). True when it re-aimed. */
+static bool reaim(struct tui *t)
+{
+	db_session *s = t->session;
+	const char *ph, *pa;
+	if (t->bisect)
+		ph = t->bisect->phase, pa = t->bisect->pass;
+	else if (s && (s->phase || s->pass))
+		ph = s->phase, pa = s->pass;
+	else
+		return false;
+	if (same_sel(ph, tui_phase(t)) && same_sel(pa, tui_pass(t)))
+		return false;
+	char was[160], now[160];
+	sel_str(ph, pa, was, sizeof was);
+	db_err err = {{0}};
+	if (s) {
+		if (t->bisect)
+			db_session_sync_bisect(s, &t->bisect->sm, &err);
+		if (db_session_archive_bisect(s, t->probe_given) < 0) {
+			tui_msg(t, true, "bisect: out of memory");
+			return false;
+		}
+	}
+	tui_bisect_close(t);
+	t->replay_checked = true;       /* the resumed log was the earlier bisect's */
+	if (tui_bisect_ensure(t, false) < 0)
+		return true;
+	tui_session_save(t);
+	tui_msg(t, false, "new bisect on %s; the one on %s stays in the session's log",
+	        sel_str(t->bisect->phase, t->bisect->pass, now, sizeof now), was);
+	return true;
+}
+
 static int bisect_open(struct view *v, struct tui *t)
 {
 	struct bisect_view *b = v->priv;
 	b->at = -1;
+	reaim(t);
 	return tui_bisect_ensure(t, true);
 }
 
@@ -299,6 +358,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	           strcmp(r->stage, DB_PROBE_LAST) ? r->stage : "each layer's last stage",
 	           pred, r->phase && *r->phase ? r->phase : "-",
 	           r->pass && *r->pass ? r->pass : "-");
+	if (r->pass_why[0])
+		draw_textf(w, y++, 0, W, C_DIM, 0, "pass: %s", r->pass_why);
 	/* Steps logged on other dumps that no longer hold: their outcome is
 	 * history, not a finding about these trees. */
 	const db_replay *rp = !replay ? t->replay : NULL;
@@ -555,6 +616,10 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 		tui_session_save(t);
 		break;
 	case A_BISECT_RESET:
+		if (reaim(t)) {         /* another phase / pass chosen: sm is gone */
+			t->dirty = true;
+			return true;
+		}
 		db_bisect_reset(sm);
 		tui_msg(t, false, "bisect reset");
 		tui_session_save(t);

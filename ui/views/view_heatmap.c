@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/draw.h"
+#include "base/triage_ui.h"
 #include "db_noise.h"
 #include "db_session.h"
 #include "db_slot.h"
@@ -591,9 +592,14 @@ static bool heatmap_request(struct view *v, struct tui *t, enum tui_action a)
 			tui_msg(t, true, "still computing; f works once the scan is done");
 			break;
 		}
+		/* the pass the bisect's triage names (phase and pass switched
+		 * as needed), then its first divergence over all ranks */
+		tui_select_triaged(t, "first divergence in ");
+		sync(t, h);
 		tui_update_first_div(t);
 		if (t->first_div < 0) {
-			tui_msg(t, false, "no divergence in this phase / pass");
+			tui_msg(t, false, "no divergence in any phase / pass%s%s",
+			        t->pass_why[0] ? ": " : "", t->pass_why);
 			break;
 		}
 		/* The earliest over all ranks: switch to its rank unless the
