@@ -207,7 +207,7 @@ static void mark_write(struct tui *t, const char *args, void *arg)
 	char lab[300];
 	tui_pair_label(t, p, lab, sizeof lab);
 	tui_msg(t, false, "marked %s %s%s", lab, db_mark_status_name(st),
-	        t->session_path ? "" : " (in memory: no --session)");
+	        t->session_path ? "" : " (not kept: no session)");
 	tui_session_save(t);
 }
 
@@ -228,7 +228,8 @@ void tui_export(struct tui *t, const char *dir)
 	db_session *s = session(t);
 	char *def = NULL;
 	if (!dir) {
-		const char *sp = t->session_path;
+		/* beside --session's file; the automatic one's is not the user's */
+		const char *sp = t->session_auto ? NULL : t->session_path;
 		const char *slash = sp ? strrchr(sp, '/') : NULL;
 		size_t n = slash ? (size_t)(slash - sp) : 0;
 		def = malloc(n + 32);

@@ -39,7 +39,13 @@ struct tui {
 	const char *ref_path, *tgt_path, *profile_opt, *filter_opt;
 	const char *session_path, *notes_dir;
 	db_compare *cmp;                /* owned */
-	struct db_session *session;     /* owned; in memory only without --session */
+	struct db_session *session;     /* owned; in memory only with --no-session */
+	/* session_path is this pair of trees' automatic session (no
+	 * --session): written once it holds work (steps, marks, notes) or
+	 * when it exists already; reports and notes stay where they were */
+	bool session_auto, session_auto_on_disk;
+	bool session_none;              /* --no-session: nothing is kept */
+	bool quit_warned;               /* q said the work is not kept */
 	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
 	struct tui_analysis *analysis;  /* owned: the bisect's end analysis
 	                                   (tui_bisect_result), NULL none */

@@ -230,6 +230,53 @@ char *draw_fit(const char *raw, int width, char *buf, size_t len)
 	return buf;
 }
 
+char *draw_fit_mid(const char *raw, int width, int tail, char *buf, size_t len)
+{
+	if (len == 0)
+		return buf;
+	char small[512];
+	char *e = escaped(raw, small, sizeof small);
+	int w = draw_width(e);
+	if (w <= width || width < 3) {
+		draw_fit(raw, width, buf, len);
+		if (e != small)
+			free(e);
+		return buf;
+	}
+	if (tail < 0 || tail > width - 2)
+		tail = tail < 0 ? (width - 1) / 2 : width - 2;
+	/* the tail: from the first character whose rest fits tail columns */
+	const char *s = e, *t = e + strlen(e);
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	int left = w;
+	while (*s && left > tail) {
+		wchar_t wc;
+		int cw;
+		size_t n = next_char(s, &wc, &cw, &st);
+		s += n, left -= cw;
+	}
+	t = s;
+	/* the head in the columns left, then the ellipsis and the tail */
+	int head_w = width - 1 - left;
+	size_t o = 0;
+	int used = 0;
+	memset(&st, 0, sizeof st);
+	for (const char *h = e; *h && h < t;) {
+		wchar_t wc;
+		int cw;
+		size_t n = next_char(h, &wc, &cw, &st);
+		if (used + cw > head_w || o + n + 1 >= len)
+			break;
+		memcpy(buf + o, h, n);
+		o += n, h += n, used += cw;
+	}
+	snprintf(buf + o, len - o, "%s%s", G("…", "~"), t);
+	if (e != small)
+		free(e);
+	return buf;
+}
+
 enum tui_color draw_band_color(db_band b)
 {
 	switch (b) {

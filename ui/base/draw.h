@@ -49,6 +49,10 @@ void draw_fill(WINDOW *w, int y, int x, int n, enum tui_color c, attr_t extra);
 /* s escaped and cut to at most width columns, ending with an ellipsis when
  * cut, into buf (UTF-8). Returns buf. */
 char *draw_fit(const char *s, int width, char *buf, size_t len);
+/* The same, cut in the middle so the end stays ("logits_pr…sor.1",
+ * "~/.local/…/session.yaml"): the last tail columns (< 0: half) after
+ * the ellipsis. Every name cut for the screen goes through one of these. */
+char *draw_fit_mid(const char *s, int width, int tail, char *buf, size_t len);
 
 /* Band / status presentation. */
 enum tui_color draw_band_color(db_band b);
