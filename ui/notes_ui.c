@@ -155,14 +155,20 @@ static void note_write(struct tui *t, const char *title, void *arg)
 	if (!dir || db_notes_create(dir, title, &sec, &path, &num, &err) < 0) {
 		tui_msg(t, true, "note not written: %s", dir ? err.msg : "out of memory");
 	} else {
-		char prefix[32], shown[PATH_MAX];
-		snprintf(prefix, sizeof prefix, "wrote note %02d: ", num);
-		tui_msg(t, false, "%s%s", prefix, msg_path(path, prefix, shown, sizeof shown));
+		/* the editor first: only a note it saved (or none was asked for)
+		 * is called written; the file stays either way (its data) */
+		char prefix[224], shown[PATH_MAX], why[128];
+		int ed = tui_edit_file(t, path, why, sizeof why);
+		if (ed < 0)
+			snprintf(prefix, sizeof prefix, "$EDITOR %s: note %02d not written, its "
+			         "template kept: ", why, num);
+		else
+			snprintf(prefix, sizeof prefix, "wrote note %02d: ", num);
+		tui_msg(t, ed < 0, "%s%s", prefix, msg_path(path, prefix, shown, sizeof shown));
 		if (t->session) {
 			db_session_add_note(t->session, path);
 			tui_session_save(t);
 		}
-		tui_edit_file(t, path);
 	}
 	free(path);
 	free(dir);

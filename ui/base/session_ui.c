@@ -217,19 +217,26 @@ void tui_view_state_restore(struct tui *t)
 	t->msg[0] = '\0';
 }
 
-bool tui_edit_file(struct tui *t, const char *path)
+int tui_edit_file(struct tui *t, const char *path, char *why, size_t len)
 {
 	const char *ed = getenv("EDITOR");
-	if (!ed || !*ed || t->script)
-		return false;
+	if (!ed || !*ed)
+		return 0;
+	size_t n = strlen(ed) + 8;
+	char *cmd = malloc(n);
+	if (!cmd) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	snprintf(cmd, n, "%s \"$@\"", ed);
 	def_prog_mode();
 	endwin();
 	pid_t pid = fork();
 	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", "$EDITOR \"$1\"", "sh", path, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", cmd, ed, path, (char *)NULL);
 		_exit(127);
 	}
-	int st;
+	int st = 0, e = errno;
 	tui_signals_hold(true);
 	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
@@ -237,5 +244,15 @@ bool tui_edit_file(struct tui *t, const char *path)
 	reset_prog_mode();
 	clearok(curscr, TRUE);
 	t->dirty = true;
-	return true;
+	free(cmd);
+	if (pid < 0)
+		snprintf(why, len, "cannot start it: %s", strerror(e));
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 1;
+	else if (WIFEXITED(st))
+		snprintf(why, len, WEXITSTATUS(st) == 127 ? "not found (exit status 127)"
+		         : "exited with status %d", WEXITSTATUS(st));
+	else
+		snprintf(why, len, "ended by signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return -1;
 }

@@ -29,8 +29,11 @@ void tui_view_state_restore(struct tui *t);
 /* The notes directory (--notes, else beside the session, else ./notes);
  * caller frees. */
 char *tui_notes_dir(const struct tui *t);
-/* Run $EDITOR on path with the terminal handed over; false (nothing done)
- * without $EDITOR or in script mode. */
-bool tui_edit_file(struct tui *t, const char *path);
+/* Run $EDITOR on path with the terminal handed over, as git runs it:
+ * sh -c '<$EDITOR> "$@"' <$EDITOR> path, so its quotes and arguments
+ * work. 1 when it exited 0; 0 without $EDITOR (nothing done); -1 when it
+ * could not run or exited otherwise, with why ("exited with status 1")
+ * in why. */
+int tui_edit_file(struct tui *t, const char *path, char *why, size_t len);
 
 #endif
