@@ -34,6 +34,9 @@ typedef struct db_export_ctx {
 	 * used as is, never built again. NULL: built from the selection above
 	 * (db_export_grid), as the headless export does. */
 	const db_grid *grid;
+	/* The folder report.md goes to (db_export_all sets it): its links to
+	 * the notes are relative to it. NULL: the current directory. */
+	const char *out_dir;
 } db_export_ctx;
 
 /* Write the four files into out_dir (created). -1 with err naming the file

@@ -45,7 +45,16 @@ grep -q '^rel_diff = 2: severe — completely wrong computation\. cos = -1\.0000
 grep -q '^| `attn.o_proj` | -1.00000000 | 2 | scramble | 2 | \*\*culprit\*\* |$' "$md" || fail "report walk"
 grep -q '^| 5 | L7 | bad | auto | 0.85898995 | 0.6665 | bug |$' "$md" || fail "report bisect log"
 grep -q '^| L7 | `attn_out` | 1 | confirmed | o_proj shard negated \\| rank 1 |$' "$md" || fail "report marks"
-grep -q "^- \[01_first_look.md\](.*/notes/01_first_look.md) — First look$" "$md" || fail "report notes"
+grep -q "^- \[01_first_look.md\](\.\./notes/01_first_look.md) — First look$" "$md" || fail "report notes: $(grep 01_first "$md")"
+# every link in report.md opens a file, from where report.md is
+"$PY" - "$md" <<'EOF' || fail "report.md has links that do not resolve"
+import os, re, sys, urllib.parse
+md = sys.argv[1]
+links = re.findall(r'\]\(([^)]+)\)', open(md, encoding="utf-8").read())
+assert len(links) >= 3, links
+bad = [l for l in links if not os.path.isfile(os.path.join(os.path.dirname(md), urllib.parse.unquote(l)))]
+assert not bad, bad
+EOF
 grep -q "02_layer_7.md" "$md" || fail "report notes: 02"
 grep -q "scratch.txt" "$md" && fail "report lists a non-note"
 

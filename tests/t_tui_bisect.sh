@@ -44,7 +44,7 @@ check "first step recorded" grep_screen bisect_step1 '^  1  final  bad   auto '
 check "found L7" grep_screen bisect_done '^\[found\] first bad layer: L7'
 check "sudden drop named" grep_screen bisect_done '^kind sudden-drop +first bad layer L7'
 check "sub-stage named" grep_screen bisect_done 'first bad sub-stage attn\.o_proj'
-check "bad rank named" grep_screen bisect_done '^bad ranks 1$'
+check "bad rank named" grep_screen bisect_done '^bad ranks 1 \(the other ranks are good\)$'
 # The notes are not under the current directory (the fixtures): the path
 # is absolute, its middle elided when the line is too narrow for it (the
 # build dir may be anywhere), the file name always whole.

@@ -438,10 +438,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		if (r && r->layer_class)
 			fprintf(f, "\nLayer class: **%s**.\n", r->layer_class);
 		if (r && r->n_bad_ranks) {
-			fputs("\nBad ranks:", f);
+			fputs(r->all_ranks_bad ? "\nBad ranks: every rank (" : "\nBad ranks:", f);
 			for (size_t i = 0; i < r->n_bad_ranks; i++)
-				fprintf(f, " %d", r->bad_ranks[i]);
-			fputs(" (the others are good).\n", f);
+				fprintf(f, r->all_ranks_bad && !i ? "%d" : " %d", r->bad_ranks[i]);
+			fputs(r->all_ranks_bad ? ").\n" : " (the others are good).\n", f);
 		}
 		if (r && r->has_crossing)
 			fprintf(f, "\nThe probe leaves the band at %s.\n",
@@ -518,7 +518,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 			fputs("- [", f);
 			db_esc_md_text(ne[i].name, f);
 			fputs("](", f);
-			md_url(f, ne[i].path);
+			/* relative to report.md, wherever the notes are */
+			char *rel = db_rel_path(x->out_dir ? x->out_dir : ".", ne[i].path);
+			md_url(f, rel ? rel : ne[i].path);
+			free(rel);
 			fputs(") — ", f);
 			db_esc_md_text(ne[i].title, f);
 			fputc('\n', f);
@@ -602,6 +605,7 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 		                  strerror(errno));
 	/* one grid for the SVG and report.md's table: the caller's, else built */
 	db_export_ctx xg = *x;
+	xg.out_dir = out_dir;
 	db_grid g;
 	if (!x->grid) {
 		if (db_export_grid(x, &g) < 0)

@@ -407,6 +407,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 				x = draw_text(w, y, 0, W, C_DEFAULT, 0, "bad ranks");
 				for (size_t i = 0; i < res->n_bad_ranks; i++)
 					x += draw_textf(w, y, x, W - x, C_MARK, A_BOLD, " %d", res->bad_ranks[i]);
+				draw_text(w, y, x, W - x, C_DEFAULT, 0, res->all_ranks_bad ? " (every rank)"
+				          : " (the other ranks are good)");
 				y++;
 			}
 			if (res->input_ids_mismatch)
