@@ -254,7 +254,7 @@ static void print_table(const db_compare *c, FILE *out)
 	if (ph)
 		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
 	char lab[512], nz[96];
-	db_pair_label(p, lab, sizeof lab);
+	db_pair_label_cell(c, p, lab, sizeof lab);
 	if (p->status == DB_ST_OK)
 		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s%s\n", lab, p->m.cos,
 		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
