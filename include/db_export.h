@@ -64,6 +64,8 @@ void db_export_divergence_json(FILE *f, const db_compare *c);
 void db_passes_text(FILE *out, const db_compare *c);
 void db_passes_json(FILE *out, const db_compare *c);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
+/* The same, only the pairs keep says true of (NULL: every pair). */
+int db_export_metrics_csv_where(FILE *f, const db_compare *c, bool (*keep)(const db_pair *));
 /* One pair as a JSON object (the compare --format json pair schema). */
 void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);
 

@@ -170,10 +170,17 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 
 int db_export_metrics_csv(FILE *out, const db_compare *c)
 {
+	return db_export_metrics_csv_where(out, c, NULL);
+}
+
+int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(const db_pair *))
+{
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
 	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
+		if (keep && !keep(p))
+			continue;
 		char shape[256];
 		if (p->ndim_ref >= 0)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
