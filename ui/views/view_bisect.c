@@ -1,5 +1,5 @@
 /* Layer bisect, git-bisect style (seed 002 Phase 4/5): the proposed layer
- * with its probe metrics and auto verdict; Enter accepts, g/b/s override,
+ * with its probe metrics and auto verdict; Enter accepts, + - = override,
  * u undoes, x resets; the range, probes left, the layer strip and the
  * history; at the end the analysis (first bad layer, sub-stage, ranks,
  * drift vs sudden drop). The state machine lives in the core
@@ -17,6 +17,7 @@
 #include "db_replay.h"
 #include "db_session.h"
 #include "base/draw.h"
+#include "base/keys.h"
 #include "base/session_ui.h"
 
 /* The end analysis (t->analysis) and the state of the run it was made
@@ -248,6 +249,25 @@ static const char *verdict_glyph(db_verdict v)
 	}
 }
 
+/* The first key bound to a (the keys file may move it), for the lines
+ * that tell which key does what. */
+static const char *key_of(enum tui_action a, char *buf, size_t len)
+{
+	int k;
+	if (tui_action_keys(a, &k, 1) < 1)
+		return tui_action(a)->name;
+	return tui_key_name(k, buf, len);
+}
+
+/* "+ good  - bad  = skip" with the keys bound now. */
+static const char *verdict_keys(char *buf, size_t len, const char *sep)
+{
+	char g[32], b[32], s[32];
+	snprintf(buf, len, "%s good%s%s bad%s%s skip", key_of(A_BISECT_GOOD, g, sizeof g), sep,
+	         key_of(A_BISECT_BAD, b, sizeof b), sep, key_of(A_BISECT_SKIP, s, sizeof s));
+	return buf;
+}
+
 /* The analysis the view shows, shared with the export. */
 static const db_bisect_result *analyze(struct tui *t, struct bisect_view *b)
 {
@@ -361,11 +381,11 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			if (cmd)
 				draw_textf(w, y++, 2, W - 2, C_DEFAULT, 0, "dump it: %s", cmd);
 			free(cmd);
-			draw_text(w, y++, 2, W - 2, C_DIM, 0,
-			          t->watch ? "it shows here once written (the trees are watched); s "
-			                     "skips this layer, g/b give a verdict by hand"
-			                   : "then <C-r> rescans; s skips this layer, g/b give a "
-			                     "verdict by hand");
+			char vk[128];
+			draw_textf(w, y++, 2, W - 2, C_DIM, 0, "%s; by hand: %s",
+			           t->watch ? "it shows here once written (the trees are watched)"
+			                    : "then <C-r> rescans",
+			           verdict_keys(vk, sizeof vk, ", "));
 		} else {
 			char rel[16];
 			fmt_sci(pr.m.rel, rel, sizeof rel, 9);
@@ -376,8 +396,9 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			                db_band_name(pr.band));
 			draw_text(w, y++, x, W - x, verdict_color(pr.auto_verdict), A_BOLD,
 			          db_verdict_name(pr.auto_verdict));
-			draw_text(w, y++, 2, W - 2, C_DIM, 0,
-			          "<Enter> accepts  g good  b bad  s skip  u undo  x reset");
+			char vk[128];
+			draw_textf(w, y++, 2, W - 2, C_DIM, 0, "<Enter> accepts  %s  u undo  x reset",
+			           verdict_keys(vk, sizeof vk, "  "));
 		}
 	} else if (db_bisect_done(sm)) {
 		const db_bisect_result *res = analyze(t, b);
@@ -467,8 +488,9 @@ static void step(struct tui *t, db_verdict v)
 	if (v == DB_V_NONE) {
 		if (s.auto_verdict == DB_V_NONE) {
 			char a[16];
-			tui_msg(t, true, "%s has no auto verdict (not dumped): g, b or s",
-			        label(layer, a, sizeof a));
+			char vk[128];
+			tui_msg(t, true, "%s has no auto verdict (not dumped): %s",
+			        label(layer, a, sizeof a), verdict_keys(vk, sizeof vk, ", "));
 			return;
 		}
 		s.verdict = s.auto_verdict;
@@ -521,6 +543,12 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 	struct bisect_view *b = v->priv;
 	db_bisect *sm = &t->bisect->sm;
 	db_err err = {{0}};
+	if (a == A_VIEW_BISECT) {       /* "b" again: never a verdict */
+		char vk[128];
+		tui_msg(t, false, "this is the bisect: <Enter> accepts, %s",
+		        verdict_keys(vk, sizeof vk, ", "));
+		return true;
+	}
 	if (a == A_BISECT_REPLAY_BACK || a == A_BISECT_REPLAY_FORWARD) {
 		long n = (long)sm->n_steps;
 		if (a == A_BISECT_REPLAY_BACK)
