@@ -62,26 +62,12 @@ static const char *msg_path(const char *path, const char *prefix, char *buf, siz
 		rel = below(path, cwd);
 	if (rel)
 		path = rel;
-	int room = COLS - draw_width(prefix), w = draw_width(path);
-	if (w <= room || room < 8) {
+	int room = COLS - draw_width(prefix);
+	if (draw_width(path) <= room || room < 8) {
 		snprintf(buf, len, "%s", path);
 		return buf;
 	}
-	/* the tail: the last room*2/3 columns, from a character boundary */
-	int tail_w = room * 2 / 3;
-	size_t i = strlen(path);
-	for (size_t k = i; k > 0; k--) {
-		if (((unsigned char)path[k - 1] & 0xC0) == 0x80)
-			continue;       /* inside a UTF-8 sequence */
-		if (draw_width(path + k - 1) > tail_w)
-			break;
-		i = k - 1;
-	}
-	/* the head, with the ellipsis, in the columns left */
-	char head[PATH_MAX];
-	draw_fit(path, room - draw_width(path + i), head, sizeof head);
-	snprintf(buf, len, "%s%s", head, path + i);
-	return buf;
+	return draw_fit_mid(path, room, room * 2 / 3, buf, len);
 }
 
 static void note_write(struct tui *t, const char *title, void *arg)

@@ -63,6 +63,19 @@ static long culprit(struct tui *t, struct stages *s)
 	return -1;
 }
 
+/* "[12, 64]" of the side that has one, "-" for neither. */
+static const char *shape_of(const db_pair *p, char *shape, size_t len)
+{
+	int nd = p->ndim_ref >= 0 ? p->ndim_ref : p->ndim_tgt;
+	const int64_t *sh = p->ndim_ref >= 0 ? p->shape_ref : p->shape_tgt;
+	size_t o = (size_t)snprintf(shape, len, nd >= 0 ? "[" : "-");
+	for (int d = 0; d < nd && o < len; d++)
+		o += (size_t)snprintf(shape + o, len - o, "%s%lld", d ? ", " : "", (long long)sh[d]);
+	if (nd >= 0 && o < len)
+		snprintf(shape + o, len - o, "]");
+	return shape;
+}
+
 static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 {
 	struct stages *s = v->priv;
@@ -86,16 +99,24 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	} else {
 		draw_text(w, ny, 0, W, C_PENDING, 0, "computing…");
 	}
-	int nw = 5;
+	int nw = 5, shw = 5;
+	char shape[64];
 	for (size_t i = 0; i < s->n; i++) {
-		int k = draw_width(t->cmp->pairs[s->pairs[i]].f.stage);
+		const db_pair *p = &t->cmp->pairs[s->pairs[i]];
+		int k = draw_width(p->f.stage), ks = draw_width(shape_of(p, shape, sizeof shape));
 		nw = k > nw ? k : nw;
+		shw = ks > shw ? ks : shw;
 	}
-	if (nw > W / 3)
-		nw = W / 3;
+	if (shw > 16)
+		shw = 16;
+	/* the names take what the numbers and the band ("✗✗ scramble") leave,
+	 * cut in the middle so sub-stages that share a prefix stay apart */
+	int room = W - (8 + 1 + shw + 1 + 11 + 11 + 9 + 11);
+	if (nw > room)
+		nw = room > 12 ? room : 12;
 	int hy = y0 + 3;
 	/* column positions */
-	int xs = 8, xsh = xs + nw + 1, xc = xsh + 17, xst = xc + 11, xr = xst + 11,
+	int xs = 8, xsh = xs + nw + 1, xc = xsh + shw + 1, xst = xc + 11, xr = xst + 11,
 	    xb = xr + 9;
 	draw_text(w, hy, 4, W - 4, C_DIM, A_BOLD, "#");
 	draw_text(w, hy, xs, W - xs, C_DIM, A_BOLD, "stage");
@@ -116,15 +137,8 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		attr_t a = cur ? A_REVERSE : 0;
 		draw_fill(w, y, 0, W, C_DEFAULT, a);
 		draw_text(w, y, 0, 2, C_MARK, A_BOLD | a, hi ? G("▸ ", "* ") : "  ");
-		char shape[64], cosv[32] = "", step[32] = "", rel[32] = "";
-		int nd = p->ndim_ref >= 0 ? p->ndim_ref : p->ndim_tgt;
-		const int64_t *sh = p->ndim_ref >= 0 ? p->shape_ref : p->shape_tgt;
-		size_t o = (size_t)snprintf(shape, sizeof shape, nd >= 0 ? "[" : "-");
-		for (int d = 0; d < nd && o < sizeof shape; d++)
-			o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%lld", d ? ", " : "",
-			                      (long long)sh[d]);
-		if (nd >= 0 && o < sizeof shape)
-			snprintf(shape + o, sizeof shape - o, "]");
+		char cosv[32] = "", step[32] = "", rel[32] = "";
+		shape_of(p, shape, sizeof shape);
 		enum tui_color bc = C_PENDING;
 		const char *band = G("…", "...");
 		bool big = false;
@@ -146,8 +160,8 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		}
 		draw_textf(w, y, 2, W - 2, C_DEFAULT, a, "  %zu", i + 1);
 		draw_text(w, y, xs, nw, C_DEFAULT, a | (hi ? A_BOLD : 0),
-		          draw_fit(p->f.stage, nw, buf, sizeof buf));
-		draw_text(w, y, xsh, W - xsh, C_DEFAULT, a, shape);
+		          draw_fit_mid(p->f.stage, nw, -1, buf, sizeof buf));
+		draw_text(w, y, xsh, shw, C_DEFAULT, a, draw_fit(shape, shw, buf, sizeof buf));
 		draw_text(w, y, xc, W - xc, C_DEFAULT, a, cosv);
 		draw_text(w, y, xst, W - xst, big ? C_HILITE : C_DEFAULT, a, step);
 		draw_text(w, y, xr, W - xr, C_DEFAULT, a, rel);
