@@ -27,7 +27,7 @@ q
 q
 EOF2
 check "the mark says where it is kept" grep_screen marked \
-	'^marked L3 attn_out.* confirmed; kept in ~/\.local/.*session\.yaml$'
+	'^marked L3 attn_out \(all ranks\) confirmed; kept in ~/\.local/.*session\.yaml$'
 check "one automatic session" test "$(sessions "$ST")" -eq 1
 S=$(find "$ST" -name session.yaml | head -1)
 check "the mark is in it" grep -q 'kept across runs' "$S"

@@ -2,7 +2,8 @@
 # Keys mean one thing (issue 25.5): b, s and g open the bisect, the
 # sub-stages and the first row everywhere, the bisect view included, so
 # "b b" never records a verdict; verdicts are on + - = (keys that mean
-# nothing else), shown by ? and the bisect's own lines. Browsing the
+# nothing else), shown by ? and the bisect's own lines, and logged as the
+# headless verbs log them (the user's when against the auto verdict). Browsing the
 # layer curve (L, ]) never changes the bisect's probe: it says so.
 . "$DB_SRC/tests/tui/lib.sh"
 
@@ -17,13 +18,18 @@ q
 :save-display $T/still0.screen
 -
 :save-display $T/minus.screen
+u
++
+:save-display $T/plus.screen
 EOF2
 check "b in the bisect says where it is, no verdict" \
 	grep_screen bb '^this is the bisect: <Enter> accepts, \+ good, - bad, = skip$'
 check "b b: no step" grep_screen bb '^history \(0 steps\)$'
 check "s in the bisect opens the sub-stages" grep_screen s '^ dumpbisect .* sub-stages$'
 check "b b g s: still no step" grep_screen still0 '^history \(0 steps\)$'
-check "- records bad, by the user" grep_screen minus '^  1  final +bad +user '
+# logged as the headless verbs log it: the user's when against the auto one
+check "- records bad (as the auto verdict: logged auto)" grep_screen minus '^  1  final +bad +auto '
+check "+ against the auto verdict is the user's" grep_screen plus '^  1  final +good +user '
 check "the bisect names its verdict keys" grep_screen minus '^  <Enter> accepts  \+ good  - bad  = skip  u undo  x reset$'
 
 tui_run 100 40 --no-session demo/ref demo/target <<EOF2

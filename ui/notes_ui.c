@@ -191,13 +191,21 @@ static void mark_write(struct tui *t, const char *args, void *arg)
 	}
 	const db_pair *q = &t->cmp->pairs[p];
 	db_session *s = session(t);
-	if (!s || db_session_add_mark(s, q->f.layer, q->f.stage, q->merged ? -1 : q->f.rank, st,
+	/* made at rank "all", it is about every rank: not the one the cell
+	 * happens to show (its worst) */
+	bool all = !t->rank_sel || q->merged;
+	if (!s || db_session_add_mark(s, q->f.layer, q->f.stage, all ? -1 : q->f.rank, st,
 	                              text) < 0) {
 		tui_msg(t, true, "out of memory");
 		return;
 	}
 	char lab[300];
-	tui_pair_label(t, p, lab, sizeof lab);
+	if (all && q->f.layer >= 0)
+		snprintf(lab, sizeof lab, "L%d %s (all ranks)", q->f.layer, q->f.stage);
+	else if (all)
+		snprintf(lab, sizeof lab, "%s (all ranks)", q->f.stage);
+	else
+		tui_pair_label(t, p, lab, sizeof lab);
 	tui_msg(t, false, "marked %s %s%s", lab, db_mark_status_name(st),
 	        t->session_path ? "" : " (not kept: no session)");
 	tui_session_save(t);

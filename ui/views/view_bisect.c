@@ -249,6 +249,25 @@ static const char *verdict_glyph(db_verdict v)
 	}
 }
 
+/* The predicate in words: "its probe leaves the ok band",
+ * "cos < 0.99 or rel > 0.01". */
+static const char *pred_words(const db_predicate *p, char *buf, size_t len)
+{
+	if (p->kind == DB_PRED_BAND) {
+		snprintf(buf, len, p->worst_good == DB_BAND_OK ? "its probe leaves the ok band"
+		         : "its probe is worse than %s", db_band_name(p->worst_good));
+		return buf;
+	}
+	char raw[64];
+	db_predicate_str(p, raw, sizeof raw);   /* "cos<0.99,rel>0.01" */
+	size_t o = 0;
+	for (const char *q = raw; *q && o + 6 < len; q++)
+		o += (size_t)snprintf(buf + o, len - o, *q == ',' ? " or " :
+		                      *q == '<' ? " < " : *q == '>' ? " > " : "%c", *q);
+	buf[o < len ? o : len - 1] = '\0';
+	return buf;
+}
+
 /* The first key bound to a (the keys file may move it), for the lines
  * that tell which key does what. */
 static const char *key_of(enum tui_action a, char *buf, size_t len)
@@ -312,13 +331,13 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	db_bisect *sm = replay_state(t, b);
 	bool replay = b->at >= 0;
 	int W = getmaxx(w), y = y0, x;
-	char pred[64], a[16], c[16];
-	db_predicate_str(&r->o.pred, pred, sizeof pred);
+	char pred[96], a[16], c[16];
 	x = draw_text(w, y, 0, W, C_DEFAULT, A_BOLD, "Layer bisect");
-	draw_textf(w, y++, x, W - x, C_DIM, 0, "  probe %s  bad when %s  phase %s  pass %s",
+	draw_textf(w, y++, x, W - x, C_DIM, 0, "  probe %s  phase %s  pass %s",
 	           strcmp(r->stage, DB_PROBE_LAST) ? r->stage : "each layer's last stage",
-	           pred, r->phase && *r->phase ? r->phase : "-",
-	           r->pass && *r->pass ? r->pass : "-");
+	           r->phase && *r->phase ? r->phase : "-", r->pass && *r->pass ? r->pass : "-");
+	draw_textf(w, y++, 0, W, C_DIM, 0, "a layer is bad when %s",
+	           pred_words(&r->o.pred, pred, sizeof pred));
 	/* Steps logged on other dumps that no longer hold: their outcome is
 	 * history, not a finding about these trees. */
 	const db_replay *rp = !replay ? t->replay : NULL;
@@ -349,13 +368,15 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		draw_text(w, y++, x, W - x, db_bisect_done(sm) ? C_HILITE : C_DEFAULT, A_BOLD, msg);
 	}
 	if (sm->good >= 0 || sm->bad >= 0 || sm->n_layers) {
+		/* plain words: the last layer known good, the first known bad */
+		const char *bad = sm->bad >= 0 ? label(sm->layers[sm->bad], c, sizeof c) : "";
 		draw_textf(w, y++, 0, W, C_DEFAULT, 0,
-		           "%s: good %s .. bad %s   %zu untested inside (%zu skipped)   "
-		           "~%d probe%s left", rp ? "logged range" : "range",
-		           sm->good >= 0 ? label(sm->layers[sm->good], a, sizeof a) : "input",
-		           sm->bad >= 0 ? label(sm->layers[sm->bad], c, sizeof c) : "?",
-		           sm->n_remaining, sm->n_skipped_inside, sm->probes_left,
-		           sm->probes_left == 1 ? "" : "s");
+		           "%sgood up to %s, %s%s; %zu layer%s to test (%zu skipped), ~%d probe%s left",
+		           rp ? "logged: " : "",
+		           sm->good >= 0 ? label(sm->layers[sm->good], a, sizeof a) : "the input",
+		           sm->bad >= 0 ? "bad from " : "no bad layer seen yet",
+		           bad, sm->n_remaining, sm->n_remaining == 1 ? "" : "s",
+		           sm->n_skipped_inside, sm->probes_left, sm->probes_left == 1 ? "" : "s");
 	}
 	y++;
 	y = draw_strip(sm, w, y) + 1;
@@ -496,8 +517,10 @@ static void step(struct tui *t, db_verdict v)
 		s.verdict = s.auto_verdict;
 		s.by_user = false;
 	} else {
+		/* logged as the headless verbs log it (db_bisect_user_step): the
+		 * user's when it goes against the auto verdict */
 		s.verdict = v;
-		s.by_user = true;
+		s.by_user = v != s.auto_verdict;
 	}
 	db_err err = {{0}};
 	if (db_bisect_record(&r->sm, &s, &err) < 0) {

@@ -241,9 +241,14 @@ static void curve_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	if (!c->n)
 		return;
 	int ph = (h - 6) / 2;
-	draw_text(w, y0 + 1, 0, W, C_LINE_COS, A_BOLD, "cos (nines: -log10(1-cos))");
+	/* every band named: each dashed line is the lower edge of the band
+	 * it names; below the last, bug (and scramble, cos < 0) */
+	static const char bands[] = "  bands top down: ok, drift, algo, bug, scramble";
+	int x1 = draw_text(w, y0 + 1, 0, W, C_LINE_COS, A_BOLD, "cos (nines: -log10(1-cos))");
+	draw_text(w, y0 + 1, x1, W - x1, C_DIM, 0, bands);
 	panel(t, c, w, y0 + 2, ph, false);
-	draw_text(w, y0 + 2 + ph, 0, W, C_LINE_REL, A_BOLD, "rel (-log10 rel)");
+	x1 = draw_text(w, y0 + 2 + ph, 0, W, C_LINE_REL, A_BOLD, "rel (-log10 rel)");
+	draw_text(w, y0 + 2 + ph, x1, W - x1, C_DIM, 0, bands);
 	panel(t, c, w, y0 + 3 + ph, ph, true);
 	/* x axis: first, selected and last layer */
 	int ax = 11, pw = W - ax - 8, ay = y0 + 3 + 2 * ph;

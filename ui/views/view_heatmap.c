@@ -515,12 +515,14 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 			bool model = !t->transposed && t->grid.rows[h->vrows[dr]].layer < 0;
 			if (model && i > 0)
 				continue;       /* its one cell is drawn in the first column */
-			if (mark_row && dc == fdc)
-				draw_text(w, y, x, 1, C_MARK, A_BOLD, G("▸", "*"));
-			else if (p != DB_NO_PAIR && t->session && t->session->n_marks &&
-			         db_session_find_mark(t->session, t->cmp->pairs[p].f.layer,
-			                              t->cmp->pairs[p].f.stage) >= 0)
+			/* a mark wins the cell's one column: the first divergence is
+			 * still told by its row's marker and the headline */
+			if (p != DB_NO_PAIR && t->session && t->session->n_marks &&
+			    db_session_find_mark(t->session, t->cmp->pairs[p].f.layer,
+			                         t->cmp->pairs[p].f.stage) >= 0)
 				draw_text(w, y, x, 1, C_HILITE, A_BOLD, G("◆", "+"));
+			else if (mark_row && dc == fdc)
+				draw_text(w, y, x, 1, C_MARK, A_BOLD, G("▸", "*"));
 			bool cur = dr == h->cr && (dc == h->cc || model);
 			if (p == DB_NO_PAIR) {
 				if (cur)
