@@ -38,11 +38,11 @@ _dumpbisect()
 	# command that opens a comparison takes the same four ($cmp, --no-cache)
 	local cmp="--profile -p --filter --threads -j"
 	local -A valopts=(
-		[tui]="$cmp --session --ref --target --notes --slot"
-		[compare]="$cmp --noise --format --timeout --slot"
+		[tui]="$cmp --session --ref --target --notes --slot --noise --slots"
+		[compare]="$cmp --noise --format --timeout --slot --slots"
 		[ls]="--profile -p --format"
 		[schema]="$cmp --format"
-		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format --noise"
+		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format --noise --slots"
 		[replay]="--ref --target $cmp --noise --format"
 		[export]="--out --ref --target --notes $cmp --noise"
 	)

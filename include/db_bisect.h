@@ -181,6 +181,16 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 const char *db_probe_stage_at(const db_compare *c, const char *phase, const char *pass,
                               const char *stage, int layer);
 
+/* The phase and pass a bisect of c would look at, by the same triage as
+ * db_bisect_run_open (phases and passes in causal order; the first pass
+ * that leaves the ok band after ok ones): the workbench opens there and
+ * `f` goes there. phase NULL = triaged too. *phase_out / *pass_out are
+ * malloc'd, NULL when the layout has none; why gets the pass's why ("" when
+ * the phase has one pass). Computes the probes it needs. -1 with err when
+ * there is no probe at all (no layer dumped on both sides). */
+int db_bisect_triage(db_compare *c, const char *phase, char **phase_out, char **pass_out,
+                     char *why, size_t whylen, db_err *err);
+
 typedef struct db_bisect_opts {
 	const char *stage;      /* probe; NULL = chosen (db_bisect_choose_probe) */
 	const char *phase;      /* NULL = first phase that diverges, else first */
@@ -306,7 +316,9 @@ typedef struct db_bisect_result {
 	db_hint first_bad_hint; /* the culprit pair's root-cause hint (db_hints.h);
 	                           kind DB_HINT_NONE when none */
 	const char *layer_class;/* borrowed from the profile; NULL none */
-	int *bad_ranks;         /* every rank bad at the culprit, ascending */
+	int *bad_ranks;         /* every rank bad at the culprit, ascending
+	                           (--slots: the slots, slot k being rank k) */
+	bool slots;             /* --slots: the ranks are slots */
 	size_t n_bad_ranks;
 	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
 	bool ranks_unknown;     /* the culprit is compared merged only (the other

@@ -63,6 +63,10 @@ void db_export_divergence_json(FILE *f, const db_compare *c);
  * Nothing with one pass. Over computed pairs. */
 void db_passes_text(FILE *out, const db_compare *c);
 void db_passes_json(FILE *out, const db_compare *c);
+/* --slots (c->n_slots): each pass split or skipped, and why; the JSON key
+ * ", \"slots\": {...}". Nothing without --slots. */
+void db_slots_text(FILE *out, const db_compare *c);
+void db_slots_json(FILE *out, const db_compare *c);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
 /* The same, only the pairs keep says true of (NULL: every pair). */
 int db_export_metrics_csv_where(FILE *f, const db_compare *c, bool (*keep)(const db_pair *));

@@ -28,14 +28,20 @@ if bad or len(rows) < 5 or len(cols) < 4:
 PY
 }
 
-# Miles at TP2: two *_logits rows, the model-level rows with a long prefix
+# Miles at TP2: the trainer's cu_seqlens_q / cu_seqlens_kv columns; the
+# engine's two *_logits rows
 tui_run 80 24 --no-session $R/miles_tp2/ref $R/miles_tp2/target <<EOF2
+:phase fwd_only
 :save-display $T/miles.screen
+:phase inference
+:save-display $T/miles_inf.screen
 /self_attn|mlp|post_attention_layernorm|input_layernorm<Enter>
 :save-display $T/miles_filter.screen
 EOF2
 check "miles: labels distinct" distinct miles
-check "miles: the two *_logits rows differ" grep_screen miles '^ logit…n_logits '
+check "miles: the cu_seqlens columns differ" grep_screen miles '^cos +cu_…ens_q cu_…ns_kv '
+check "miles, inference: labels distinct" distinct miles_inf
+check "miles: the two *_logits rows differ" grep_screen miles_inf '^ logit…n_logits '
 check "miles: a long filter leaves the metric's name whole" \
 	grep_screen miles_filter '  metric cos  filter /self_…_layernorm$'
 

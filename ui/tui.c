@@ -29,6 +29,7 @@
 #include "base/script.h"
 #include "base/session_ui.h"
 #include "base/signals.h"
+#include "base/triage_ui.h"
 #include "watch_ui.h"
 
 static struct timespec t_start;
@@ -212,6 +213,23 @@ static void after_first_frame(struct tui *t)
 	db_compare_verify_start(t->cmp);
 }
 
+/* Once the first scan is done, the workbench moves to the pass the
+ * bisect's triage names, unless a selection was chosen first (a key, a
+ * session's view state or its bisect's pass). */
+static bool opened_on_triaged, key_before_open;
+
+static void open_on_triaged(struct tui *t)
+{
+	if (opened_on_triaged)
+		return;
+	opened_on_triaged = true;
+	if (key_before_open || t->n_views > 1 ||
+	    (t->session && (db_session_view_get(t->session, "pass") || t->session->pass ||
+	                    t->session->phase)))
+		return;
+	tui_select_triaged(t, "opened on ");
+}
+
 static bool views_busy(struct tui *t)
 {
 	for (int i = 0; i < t->n_views; i++)
@@ -238,6 +256,7 @@ static void loop(struct tui *t)
 		bool fin = !tui_computing(t), busy = views_busy(t) || checking;
 		size_t done = atomic_load(&t->cmp->n_done);
 		if (fin && !shown_fin) {
+			open_on_triaged(t);
 			tui_update_first_div(t);
 			if (timing)
 				fprintf(timing, "scan_done_ms %.3f\n", ms_since(&t_start));
@@ -296,6 +315,7 @@ static void loop(struct tui *t)
 		key_cpu0 = cpu_ms();
 		key_pending = true;
 		tui_key_name(key, key_name, sizeof key_name);
+		key_before_open |= !opened_on_triaged;
 		handle_key(t, key);
 	}
 }
@@ -309,6 +329,8 @@ static bool cli_no_mouse, cli_keys_man, cli_no_session;
 static const db_opt cli_opts[] = {
 	DB_CMP_OPTS(cli_cmp, "profile name or YAML file (default: auto-detect;\n"
 	                     "the session's when resuming)"),
+	DB_NOISE_OPT(cli_cmp),
+	DB_SLOTS_OPT(cli_cmp),
 	{"session", 0, "FILE", &cli_session, NULL, "create or resume a session file (default: the\n"
 	 "trees' own, kept under $XDG_STATE_HOME/dumpbisect)"},
 	{"no-session", 0, NULL, NULL, &cli_no_session, "keep no session: marks and the bisect\n"
@@ -526,6 +548,13 @@ int tui_main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* --noise and --slots are kept in the session, as the trees are */
+	if (t->session && !co.noise && t->session->noise)
+		co.noise = t->session->noise;
+	if (t->session && !co.slots && t->session->slots)
+		co.slots = atoi(t->session->slots);
+	if (co.slots && (!tgt || !strcmp(tgt, t->ref_path)))
+		t->tgt_path = t->ref_path;      /* one tree: slot 0 against slot k */
 	if (t->session_path && !t->session) {
 		/* Absolute paths: the session may be resumed from elsewhere. */
 		char ra[PATH_MAX], ta[PATH_MAX];
@@ -534,6 +563,12 @@ int tui_main(int argc, char **argv)
 		                            tok ? ta : t->tgt_path);
 		if (t->session && t->profile_opt)
 			t->session->profile = strdup(t->profile_opt);
+		if (t->session && cli_cmp.noise) {
+			char na[PATH_MAX];
+			t->session->noise = strdup(realpath(cli_cmp.noise, na) ? na : cli_cmp.noise);
+		}
+		if (t->session && cli_cmp.slots)
+			t->session->slots = strdup(cli_cmp.slots);
 	}
 
 	setlocale(LC_ALL, "");

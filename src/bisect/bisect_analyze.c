@@ -94,6 +94,7 @@ typedef struct series {
 	db_band *band;
 	db_verdict *v;
 	size_t n;
+	bool stats;             /* a probe was measured on statistics only */
 } series;
 
 static void series_free(series *s)
@@ -126,6 +127,7 @@ static int build_series(db_bisect_run *r, series *s)
 			continue;
 		s->layer[s->n] = l;
 		s->cos[s->n] = fin_cos(pr.m.cos);
+		s->stats |= pr.m.stats_only;
 		s->rel[s->n] = fin_rel(pr.m.rel);
 		s->band[s->n] = pr.band;
 		s->v[s->n] = pr.auto_verdict;
@@ -224,6 +226,7 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	char l1[32];
 	memset(res, 0, sizeof *res);
 	res->standout_layer = INT_MIN;
+	res->slots = r->c->n_slots > 0;
 	res->probe_how = r->probe_how;
 	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
 	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);
@@ -265,7 +268,10 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			snprintf(res->summary, sizeof res->summary,
 			         "every layer is good but %s is bad: the bug is after the last layer",
 			         r->final_stage ? r->final_stage : "the final output");
-		} else if (si >= 0 && standout(r, &s, si) == si) {
+		} else if (si >= 0 && (standout(r, &s, si) == si ||
+		                       /* slots, judged bitwise: bits off after a
+		                        * bit-identical layer is the drop */
+		                       (r->c->n_slots && (si == 0 || s.v[si - 1] == DB_V_GOOD)))) {
 			res->kind = DB_KIND_SUDDEN;
 			res->has_first_bad = true;
 			res->first_bad_layer = f;
@@ -281,6 +287,14 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			rc = db_bisect_walk_layer(r, f, prev, si > 0 ? &in : NULL, res);
 			if (!res->first_bad_stage && rc == 0)
 				res->first_bad_stage = strdup(res->probe);
+			if (s.stats)    /* no cos from statistics: say so, never "cos 0" */
+				snprintf(res->summary, sizeof res->summary,
+				         "first bad layer %s%s%s%s: %s statistics only, rel %.3g",
+				         db_layer_label(f, l1, sizeof l1),
+				         res->layer_class ? " (class " : "",
+				         res->layer_class ? res->layer_class : "",
+				         res->layer_class ? ")" : "", res->probe, s.rel[si]);
+			else
 			snprintf(res->summary, sizeof res->summary,
 			         "first bad layer %s%s%s%s: %s cos %.6g -> %.6g, rel %.3g",
 			         db_layer_label(f, l1, sizeof l1),

@@ -40,7 +40,19 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	fputs(", \"bad_ranks\": [", out);
 	for (size_t i = 0; i < res->n_bad_ranks; i++)
 		fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
-	fprintf(out, "], \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"probe\": {\"stage\": ",
+	fputc(']', out);
+	if (res->slots) {       /* --slots: the first slot whose bits differ */
+		fputs(", \"slot\": ", out);
+		if (res->n_bad_ranks)
+			fprintf(out, "%d", res->bad_ranks[0]);
+		else
+			fputs("null", out);
+		fputs(", \"bad_slots\": [", out);
+		for (size_t i = 0; i < res->n_bad_ranks; i++)
+			fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
+		fputc(']', out);
+	}
+	fprintf(out, ", \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"probe\": {\"stage\": ",
 	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true");
 	db_json_str(out, res->probe);
 	fputs(", \"how\": ", out);
@@ -127,10 +139,11 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		}
 	}
 	if (res->n_bad_ranks) {
-		fputs("  bad ranks:", out);
+		const char *w = res->slots ? "slot" : "rank";
+		fprintf(out, "  bad %ss:", w);
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
 			fprintf(out, " %d", res->bad_ranks[i]);
-		fputs(res->all_ranks_bad ? " (every rank)\n" : " (the other ranks are good)\n", out);
+		fprintf(out, res->all_ranks_bad ? " (every %s)\n" : " (the other %ss are good)\n", w);
 	}
 	if (res->ranks_unknown)
 		fputs("  bad ranks: not separable (the culprit is compared merged: the other side "

@@ -276,3 +276,32 @@ int db_bisect_choose_phase(db_bisect_run *r, db_err *err)
 	/* the probe of the chosen selection (its error says why there is none) */
 	return choose_probe(r, r->phase, r->pass, err);
 }
+
+int db_bisect_triage(db_compare *c, const char *phase, char **phase_out, char **pass_out,
+                     char *why, size_t whylen, db_err *err)
+{
+	*phase_out = *pass_out = NULL;
+	if (whylen)
+		why[0] = '\0';
+	/* a run without a search: the triage alone */
+	db_bisect_run r;
+	memset(&r, 0, sizeof r);
+	r.c = c;
+	db_predicate_default(&r.o.pred);        /* as db_bisect_opts_default */
+	r.o.good_layer = DB_GOOD_BEFORE;
+	r.o.fill_gaps = r.o.final_sentinel = true;
+	r.o.phase = phase;
+	int rc = db_bisect_choose_phase(&r, err);
+	if (rc == 0) {
+		snprintf(why, whylen, "%s", r.pass_why);
+		*phase_out = r.phase;
+		*pass_out = r.pass && *r.pass ? r.pass : NULL;
+		if (!*pass_out)
+			free(r.pass);
+	} else {
+		free(r.phase);
+		free(r.pass);
+	}
+	free(r.stage);
+	return rc;
+}

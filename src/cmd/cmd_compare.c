@@ -11,6 +11,7 @@
 #include "cmd_compare_watch.h"
 #include "cmd_util.h"
 #include "db_compare.h"
+#include "db_dequant.h"
 #include "db_esc.h"
 #include "db_export.h"
 #include "db_grid.h"
@@ -125,13 +126,17 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	bool ph = any_phase(c), pa = any_pass(c);
 	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n", db_esc(c->profile->name),
 	        db_esc(c->why), db_esc(c->ref_root), db_esc(c->tgt_root));
+	char xn[400];
+	if (*db_compare_xform_note(c, xn, sizeof xn))
+		fprintf(out, "layout  %s\n", db_esc(xn));
 	if (db_noise_root(c))
 		fprintf(out, "noise   %s (%zu floors; beyond noise: rel > %g x max(floor, %g))\n",
 		        db_esc(db_noise_root(c)), db_noise_floors(c), c->profile->thresholds.noise_k,
 		        c->profile->thresholds.noise_min_rel);
+	db_slots_text(out, c);
 	fputc('\n', out);
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
-	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
+	        pa ? "pass   " : "", "layer", c->n_slots ? "slot" : "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
 	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
 	size_t hidden = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
@@ -148,7 +153,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
 		else
 			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
-		if (p->status == DB_ST_SHAPE_MISMATCH || p->slot.side ||
+		if (p->status == DB_ST_SHAPE_MISMATCH || (p->slot.side && p->slot.side != DB_SLOT_IN_TREE) ||
 		    (p->status == DB_ST_NOT_COMPARABLE && p->ndim_tgt >= 0 &&
 		     (p->ndim_ref != p->ndim_tgt ||
 		      memcmp(p->shape_ref, p->shape_tgt, (size_t)p->ndim_ref * sizeof *p->shape_ref)))) {
@@ -164,6 +169,8 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			snprintf(rank, sizeof rank, p->f.rank >= 0 ? "%d" : "-", p->f.rank);
 		if (p->status == DB_ST_OK && p->m.cos == p->m.cos)
 			snprintf(cos, sizeof cos, "%.8f", p->m.cos);
+		else if (p->status == DB_ST_OK && p->m.stats_only)
+			snprintf(cos, sizeof cos, "stats-only");
 		else
 			snprintf(cos, sizeof cos, "-");
 		if (p->status == DB_ST_OK && p->m.rel == p->m.rel)
@@ -192,6 +199,9 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
+		char dq[400];
+		if (*db_pair_dequant_note(p, dq, sizeof dq))
+			fprintf(out, " (%s)", db_esc(dq));
 		char slot[128];
 		db_hint sh;
 		if (p->slot.side)
@@ -256,6 +266,8 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			fprintf(out, "no divergence beyond noise: every pair is within %g x its noise floor "
 			        "(or in the ok band where %s has none)\n", c->profile->thresholds.noise_k,
 			        db_esc(noise));
+		else if (c->n_slots)
+			fputs("no divergence: every slot is bit-identical to slot 0\n", out);
 		else
 			fputs("no divergence: every pair is in the ok band\n", out);
 		return;
@@ -265,13 +277,21 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
 	char lab[512], nz[96];
 	db_pair_label_cell(c, p, lab, sizeof lab);
-	if (p->status == DB_ST_OK)
+	if (p->status == DB_ST_OK && p->m.stats_only)
+		fprintf(out, "first divergence: %s: statistics only, rel %.4e [%s]%s%s\n", lab,
+		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
+		        db_noise_str(p, nz, sizeof nz));
+	else if (p->status == DB_ST_OK)
 		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s%s\n", lab, p->m.cos,
 		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
 		        db_noise_str(p, nz, sizeof nz));
 	else
 		fprintf(out, "first divergence: %s: %s\n", lab, db_status_name(p->status));
-	if (fd == db_first_not_identical(c))
+	if (p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK)
+		fprintf(out, "  (judged bitwise: slot %d holds the prompt of slot 0 in the same batch, "
+		        "so the same kernels owe it the same bits; max |diff| %.3g, band %s)\n",
+		        p->slot.k, p->m.max_abs, db_band_name(p->band));
+	else if (fd == db_first_not_identical(c))
 		fputs("  (bit-identical regime: every pair before it is bit-identical, the same code and "
 		      "kernels: it is where the runs part, whatever its band)\n", out);
 	/* drift first (another TP size or dtype): also name where it gets worse */
@@ -369,6 +389,7 @@ int db_cmd_compare(int argc, char **argv)
 	const db_opt opts[] = {
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
 		DB_NOISE_OPT(ca),
+		DB_SLOTS_OPT(ca),
 		{"format", 0, "F", &format, NULL, "table (default), csv or json"},
 		{"watch", 0, NULL, NULL, &watch, "print the summary again as files arrive\n"
 		 "(json: one object per summary)"},

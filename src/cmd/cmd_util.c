@@ -246,6 +246,14 @@ int db_cmp_args_apply(const db_cmd *c, const db_cmp_args *a, db_compare_opts *o)
 		o->slot = a->slot;
 	if (a->noise)
 		o->noise = a->noise;
+	if (a->slots) {
+		char *end;
+		long n = strtol(a->slots, &end, 10);
+		if (end == a->slots || *end || n < 2 || n > 4096)
+			return db_cmd_usage_error(c, "--slots wants the number of sequences in the batch "
+			                          "(2 or more), not '%s'", a->slots);
+		o->slots = (int)n;
+	}
 	if (a->threads && (o->threads = db_parse_threads(a->threads)) < 0)
 		return db_cmd_usage_error(c, "--threads needs a positive number, not '%s'",
 		                          a->threads);
@@ -264,7 +272,11 @@ int db_parse_threads(const char *s)
 const char *db_pair_glyph(const db_pair *p, bool utf8)
 {
 	switch (p->status) {
-	case DB_ST_OK: return db_band_glyph(p->band, utf8);
+	/* a slot judged bitwise: a bit off is not "ok", whatever the band */
+	case DB_ST_OK:
+		if (p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK && db_pair_diverges(p))
+			return utf8 ? "\u2262" : "#";
+		return db_band_glyph(p->band, utf8);
 	case DB_ST_REF_ONLY: return "<";
 	case DB_ST_TARGET_ONLY: return ">";
 	case DB_ST_SHAPE_MISMATCH: return utf8 ? "≠" : "!";
@@ -289,6 +301,8 @@ static void pair_label(const db_pair *p, const char *ranks, char *buf, size_t le
 		n += (size_t)snprintf(raw + n, cap - n, " %s", ranks);
 	else if (n < cap && p->merged)
 		n += (size_t)snprintf(raw + n, cap - n, " (merged ranks)");
+	else if (n < cap && p->slot.side == DB_SLOT_IN_TREE)
+		n += (size_t)snprintf(raw + n, cap - n, " slot %d", p->slot.k);
 	else if (n < cap && p->f.rank >= 0)
 		n += (size_t)snprintf(raw + n, cap - n, " rank %d", p->f.rank);
 	if (n < cap && p->f.pass[0])
@@ -323,8 +337,12 @@ int db_cmd_open_compare(const db_cmd *c, const db_cmp_args *a, const char *const
 	db_compare_opts o = {0};
 	if (db_cmp_args_apply(c, a, &o) != 0)
 		return 2;
+	if (o.slots && npos > 1)
+		return db_cmd_usage_error(c, "--slots compares the slots of one tree: give TREE only");
 	db_err err = {{0}};
-	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, out, &err) != 0)
+	/* --slots: the one tree is both sides (slot 0 against slot k) */
+	if (db_compare_open(pos[0], npos > 1 ? pos[1] : o.slots ? pos[0] : NULL, &o, out,
+	                    &err) != 0)
 		return db_cmd_error(c, "%s", err.msg);
 	return 0;
 }

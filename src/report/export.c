@@ -2,6 +2,7 @@
  * JSON (the compare --format json schema) and CSV; heatmap.svg lives in
  * export_svg.c. Every file is written atomically. */
 #include "db_export.h"
+#include "db_dequant.h"
 
 #include <errno.h>
 #include <math.h>
@@ -41,6 +42,8 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	else
 		fprintf(out, "%d", p->f.rank);
+	if (p->slot.side == DB_SLOT_IN_TREE)
+		fprintf(out, ", \"slot\": %d", p->slot.k);
 	fputs(", \"layer\": ", out);
 	if (p->f.layer < 0)
 		fputs("null", out);
@@ -92,6 +95,17 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	if (p->status == DB_ST_OK && m->stats_only) {
+		/* measured on the dumper's statistics: what they can tell */
+		const char *sn[] = {"max", "min", "mean", "norm"};
+		fputs(", \"statistics_only\": true, \"stat_rel\": {", out);
+		for (int k = 0; k < 4; k++) {
+			fprintf(out, "%s\"%s\": ", k ? ", " : "", sn[k]);
+			db_json_num(out, m->st_rel[k]);
+		}
+		fputs("}, \"md5_equal\": ", out);
+		fputs(m->md5_eq < 0 ? "null" : m->md5_eq ? "true" : "false", out);
+	}
 	if (db_noise_root(c)) { /* --noise: the floor and where this pair stands */
 		fputs(", \"noise_floor\": ", out);
 		db_json_num(out, p->noise_floor);
@@ -110,6 +124,15 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
 		fprintf(out, ", \"routing\": {\"tokens\": %lld, \"rerouted\": %lld, \"k\": %d}",
 		        (long long)rt.tokens, (long long)rt.rerouted, rt.k);
+	if (db_pair_dequantized(p)) {
+		fputs(", \"dequant\": ", out);
+		db_pair_dequant_json(out, p);
+	}
+	const char *xf = db_pair_xform_name(c, p);
+	if (xf) {
+		fputs(", \"transform\": ", out);
+		db_json_str(out, xf);
+	}
 	if (p->status == DB_ST_OK)
 		fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
 		        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,
@@ -137,7 +160,8 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 	/* what first_divergence was judged by: the noise run, the
 	 * bit-identical regime, or the bands */
 	fputs(", \"judged_by\": ", out);
-	db_json_str(out, db_noise_root(c) ? "noise" : fd >= 0 && fd == db_first_not_identical(c)
+	db_json_str(out, c->n_slots ? "slots_bitwise" : db_noise_root(c) ? "noise"
+	                 : fd >= 0 && fd == db_first_not_identical(c)
 	                 ? "bit_identical" : "bands");
 	if (db_noise_root(c)) {
 		fputs(", \"noise\": ", out);
@@ -145,6 +169,7 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		fprintf(out, ", \"noise_k\": %.17g, \"noise_min_rel\": %.17g",
 		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
 	}
+	db_slots_json(out, c);
 	db_passes_json(out, c);
 }
 
@@ -159,6 +184,11 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 	fputs(", \"target\": ", out);
 	db_json_str(out, c->tgt_root);
 	db_export_divergence_json(out, c);
+	char xn[400];
+	if (*db_compare_xform_note(c, xn, sizeof xn)) {      /* only when one was found */
+		fputs(", \"transform\": ", out);
+		db_json_str(out, xn);
+	}
 	fputs(", \"pairs\": [", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);

@@ -48,7 +48,7 @@ enum tui_keymap {
 	ACTION_(VIEW_RANKS, GENERIC, "a", "All ranks of the cell and the merged comparison") \
 	ACTION_(VIEW_TENSOR, GENERIC, "i", "Tensor view: stats, top |diff|, per-token error") \
 	ACTION_(VIEW_CURVE, GENERIC, "L", "Layer curve of the probe stage") \
-	ACTION_(VIEW_BISECT, GENERIC, "b", "Layer bisect") \
+	ACTION_(VIEW_BISECT, GENERIC, "b", "Layer bisect (on another phase / pass: a new one)") \
 	ACTION_(VIEW_NOTES, GENERIC, "o", "List the notes") \
 	ACTION_(NOTE_NEW, GENERIC, "w", "Write a new numbered note from this view") \
 	ACTION_(MARK, GENERIC, "m", "Mark the selection as a finding") \
@@ -76,7 +76,7 @@ enum tui_keymap {
 	ACTION_(BISECT_BAD, BISECT, "-", "Verdict: bad (the probed layer is already wrong)") \
 	ACTION_(BISECT_SKIP, BISECT, "=", "Verdict: skip this layer (no verdict)") \
 	ACTION_(BISECT_UNDO, BISECT, "u", "Undo the last step") \
-	ACTION_(BISECT_RESET, BISECT, "x", "Reset the bisect") \
+	ACTION_(BISECT_RESET, BISECT, "x", "Reset the bisect (another phase / pass: a new one)") \
 	ACTION_(BISECT_RESCAN, BISECT, "<C-r>", "Rescan the trees (new layer dumped)") \
 	ACTION_(BISECT_REPLAY_BACK, BISECT, "<Left> [", "Replay: one step back in the log") \
 	ACTION_(BISECT_REPLAY_FORWARD, BISECT, "<Right> ]", "Replay: next step (live after the last)") \

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_dequant.h"
 #include "db_bisect.h"
 #include "db_cell.h"
 #include "draw.h"
@@ -283,8 +284,13 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
 		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
+		/* the pass the bisect's triage names (triage_ui.c) */
+		if (t->triaged && t->pass_why[0] && !strcmp(t->triaged_pass, tui_pass(t)) &&
+		    !strcmp(t->triaged_phase, tui_phase(t) ? tui_phase(t) : ""))
+			x += draw_text(w, y, x, W - x, C_MARK, 0, " first diverging");
 	}
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  rank ");
+	/* --slots: slot k is rank k (src/compare/slots.c) */
+	x += draw_text(w, y, x, W - x, C_DIM, 0, t->cmp->n_slots ? "  slot " : "  rank ");
 	if (t->rank_sel)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
 	else
@@ -349,8 +355,11 @@ void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
 		fmt_cos(x, v, sizeof v);
 	else
 		fmt_sci(x, v, sizeof v, 6);
-	snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
-	*color = draw_band_color(p->band);
+	/* a slot judged bitwise whose bits are off: not "ok", whatever the band */
+	bool off = p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK &&
+	           !(p->m.byte_equal == 1.0);
+	snprintf(buf, len, "%s%7s", off ? G("≢ ", "# ") : draw_band_glyph2(p->band), v);
+	*color = draw_band_color(off ? DB_BAND_DRIFT : p->band);
 }
 
 /* ---- filter ---- */
@@ -527,7 +536,8 @@ char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len)
 	if (p->merged)
 		snprintf(rk, sizeof rk, " (merged)");
 	else if (p->f.rank >= 0)
-		snprintf(rk, sizeof rk, " rank %d", p->f.rank);
+		snprintf(rk, sizeof rk, p->slot.side == DB_SLOT_IN_TREE ? " slot %d" : " rank %d",
+		         p->f.rank);
 	snprintf(buf, len, "%s%s%s", lay, p->f.stage, rk);
 	return buf;
 }
@@ -581,7 +591,8 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  ref %s %s  target %s %s%s", sr,
 	                p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : "(missing)", stg,
 	                p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : "(missing)",
-	                p->dtype_differs ? " (cast to float64)" : "");
+	                db_pair_dequantized(p) ? " (dequantized)"
+	                : p->dtype_differs ? " (cast to float64)" : "");
 	if (p->merged)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
 		                p->n_ref_shards, p->n_tgt_shards);

@@ -106,6 +106,11 @@ struct tui {
 	size_t div_done, div_phase;
 	char *div_pass;                 /* owned */
 	bool first_div_known;
+	/* the phase and pass the bisect's triage chose (ui/base/triage_ui.c)
+	 * and why; triaged false until it ran */
+	bool triaged;
+	char triaged_phase[64], triaged_pass[64];
+	char pass_why[384];
 
 	/* "/" filter on stage names: col_match[c] for the grid's columns */
 	void *filter_re;                /* pcre2_code, owned */

@@ -182,7 +182,8 @@ void tui_view_state_restore(struct tui *t)
 		return;
 	const db_session *s = t->session;
 	const char *v;
-	if ((v = db_session_view_get(s, "phase")))
+	/* without view state (a headless session), the bisect's own selection */
+	if ((v = db_session_view_get(s, "phase")) || (v = s->phase))
 		for (size_t i = 0; i < t->cmp->n_phases; i++)
 			if (!strcmp(t->cmp->phases[i], v))
 				t->phase = i;
@@ -195,7 +196,7 @@ void tui_view_state_restore(struct tui *t)
 				t->rank_sel = k + 1;
 	}
 	tui_selection_changed(t);
-	if ((v = db_session_view_get(s, "pass"))) {
+	if ((v = db_session_view_get(s, "pass")) || (v = s->pass)) {
 		for (size_t i = 0; i < t->n_passes; i++)
 			if (!strcmp(t->passes[i], v) && i != t->pass) {
 				t->pass = i;

@@ -17,8 +17,9 @@
 #include "db_replay.h"
 #include "db_session.h"
 #include "base/draw.h"
-#include "base/keys.h"
 #include "base/session_ui.h"
+#include "bisect_words.h"
+#include "base/triage_ui.h"
 
 /* The end analysis (t->analysis) and the state of the run it was made
  * for: the view and the export share it. */
@@ -64,6 +65,10 @@ int tui_bisect_ensure(struct tui *t, bool replay)
 	o.stage = s && s->probe ? s->probe : t->probe_given ? t->probe : NULL;
 	o.phase = s && s->phase ? s->phase : tui_phase(t);
 	o.pass = s && s->pass ? s->pass : tui_pass(t);
+	/* on the pass the triage chose, the core chooses it again and says
+	 * why (the same triage, triage_ui.c) */
+	if (!(s && (s->phase || s->pass)) && tui_on_triaged(t))
+		o.phase = o.pass = NULL;
 	if (s) {
 		o.pred = s->pred;
 		o.good_layer = s->good;
@@ -195,10 +200,64 @@ static const db_bisect_result *last_result(const struct tui *t, const struct bis
 	return b->have_res && t->analysis && t->analysis->ok ? &t->analysis->res : NULL;
 }
 
+static bool same_sel(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* "phase P, pass N" / "pass N" / "this selection" into buf. */
+static const char *sel_str(const char *ph, const char *pa, char *buf, size_t len)
+{
+	bool hp = ph && *ph, hs = pa && *pa;
+	snprintf(buf, len, "%s%s%s%s%s", hp ? "phase " : "", hp ? ph : "", hp && hs ? ", " : "",
+	         hs ? "pass " : "", hs ? pa : "");
+	if (!buf[0])
+		snprintf(buf, len, "this selection");
+	return buf;
+}
+
+/* Choosing another phase or pass and starting the bisect (b, x) begins a
+ * new one there: a bisect never stays on the pass it began with when the
+ * user chose another. The earlier one stays in the session's log
+ * (db_session_archive_bisect; replay judges it). True when it re-aimed. */
+static bool reaim(struct tui *t)
+{
+	db_session *s = t->session;
+	const char *ph, *pa;
+	if (t->bisect)
+		ph = t->bisect->phase, pa = t->bisect->pass;
+	else if (s && (s->phase || s->pass))
+		ph = s->phase, pa = s->pass;
+	else
+		return false;
+	if (same_sel(ph, tui_phase(t)) && same_sel(pa, tui_pass(t)))
+		return false;
+	char was[160], now[160];
+	sel_str(ph, pa, was, sizeof was);
+	db_err err = {{0}};
+	if (s) {
+		if (t->bisect)
+			db_session_sync_bisect(s, &t->bisect->sm, &err);
+		if (db_session_archive_bisect(s, t->probe_given) < 0) {
+			tui_msg(t, true, "bisect: out of memory");
+			return false;
+		}
+	}
+	tui_bisect_close(t);
+	t->replay_checked = true;       /* the resumed log was the earlier bisect's */
+	if (tui_bisect_ensure(t, false) < 0)
+		return true;
+	tui_session_save(t);
+	tui_msg(t, false, "new bisect on %s; the one on %s stays in the session's log",
+	        sel_str(t->bisect->phase, t->bisect->pass, now, sizeof now), was);
+	return true;
+}
+
 static int bisect_open(struct view *v, struct tui *t)
 {
 	struct bisect_view *b = v->priv;
 	b->at = -1;
+	reaim(t);
 	return tui_bisect_ensure(t, true);
 }
 
@@ -247,44 +306,6 @@ static const char *verdict_glyph(db_verdict v)
 	case DB_V_SKIP: return G("∅", "s");     /* not drift's ~ */
 	default: return G("·", ".");
 	}
-}
-
-/* The predicate in words: "its probe leaves the ok band",
- * "cos < 0.99 or rel > 0.01". */
-static const char *pred_words(const db_predicate *p, char *buf, size_t len)
-{
-	if (p->kind == DB_PRED_BAND) {
-		snprintf(buf, len, p->worst_good == DB_BAND_OK ? "its probe leaves the ok band"
-		         : "its probe is worse than %s", db_band_name(p->worst_good));
-		return buf;
-	}
-	char raw[64];
-	db_predicate_str(p, raw, sizeof raw);   /* "cos<0.99,rel>0.01" */
-	size_t o = 0;
-	for (const char *q = raw; *q && o + 6 < len; q++)
-		o += (size_t)snprintf(buf + o, len - o, *q == ',' ? " or " :
-		                      *q == '<' ? " < " : *q == '>' ? " > " : "%c", *q);
-	buf[o < len ? o : len - 1] = '\0';
-	return buf;
-}
-
-/* The first key bound to a (the keys file may move it), for the lines
- * that tell which key does what. */
-static const char *key_of(enum tui_action a, char *buf, size_t len)
-{
-	int k;
-	if (tui_action_keys(a, &k, 1) < 1)
-		return tui_action(a)->name;
-	return tui_key_name(k, buf, len);
-}
-
-/* "+ good  - bad  = skip" with the keys bound now. */
-static const char *verdict_keys(char *buf, size_t len, const char *sep)
-{
-	char g[32], b[32], s[32];
-	snprintf(buf, len, "%s good%s%s bad%s%s skip", key_of(A_BISECT_GOOD, g, sizeof g), sep,
-	         key_of(A_BISECT_BAD, b, sizeof b), sep, key_of(A_BISECT_SKIP, s, sizeof s));
-	return buf;
 }
 
 /* The analysis the view shows, shared with the export. */
@@ -336,8 +357,10 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	draw_textf(w, y++, x, W - x, C_DIM, 0, "  probe %s  phase %s  pass %s",
 	           strcmp(r->stage, DB_PROBE_LAST) ? r->stage : "each layer's last stage",
 	           r->phase && *r->phase ? r->phase : "-", r->pass && *r->pass ? r->pass : "-");
+	if (r->pass_why[0])
+		draw_textf(w, y++, 0, W, C_DIM, 0, "pass: %s", r->pass_why);
 	draw_textf(w, y++, 0, W, C_DIM, 0, "a layer is bad when %s",
-	           pred_words(&r->o.pred, pred, sizeof pred));
+	           tui_bisect_pred_words(&r->o.pred, pred, sizeof pred));
 	/* Steps logged on other dumps that no longer hold: their outcome is
 	 * history, not a finding about these trees. */
 	const db_replay *rp = !replay ? t->replay : NULL;
@@ -406,7 +429,7 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			draw_textf(w, y++, 2, W - 2, C_DIM, 0, "%s; by hand: %s",
 			           t->watch ? "it shows here once written (the trees are watched)"
 			                    : "then <C-r> rescans",
-			           verdict_keys(vk, sizeof vk, ", "));
+			           tui_bisect_verdict_keys(vk, sizeof vk, ", "));
 		} else {
 			char rel[16];
 			fmt_sci(pr.m.rel, rel, sizeof rel, 9);
@@ -419,7 +442,7 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			          db_verdict_name(pr.auto_verdict));
 			char vk[128];
 			draw_textf(w, y++, 2, W - 2, C_DIM, 0, "<Enter> accepts  %s  u undo  x reset",
-			           verdict_keys(vk, sizeof vk, "  "));
+			           tui_bisect_verdict_keys(vk, sizeof vk, "  "));
 		}
 	} else if (db_bisect_done(sm)) {
 		const db_bisect_result *res = analyze(t, b);
@@ -511,7 +534,7 @@ static void step(struct tui *t, db_verdict v)
 			char a[16];
 			char vk[128];
 			tui_msg(t, true, "%s has no auto verdict (not dumped): %s",
-			        label(layer, a, sizeof a), verdict_keys(vk, sizeof vk, ", "));
+			        label(layer, a, sizeof a), tui_bisect_verdict_keys(vk, sizeof vk, ", "));
 			return;
 		}
 		s.verdict = s.auto_verdict;
@@ -569,7 +592,7 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 	if (a == A_VIEW_BISECT) {       /* "b" again: never a verdict */
 		char vk[128];
 		tui_msg(t, false, "this is the bisect: <Enter> accepts, %s",
-		        verdict_keys(vk, sizeof vk, ", "));
+		        tui_bisect_verdict_keys(vk, sizeof vk, ", "));
 		return true;
 	}
 	if (a == A_BISECT_REPLAY_BACK || a == A_BISECT_REPLAY_FORWARD) {
@@ -608,6 +631,10 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 		tui_session_save(t);
 		break;
 	case A_BISECT_RESET:
+		if (reaim(t)) {         /* another phase / pass chosen: sm is gone */
+			t->dirty = true;
+			return true;
+		}
 		db_bisect_reset(sm);
 		tui_msg(t, false, "bisect reset");
 		tui_session_save(t);

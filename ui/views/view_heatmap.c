@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/draw.h"
+#include "base/triage_ui.h"
 #include "db_session.h"
 #include "db_slot.h"
 
@@ -240,7 +241,8 @@ static char *slot_note(const struct tui *t, char *buf, size_t len)
 {
 	buf[0] = 0;
 	for (size_t i = 0; i < t->cmp->n_pairs && !buf[0]; i++)
-		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]))
+		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]) &&
+		    t->cmp->pairs[i].slot.side != DB_SLOT_IN_TREE)  /* --slots: the label says */
 			db_slot_str(&t->cmp->pairs[i], buf, len);
 	return buf;
 }
@@ -259,14 +261,15 @@ static char *headline_label(const struct tui *t, size_t pair, int width, char *b
 		bad += db_pair_diverges(&t->cmp->pairs[rp[i]]);
 	free(rp);
 	char lay[32] = "", rk[32] = "", st[300];
+	bool slot = p->slot.side == DB_SLOT_IN_TREE;    /* as tui_pair_label says it */
 	if (p->f.layer >= 0)
 		snprintf(lay, sizeof lay, "L%d ", p->f.layer);
 	if (n >= 2 && bad == n)
-		snprintf(rk, sizeof rk, " every rank");
+		snprintf(rk, sizeof rk, slot ? " every slot" : " every rank");
 	else if (p->merged)
 		snprintf(rk, sizeof rk, " (merged)");
 	else if (p->f.rank >= 0)
-		snprintf(rk, sizeof rk, " rank %d", p->f.rank);
+		snprintf(rk, sizeof rk, slot ? " slot %d" : " rank %d", p->f.rank);
 	int room = width - draw_width(lay) - draw_width(rk);
 	snprintf(buf, len, "%s%s%s", lay, draw_fit_mid(p->f.stage, room < 6 ? 6 : room, -1, st,
 	                                               sizeof st), rk);
@@ -615,9 +618,14 @@ static bool heatmap_request(struct view *v, struct tui *t, enum tui_action a)
 			tui_msg(t, true, "still computing; f works once the scan is done");
 			break;
 		}
+		/* the pass the bisect's triage names (phase and pass switched
+		 * as needed), then its first divergence over all ranks */
+		tui_select_triaged(t, "first divergence in ");
+		sync(t, h);
 		tui_update_first_div(t);
 		if (t->first_div < 0) {
-			tui_msg(t, false, "no divergence in this phase / pass");
+			tui_msg(t, false, "no divergence in any phase / pass%s%s",
+			        t->pass_why[0] ? ": " : "", t->pass_why);
 			break;
 		}
 		/* The earliest over all ranks: switch to its rank unless the
