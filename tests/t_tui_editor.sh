@@ -20,7 +20,7 @@ first look<Enter>
 q
 EOF2
 check "a failing editor is said, the note not called written" grep_screen failed \
-	'^\$EDITOR exited with status 1: note 01 not written, its template kept: '
+	'^note 01 left as its template \(\$EDITOR exited with status 1\): .*look\.md$'
 check "no 'wrote note' after a failing editor" bash -c "! grep -q 'wrote note' '$T/failed.screen'"
 check "the template stays" test -f "$T/notes/01_first_look.md"
 

@@ -146,8 +146,8 @@ static void note_write(struct tui *t, const char *title, void *arg)
 		char prefix[224], shown[PATH_MAX], why[128];
 		int ed = tui_edit_file(t, path, why, sizeof why);
 		if (ed < 0)
-			snprintf(prefix, sizeof prefix, "$EDITOR %s: note %02d not written, its "
-			         "template kept: ", why, num);
+			snprintf(prefix, sizeof prefix, "note %02d left as its template ($EDITOR %s): ",
+			         num, why);
 		else
 			snprintf(prefix, sizeof prefix, "wrote note %02d: ", num);
 		tui_msg(t, ed < 0, "%s%s", prefix, msg_path(path, prefix, shown, sizeof shown));
