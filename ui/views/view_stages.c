@@ -36,7 +36,9 @@ static bool same(const char *a, const char *b)
  * phase, pass and layer) and it walked that layer; else NULL. */
 static const db_bisect_result *walk_of(struct view *v, struct tui *t)
 {
-	if (!t->bisect || v->pair == DB_NO_PAIR)
+	/* only once the search is over, as the bisect view: analysing a
+	 * search under way would compute pairs here, on the input thread */
+	if (!t->bisect || v->pair == DB_NO_PAIR || !db_bisect_done(&t->bisect->sm))
 		return NULL;
 	const db_bisect_result *r = tui_bisect_result(t);
 	if (!r || !r->n_walk || !r->has_first_bad)
