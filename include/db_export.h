@@ -70,6 +70,12 @@ void db_slots_json(FILE *out, const db_compare *c);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
 /* The same, only the pairs keep says true of (NULL: every pair). */
 int db_export_metrics_csv_where(FILE *f, const db_compare *c, bool (*keep)(const db_pair *));
+/* report.md's intra-layer walk of the culprit layer (the core's walk rows,
+ * never judged again): every stage with the error it receives and leaves,
+ * amplification, SQNR and role, a stage that could not be compared in its
+ * place with its reason, and "at or before" when such stages precede the
+ * culprit. Nothing when r has no walk. */
+void db_export_walk_md(FILE *f, const db_bisect_result *r);
 /* One pair as a JSON object (the compare --format json pair schema). */
 void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);
 

@@ -112,6 +112,7 @@ static void global_action(struct tui *t, enum tui_action a)
 	case A_VIEW_CURVE: tui_push(t, &curve_view, tui_selected_pair(t)); break;
 	case A_VIEW_BISECT: tui_push(t, &bisect_view, DB_NO_PAIR); break;
 	case A_VIEW_NOTES: tui_push(t, &notes_view, DB_NO_PAIR); break;
+	case A_VIEW_TIME: tui_push(t, &time_view, DB_NO_PAIR); break;
 	case A_NOTE_NEW: tui_note_new(t, NULL); break;
 	case A_MARK: tui_mark(t, ""); break;
 	case A_EXPORT: tui_export(t, NULL); break;

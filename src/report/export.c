@@ -494,17 +494,6 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		fprintf(f, "rel_diff = %.3g: %s. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band **%s**.\n",
 		        p->m.rel_diff, severity_meaning(p->m.rel_diff), p->m.cos, p->m.rel,
 		        p->m.rel_l2, db_band_name(p->band));
-		if (r && r->n_walk) {
-			fputs("\nIntra-layer walk (single-step cos drop > 0.001 or leaving ok marks the culprit):\n\n"
-			      "| sub-stage | cos | rel | band | step drop | |\n|---|---|---|---|---|---|\n", f);
-			for (size_t i = 0; i < r->n_walk; i++) {
-				const db_substage_row *w = &r->walk[i];
-				fputs("| ", f);
-				db_esc_md_cell(w->stage, f);
-				fprintf(f, " | %.8f | %.4g | %s | %.3g | %s |\n", w->cos, w->rel,
-				        db_band_name(w->band), w->step_drop, w->culprit ? "**culprit**" : "");
-			}
-		}
 	} else if (p) {
 		fprintf(f, "Status %s%s", db_status_name(p->status), p->error ? ": " : "");
 		db_esc_md_text(p->error, f);
@@ -512,6 +501,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	} else {
 		fputs("None.\n", f);
 	}
+	db_export_walk_md(f, r);
 
 	fputs("\n## Bisect log\n\n", f);
 	if (x->b && x->b->n_steps) {

@@ -61,6 +61,7 @@ enum tui_keymap {
 	ACTION_(RANK_PREV, GENERIC, "R", "Previous rank") \
 	ACTION_(VARIANT_NEXT, GENERIC, "v", "Next variant (dumpbisect REF T1 T2 ...)") \
 	ACTION_(VARIANT_PREV, GENERIC, "V", "Previous variant") \
+	ACTION_(VIEW_TIME, GENERIC, "T", "Time view: passes against layers, worst per cell") \
 	ACTION_(VIEW_VARIANTS, GENERIC, "X", "Variants side by side: probe per layer and variant") \
 	ACTION_(METRIC_TOGGLE, GENERIC, "c", "Toggle the metric between cos and rel") \
 	ACTION_(METRIC_NEXT, GENERIC, "C", "Cycle the metric: cos, rel, rel_diff, max_abs") \

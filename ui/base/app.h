@@ -213,8 +213,9 @@ void tui_bisect_replay(struct tui *t);
  * bisect settings, else from the selection. replay: also tui_bisect_replay
  * (the view does; the export takes the log as it is). -1 after a message. */
 int tui_bisect_ensure(struct tui *t, bool replay);
-/* The end analysis the bisect view shows, made once per state of the run
- * (its steps and pairs) and shared with the export, so the report says
+/* The end analysis the bisect view shows (ui/base/analysis_ui.c), made
+ * once per state of the run (its steps and pairs) and shared with the
+ * export and the sub-stage view, so the report says
  * what the screen says. NULL without a run or when it failed (said on the
  * bottom line). Owned by t; valid until the next call or tui_bisect_close. */
 const struct db_bisect_result *tui_bisect_result(struct tui *t);
