@@ -48,8 +48,8 @@ _dumpbisect()
 	)
 	local std="--help -h --version -V"
 	local -A flags=(
-		[tui]="--no-cache --no-mouse --no-watch --keys-man $std"
-		[compare]="--no-cache --watch $std"
+		[tui]="--no-cache --no-session --no-mouse --no-watch --keys-man $std"
+		[compare]="--no-cache --diverging --watch $std"
 		[ls]="--stats --profiles $std"
 		[schema]="--no-cache $std"
 		[bisect]="--auto --no-cache $std"

@@ -326,7 +326,12 @@ typedef struct db_bisect_result {
 	size_t n_bad_ranks;
 	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
 	bool ranks_unknown;     /* the culprit is compared merged only (the other
-	                           side has another layout): no rank can be named */
+	                           side has another layout) and its shards are not
+	                           slices of the other side: no rank can be named */
+	char ranks_why[256];    /* ranks_unknown: why ("partial sums: ..."), else
+	                           ""; with bad_ranks from shards judged against
+	                           their slices (db_rank_split.h): "" too */
+	bool ranks_sliced;      /* bad_ranks come from such slices */
 	db_probe_how probe_how;
 	char probe[256];        /* the probe (DB_PROBE_LAST: the first bad layer's
 	                           last stage, else the chosen stage) */

@@ -34,6 +34,9 @@ typedef struct db_export_ctx {
 	 * used as is, never built again. NULL: built from the selection above
 	 * (db_export_grid), as the headless export does. */
 	const db_grid *grid;
+	/* The folder report.md goes to (db_export_all sets it): its links to
+	 * the notes are relative to it. NULL: the current directory. */
+	const char *out_dir;
 } db_export_ctx;
 
 /* Write the four files into out_dir (created). -1 with err naming the file
@@ -70,6 +73,14 @@ int db_export_metrics_csv(FILE *f, const db_compare *c);
  * SVG (the noise run's path, k, the floors; the regime; the slots). */
 const char *db_judged_by_key(const db_compare *c);
 char *db_judged_by_text(const db_compare *c, char *buf, size_t len);
+/* The same, only the pairs keep says true of (NULL: every pair). */
+int db_export_metrics_csv_where(FILE *f, const db_compare *c, bool (*keep)(const db_pair *));
+/* report.md's intra-layer walk of the culprit layer (the core's walk rows,
+ * never judged again): every stage with the error it receives and leaves,
+ * amplification, SQNR and role, a stage that could not be compared in its
+ * place with its reason, and "at or before" when such stages precede the
+ * culprit. Nothing when r has no walk. */
+void db_export_walk_md(FILE *f, const db_bisect_result *r);
 /* One pair as a JSON object (the compare --format json pair schema). */
 void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);
 

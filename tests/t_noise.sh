@@ -31,7 +31,7 @@ for p in bad[:3]:
 sys.exit(1 if bad or d["first_beyond_drift"] is not None else 0)
 PY
 	expect 0 "null $case: bisect" "$DB_BIN" bisect --no-cache --auto "$R/$case/ref" "$R/$case/target"
-	has "$out" "nothing bad to bisect" "null $case: bisect finds nothing"
+	has "$out" "nothing went wrong, nothing to bisect" "null $case: bisect finds nothing"
 done <"$R/cases_null.tsv"
 [ $n -ge 6 ] || fail "only $n null cases"
 

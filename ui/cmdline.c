@@ -190,7 +190,8 @@ static void cmd_view(struct tui *t, char *args)
 	} v[] = {
 		{"heatmap", A_VIEW_HEATMAP}, {"stages", A_VIEW_STAGES}, {"ranks", A_VIEW_RANKS},
 		{"tensor", A_VIEW_TENSOR}, {"curve", A_VIEW_CURVE}, {"bisect", A_VIEW_BISECT},
-		{"notes", A_VIEW_NOTES}, {"variants", A_VIEW_VARIANTS}, {"help", A_HELP},
+		{"notes", A_VIEW_NOTES}, {"variants", A_VIEW_VARIANTS},
+		{"time", A_VIEW_TIME}, {"help", A_HELP},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
 		if (!strcmp(args, v[i].name)) {

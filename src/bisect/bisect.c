@@ -345,7 +345,7 @@ static void recompute(db_bisect *b)
 			b->phase = DB_BP_NO_BAD;
 			if (b->good == (long)b->n_layers - 1)
 				snprintf(b->msg, sizeof b->msg,
-				         "the bad bound %s is good: nothing bad to bisect",
+				         "the last layer, %s, is good: nothing went wrong, nothing to bisect",
 				         db_layer_label(b->layers[b->good], l1, sizeof l1));
 			else
 				snprintf(b->msg, sizeof b->msg,
@@ -361,7 +361,7 @@ static void recompute(db_bisect *b)
 			b->n_remaining += v[i] != DB_V_SKIP;
 		/* one probe for the bound, then the search over the rest */
 		b->probes_left = 1 + ceil_log2(b->n_remaining);
-		snprintf(b->msg, sizeof b->msg, "checking the bad bound: %s",
+		snprintf(b->msg, sizeof b->msg, "checking the last layer, %s, first: the search needs a bad end",
 		         db_layer_label(b->layers[cand], l1, sizeof l1));
 		free(v);
 		return;

@@ -52,8 +52,12 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 			fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
 		fputc(']', out);
 	}
-	fprintf(out, ", \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"probe\": {\"stage\": ",
-	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true");
+	fprintf(out, ", \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"ranks_sliced\": %s",
+	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true",
+	        res->ranks_sliced ? "true" : "false");
+	fputs(", \"ranks_why\": ", out);
+	db_json_str(out, res->ranks_unknown && res->ranks_why[0] ? res->ranks_why : NULL);
+	fputs(", \"probe\": {\"stage\": ", out);
 	db_json_str(out, res->probe);
 	fputs(", \"how\": ", out);
 	db_json_str(out, db_probe_how_name(res->probe_how));
@@ -148,11 +152,14 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fprintf(out, "  bad %ss:", w);
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
 			fprintf(out, " %d", res->bad_ranks[i]);
-		fprintf(out, res->all_ranks_bad ? " (every %s)\n" : " (the other %ss are good)\n", w);
+		fprintf(out, res->all_ranks_bad ? " (every %s" : " (the other %ss are good", w);
+		fputs(res->ranks_sliced ? "; each shard against its slice of the other side)\n"
+		                        : ")\n", out);
 	}
 	if (res->ranks_unknown)
-		fputs("  bad ranks: not separable (the culprit is compared merged: the other side "
-		      "has another parallel layout)\n", out);
+		fprintf(out, "  bad ranks: not separable (the culprit is compared merged: the other "
+		        "side has another parallel layout%s%s)\n", res->ranks_why[0] ? "; " : "",
+		        db_esc(res->ranks_why));
 	if (res->has_crossing)
 		fprintf(out, "  crosses the band at %s\n",
 		        db_layer_label(res->crossing_layer, l, sizeof l));

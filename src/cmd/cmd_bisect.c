@@ -52,7 +52,9 @@ int db_cmd_bisect(int argc, char **argv)
 	db_bisect_opts_default(&o);
 	const db_opt opts[] = {
 		{"auto", 0, NULL, NULL, &autov, "judge every step by the predicate (headless)"},
-		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the profile's, e.g. hidden_out)"},
+		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the first of the profile's\n"
+		 "probe candidates the trees have, else each layer's\n"
+		 "last stage; see HOW THE PROBE IS CHOSEN)"},
 		DB_CMP_OPTS(ca, "profile name or YAML file (default: auto-detect;\n"
 		                "the session's when resuming)"),
 		DB_NOISE_OPT(ca),

@@ -118,7 +118,9 @@ static bool any_pass(const db_compare *c)
 	return false;
 }
 
-static void print_table(const db_compare *c, FILE *out)
+/* diverging: the rows of the pairs that diverge only (the summary below
+ * still counts every pair). */
+static void print_table(const db_compare *c, FILE *out, bool diverging)
 {
 	bool utf8 = db_term_utf8();
 	bool ph = any_phase(c), pa = any_pass(c);
@@ -136,8 +138,16 @@ static void print_table(const db_compare *c, FILE *out)
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", c->n_slots ? "slot" : "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
 	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
+	size_t hidden = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
+		st[p->status]++;
+		if (p->status == DB_ST_OK && p->band <= DB_BAND_INPUTS)
+			counts[p->band]++;
+		if (diverging && !db_pair_diverges(p)) {
+			hidden++;
+			continue;
+		}
 		char shape[128], layer[16], rank[16], cos[32], rel[32];
 		if (p->ndim_ref >= 0)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
@@ -212,10 +222,10 @@ static void print_table(const db_compare *c, FILE *out)
 		if (h.kind != DB_HINT_NONE)
 			fprintf(out, "  hint %s", db_hint_text(&h, !utf8, ht, sizeof ht));
 		fputc('\n', out);
-		st[p->status]++;
-		if (p->status == DB_ST_OK && p->band <= DB_BAND_INPUTS)
-			counts[p->band]++;
 	}
+	if (diverging)
+		fprintf(out, "(--diverging: %zu pair%s in the ok band not shown)\n", hidden,
+		        hidden == 1 ? "" : "s");
 	fprintf(out, "\n%zu pairs: %zu ok, %zu drift, %zu algo, %zu bug, %zu scramble; "
 	        "%zu ref_only, %zu target_only, %zu shape_mismatch, %zu error", c->n_pairs,
 	        counts[DB_BAND_OK], counts[DB_BAND_DRIFT], counts[DB_BAND_ALGO], counts[DB_BAND_BUG],
@@ -268,7 +278,7 @@ static void print_table(const db_compare *c, FILE *out)
 	if (ph)
 		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
 	char lab[512], nz[96];
-	db_pair_label(p, lab, sizeof lab);
+	db_pair_label_cell(c, p, lab, sizeof lab);
 	if (p->status == DB_ST_OK && p->m.stats_only)
 		fprintf(out, "first divergence: %s: statistics only, rel %.4e [%s]%s%s\n", lab,
 		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
@@ -334,7 +344,7 @@ static void print_variant_summary(const db_variants *vs, FILE *out)
 
 /* compare REF T1 T2 ...: each target its own comparison with REF. */
 static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char *const *pos,
-                            int npos, int fmt)
+                            int npos, int fmt, bool diverging)
 {
 	if (fmt == DB_FMT_CSV)
 		return db_cmd_usage_error(cmd, "--format csv takes one target; with %d use json",
@@ -364,7 +374,7 @@ static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char
 		db_variant_matrix_free(&m);
 		for (size_t v = 0; v < vs.n; v++) {
 			printf("\n== variant %zu ==\n", v + 1);
-			print_table(vs.v[v], stdout);
+			print_table(vs.v[v], stdout, diverging);
 		}
 	}
 	int rc = 0;
@@ -380,7 +390,7 @@ static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char
 int db_cmd_compare(int argc, char **argv)
 {
 	const char *format = "table", *timeout = NULL;
-	bool watch = false;
+	bool watch = false, diverging = false;
 	db_cmp_args ca = {0};
 	const db_opt opts[] = {
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
@@ -390,6 +400,8 @@ int db_cmd_compare(int argc, char **argv)
 		{"watch", 0, NULL, NULL, &watch, "print the summary again as files arrive\n"
 		 "(json: one object per summary)"},
 		{"timeout", 0, "S", &timeout, NULL, "--watch: stop after S seconds (default: Ctrl-C)"},
+		{"diverging", 0, NULL, NULL, &diverging, "table and csv: only the pairs that diverge\n"
+		 "(the summary still counts every pair)"},
 		{"slot", 0, "[SIDE:]DIM:START:LEN", &ca.slot, NULL,
 		 "measure a pair whose shapes differ along DIM on\n"
 		 "rows START..START+LEN-1 of SIDE (ref or target;\n"
@@ -424,6 +436,9 @@ int db_cmd_compare(int argc, char **argv)
 		if (!watch)
 			return db_cmd_usage_error(&cmd, "--timeout goes with --watch");
 	}
+	if (diverging && (fmt == DB_FMT_JSON || watch))
+		return db_cmd_usage_error(&cmd, "--diverging goes with the table or csv (json "
+		                          "keeps every pair: its indices name them)");
 	if (watch) {
 		if (npos > 2 || fmt == DB_FMT_CSV)
 			return db_cmd_usage_error(&cmd, "--watch takes one target and table or json");
@@ -431,7 +446,7 @@ int db_cmd_compare(int argc, char **argv)
 		                        fmt == DB_FMT_JSON, tmo);
 	}
 	if (npos > 2)
-		return compare_variants(&cmd, &ca, pos, npos, fmt);
+		return compare_variants(&cmd, &ca, pos, npos, fmt, diverging);
 	db_compare *c;
 	if ((rc = db_cmd_open_compare(&cmd, &ca, pos, npos, &c)) != 0)
 		return rc;
@@ -440,9 +455,9 @@ int db_cmd_compare(int argc, char **argv)
 	if (fmt == DB_FMT_JSON)
 		db_export_metrics_json(stdout, c);
 	else if (fmt == DB_FMT_CSV)
-		db_export_metrics_csv(stdout, c);
+		db_export_metrics_csv_where(stdout, c, diverging ? db_pair_diverges : NULL);
 	else
-		print_table(c, stdout);
+		print_table(c, stdout, diverging);
 	rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
 	if (c->cache_err[0])
 		fprintf(stderr, "dumpbisect compare: metrics cache not saved: %s (the numbers are right; "

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db_cmd.h"
+#include "db_grid.h"
 #include "db_json.h"
 
 int (*db_cmd_tui_hook)(int argc, char **argv);
@@ -285,7 +286,8 @@ const char *db_pair_glyph(const db_pair *p, bool utf8)
 	return "?";
 }
 
-void db_pair_label(const db_pair *p, char *buf, size_t len)
+/* The label with ranks as the rank part ("rank 1", "every rank (2)"). */
+static void pair_label(const db_pair *p, const char *ranks, char *buf, size_t len)
 {
 	char raw[1024];
 	size_t n = 0, cap = sizeof raw;
@@ -295,7 +297,9 @@ void db_pair_label(const db_pair *p, char *buf, size_t len)
 		n = (size_t)snprintf(raw, cap, "%s", p->f.stage);
 	if (n < cap && p->occurrence)
 		n += (size_t)snprintf(raw + n, cap - n, " #%d", p->occurrence);
-	if (n < cap && p->merged)
+	if (n < cap && ranks)
+		n += (size_t)snprintf(raw + n, cap - n, " %s", ranks);
+	else if (n < cap && p->merged)
 		n += (size_t)snprintf(raw + n, cap - n, " (merged ranks)");
 	else if (n < cap && p->slot.side == DB_SLOT_IN_TREE)
 		n += (size_t)snprintf(raw + n, cap - n, " slot %d", p->slot.k);
@@ -310,6 +314,24 @@ void db_pair_label(const db_pair *p, char *buf, size_t len)
 		snprintf(raw + n, cap - n, " phase %s", p->f.phase);
 	/* stage, pass and phase come from the dump's names */
 	db_esc_buf(buf, len, raw);
+}
+
+void db_pair_label(const db_pair *p, char *buf, size_t len)
+{
+	pair_label(p, NULL, buf, len);
+}
+
+void db_pair_label_cell(const db_compare *c, const db_pair *p, char *buf, size_t len)
+{
+	size_t *rp = NULL, n = 0, bad = 0;
+	if (!p->merged && p->f.rank >= 0)
+		n = db_rank_pairs(c, (size_t)(p - c->pairs), &rp);
+	for (size_t i = 0; i < n; i++)
+		bad += db_pair_diverges(&c->pairs[rp[i]]);
+	free(rp);
+	char ranks[48];
+	snprintf(ranks, sizeof ranks, "every rank (of %zu)", n);
+	pair_label(p, n >= 2 && bad == n ? ranks : NULL, buf, len);
 }
 
 int db_cmd_open_compare(const db_cmd *c, const db_cmp_args *a, const char *const *pos, int npos,

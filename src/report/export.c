@@ -202,10 +202,17 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 
 int db_export_metrics_csv(FILE *out, const db_compare *c)
 {
+	return db_export_metrics_csv_where(out, c, NULL);
+}
+
+int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(const db_pair *))
+{
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
 	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
+		if (keep && !keep(p))
+			continue;
 		char shape[256];
 		if (p->ndim_ref >= 0)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
@@ -474,10 +481,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		if (r && r->layer_class)
 			fprintf(f, "\nLayer class: **%s**.\n", r->layer_class);
 		if (r && r->n_bad_ranks) {
-			fputs("\nBad ranks:", f);
+			fputs(r->all_ranks_bad ? "\nBad ranks: every rank (" : "\nBad ranks:", f);
 			for (size_t i = 0; i < r->n_bad_ranks; i++)
-				fprintf(f, " %d", r->bad_ranks[i]);
-			fputs(" (the others are good).\n", f);
+				fprintf(f, r->all_ranks_bad && !i ? "%d" : " %d", r->bad_ranks[i]);
+			fputs(r->all_ranks_bad ? ").\n" : " (the others are good).\n", f);
 		}
 		if (r && r->has_crossing)
 			fprintf(f, "\nThe probe leaves the band at %s.\n",
@@ -499,17 +506,6 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		else if (p->slot.side == DB_SLOT_IN_TREE)
 			fprintf(f, "\nJudged bitwise: **%s** (max |diff| %.3g).\n",
 			        p->m.byte_equal == 1.0 ? "bit-identical" : "bits off", p->m.max_abs);
-		if (r && r->n_walk) {
-			fputs("\nIntra-layer walk (single-step cos drop > 0.001 or leaving ok marks the culprit):\n\n"
-			      "| sub-stage | cos | rel | band | step drop | |\n|---|---|---|---|---|---|\n", f);
-			for (size_t i = 0; i < r->n_walk; i++) {
-				const db_substage_row *w = &r->walk[i];
-				fputs("| ", f);
-				db_esc_md_cell(w->stage, f);
-				fprintf(f, " | %.8f | %.4g | %s | %.3g | %s |\n", w->cos, w->rel,
-				        db_band_name(w->band), w->step_drop, w->culprit ? "**culprit**" : "");
-			}
-		}
 	} else if (p) {
 		fprintf(f, "Status %s%s", db_status_name(p->status), p->error ? ": " : "");
 		db_esc_md_text(p->error, f);
@@ -517,6 +513,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	} else {
 		fputs("None.\n", f);
 	}
+	db_export_walk_md(f, r);
 
 	fputs("\n## Bisect log\n\n", f);
 	if (x->b && x->b->n_steps) {
@@ -560,7 +557,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 			fputs("- [", f);
 			db_esc_md_text(ne[i].name, f);
 			fputs("](", f);
-			md_url(f, ne[i].path);
+			/* relative to report.md, wherever the notes are */
+			char *rel = db_rel_path(x->out_dir ? x->out_dir : ".", ne[i].path);
+			md_url(f, rel ? rel : ne[i].path);
+			free(rel);
 			fputs(") — ", f);
 			db_esc_md_text(ne[i].title, f);
 			fputc('\n', f);
@@ -644,6 +644,7 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 		                  strerror(errno));
 	/* one grid for the SVG and report.md's table: the caller's, else built */
 	db_export_ctx xg = *x;
+	xg.out_dir = out_dir;
 	db_grid g;
 	if (!x->grid) {
 		if (db_export_grid(x, &g) < 0)

@@ -254,8 +254,18 @@ void tui_init_selection(struct tui *t)
 /* The heatmap's top line; here with the selection it shows. */
 void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 {
-	int W = getmaxx(w), x = 0;
-	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	int W0 = getmaxx(w), x = 0;
+	draw_fill(w, y, 0, W0, C_DEFAULT, 0);
+	/* the metric (and the filter, cut in the middle past 16 columns) keep
+	 * their room: the phases, pass and rank give way before they do */
+	const char *metric = tui_metric_label(t->metric);
+	char pat[300];
+	if (t->filter_re)
+		draw_fit_mid(t->filter_pat, draw_width(t->filter_pat) > 16 ? 16 : 300, -1, pat,
+		             sizeof pat);
+	int right = draw_width("  metric ") + draw_width(metric) +
+	            (t->filter_re ? draw_width("  filter /") + draw_width(pat) : 0);
+	int W = W0 - right < 20 ? 20 : W0 - right;
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "phase ");
 	if (!tui_phase(t)) {
 		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
@@ -296,14 +306,12 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 	/* What "all" shows, when it fits beside the metric and the filter. */
 	const char *how = t->has_merged ? " (merged where sharded, else worst)"
 	                                : " (the worst per cell)";
-	int rest = draw_width("  metric max_abs") +
-	           (t->filter_re ? draw_width(t->filter_pat) + 10 : 0);
-	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
+	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) <= W)
 		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
-	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_label(t->metric));
+	x += draw_text(w, y, x, W0 - x, C_DIM, 0, "  metric ");
+	x += draw_text(w, y, x, W0 - x, C_TAB, 0, metric);
 	if (t->filter_re)
-		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
+		draw_textf(w, y, x, W0 - x, C_HILITE, A_BOLD, "  filter /%s", pat);
 }
 
 double tui_metric_value(const db_pair *p, enum tui_metric m)

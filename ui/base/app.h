@@ -40,7 +40,13 @@ struct tui {
 	const char *ref_path, *tgt_path, *profile_opt, *filter_opt;
 	const char *session_path, *notes_dir;
 	db_compare *cmp;                /* owned */
-	struct db_session *session;     /* owned; in memory only without --session */
+	struct db_session *session;     /* owned; in memory only with --no-session */
+	/* session_path is this pair of trees' automatic session (no
+	 * --session): written once it holds work (steps, marks, notes) or
+	 * when it exists already; reports and notes stay where they were */
+	bool session_auto, session_auto_on_disk;
+	bool session_none;              /* --no-session: nothing is kept */
+	bool quit_warned;               /* q said the work is not kept */
 	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
 	struct tui_analysis *analysis;  /* owned: the bisect's end analysis
 	                                   (tui_bisect_result), NULL none */
@@ -212,8 +218,9 @@ void tui_bisect_replay(struct tui *t);
  * bisect settings, else from the selection. replay: also tui_bisect_replay
  * (the view does; the export takes the log as it is). -1 after a message. */
 int tui_bisect_ensure(struct tui *t, bool replay);
-/* The end analysis the bisect view shows, made once per state of the run
- * (its steps and pairs) and shared with the export, so the report says
+/* The end analysis the bisect view shows (ui/base/analysis_ui.c), made
+ * once per state of the run (its steps and pairs) and shared with the
+ * export and the sub-stage view, so the report says
  * what the screen says. NULL without a run or when it failed (said on the
  * bottom line). Owned by t; valid until the next call or tui_bisect_close. */
 const struct db_bisect_result *tui_bisect_result(struct tui *t);
