@@ -38,18 +38,18 @@ _dumpbisect()
 	# command that opens a comparison takes the same four ($cmp, --no-cache)
 	local cmp="--profile -p --filter --threads -j"
 	local -A valopts=(
-		[tui]="$cmp --session --ref --target --notes --slot"
-		[compare]="$cmp --noise --format --timeout --slot"
+		[tui]="$cmp --session --ref --target --notes --slot --noise --slots"
+		[compare]="$cmp --noise --format --timeout --slot --slots"
 		[ls]="--profile -p --format"
 		[schema]="$cmp --format"
-		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format --noise"
+		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format --noise --slots"
 		[replay]="--ref --target $cmp --noise --format"
 		[export]="--out --ref --target --notes $cmp --noise"
 	)
 	local std="--help -h --version -V"
 	local -A flags=(
-		[tui]="--no-cache --follow-links --no-mouse --no-watch --keys-man $std"
-		[compare]="--no-cache --follow-links --watch $std"
+		[tui]="--no-cache --follow-links --no-session --no-mouse --no-watch --keys-man $std"
+		[compare]="--no-cache --follow-links --diverging --watch $std"
 		[ls]="--stats --profiles --follow-links $std"
 		[schema]="--no-cache --follow-links $std"
 		[bisect]="--auto --no-cache --follow-links $std"

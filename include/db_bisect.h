@@ -189,6 +189,16 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 const char *db_probe_stage_at(const db_compare *c, const char *phase, const char *pass,
                               const char *stage, int layer);
 
+/* The phase and pass a bisect of c would look at, by the same triage as
+ * db_bisect_run_open (phases and passes in causal order; the first pass
+ * that leaves the ok band after ok ones): the workbench opens there and
+ * `f` goes there. phase NULL = triaged too. *phase_out / *pass_out are
+ * malloc'd, NULL when the layout has none; why gets the pass's why ("" when
+ * the phase has one pass). Computes the probes it needs. -1 with err when
+ * there is no probe at all (no layer dumped on both sides). */
+int db_bisect_triage(db_compare *c, const char *phase, char **phase_out, char **pass_out,
+                     char *why, size_t whylen, db_err *err);
+
 typedef struct db_bisect_opts {
 	const char *stage;      /* probe; NULL = chosen (db_bisect_choose_probe) */
 	const char *phase;      /* NULL = first phase that diverges, else first */
@@ -220,6 +230,10 @@ typedef struct db_probe {
 	db_metrics m;           /* valid when dumped and computed */
 	db_band band;
 	db_verdict auto_verdict;/* NONE when not dumped or not comparable */
+	/* --noise, the default predicate: a pair before the probe (execution
+	 * order, this selection) beyond noise, which makes the probe bad even
+	 * when the probe itself is back within noise; DB_NO_PAIR none */
+	size_t beyond;
 } db_probe;
 
 /* What a stage did to the error (the intra-layer walk). A stage receives
@@ -314,11 +328,18 @@ typedef struct db_bisect_result {
 	db_hint first_bad_hint; /* the culprit pair's root-cause hint (db_hints.h);
 	                           kind DB_HINT_NONE when none */
 	const char *layer_class;/* borrowed from the profile; NULL none */
-	int *bad_ranks;         /* every rank bad at the culprit, ascending */
+	int *bad_ranks;         /* every rank bad at the culprit, ascending
+	                           (--slots: the slots, slot k being rank k) */
+	bool slots;             /* --slots: the ranks are slots */
 	size_t n_bad_ranks;
 	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
 	bool ranks_unknown;     /* the culprit is compared merged only (the other
-	                           side has another layout): no rank can be named */
+	                           side has another layout) and its shards are not
+	                           slices of the other side: no rank can be named */
+	char ranks_why[256];    /* ranks_unknown: why ("partial sums: ..."), else
+	                           ""; with bad_ranks from shards judged against
+	                           their slices (db_rank_split.h): "" too */
+	bool ranks_sliced;      /* bad_ranks come from such slices */
 	db_probe_how probe_how;
 	char probe[256];        /* the probe (DB_PROBE_LAST: the first bad layer's
 	                           last stage, else the chosen stage) */
@@ -326,6 +347,8 @@ typedef struct db_bisect_result {
 	char phase[64];         /* the phase bisected ("" when the layout has none) */
 	char pass[64];          /* the pass bisected, as the pairs carry it ("" none) */
 	char pass_why[384];     /* db_bisect_run.pass_why */
+	char ref_pass[64];      /* --slots against the prompt alone: the alone
+	                           run's pass aligned with pass ("" none) */
 	bool has_crossing;
 	int crossing_layer;
 	db_substage_row *walk;  /* the intra-layer walk (owned array) */

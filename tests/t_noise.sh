@@ -31,7 +31,7 @@ for p in bad[:3]:
 sys.exit(1 if bad or d["first_beyond_drift"] is not None else 0)
 PY
 	expect 0 "null $case: bisect" "$DB_BIN" bisect --no-cache --auto "$R/$case/ref" "$R/$case/target"
-	has "$out" "nothing bad to bisect" "null $case: bisect finds nothing"
+	has "$out" "nothing went wrong, nothing to bisect" "null $case: bisect finds nothing"
 done <"$R/cases_null.tsv"
 [ $n -ge 6 ] || fail "only $n null cases"
 
@@ -45,7 +45,8 @@ grep -qE '^\. +fwd_bwd\.param 0 +- +all +embedding\.word_embeddings\.weight .* =
 # --- noise runs --------------------------------------------------------------
 while IFS=$'\t' read -r case phase pass layer stage _; do
 	case $case in '#'* | case | '') continue ;; esac
-	T=("$R/$case/ref" "$R/$case/target" --noise "$R/$case/noise")
+	# --follow-links: noise_miles_engine links other fixtures' engines in
+	T=("$R/$case/ref" "$R/$case/target" --noise "$R/$case/noise" --follow-links)
 	"$DB_BIN" compare --no-cache --format json "${T[@]}" >"$DB_TMP/$case.json"
 	"$PY" - "$DB_TMP/$case.json" "$phase" "$pass" "$layer" "$stage" <<'PY' || fail "noise $case: compare"
 import json, re, sys
@@ -65,12 +66,46 @@ print(p["phase"], p["pass"], p["layer"], p["stage"], p["noise_floor"], p["noise_
 sys.exit(0 if ok else 1)
 PY
 	expect 1 "noise $case: bisect" "$DB_BIN" bisect --no-cache --auto --format json "${T[@]}"
+	# the pass too: every pass diverges in these cases, so the first is named
 	"$PY" -c '
-import json, sys
+import json, re, sys
 d = json.loads(sys.argv[1])
-sys.exit(0 if d["first_bad_layer"] == int(sys.argv[2]) else 1)' "$out" "$layer" ||
-		fail "noise $case: bisect first bad layer, want L$layer: ${out:0:300}"
+phase, pas, layer, stage = sys.argv[2:6]
+st = d["first_bad_substage"] or d["first_bad_stage"] or ""
+ok = (d["first_bad_layer"] == int(layer) and str(d["pass"]) == pas and re.search(stage, st)
+      and (phase == "-" or re.match(phase, d["phase"])))
+sys.exit(0 if ok else 1)' "$out" "$phase" "$pass" "$layer" "$stage" ||
+		fail "noise $case: bisect, want pass $pass L$layer $stage: ${out:0:300}"
 done <"$R/cases_noise.tsv"
+
+# SGLang's attention and MLP modules across layouts (the engine at TP 1 vs TP 2): the
+# rotary embedding's q / k, the attention output and the activation concat over the
+# ranks' heads / columns, gate_up_proj un-fuses [gate_r; up_r]; without a bug they are
+# the same tensors up to reduction order (never beyond drift); qkv_proj's q:k:v split
+# is not recorded: not comparable, and says what would make it so
+E=$R/noise_miles_engine
+# its ref/ and noise/ link another fixture's engines in: --follow-links
+"$DB_BIN" compare --no-cache --follow-links --format json "$E/ref" "$E/noise" >"$DB_TMP/me.json"
+"$PY" - "$DB_TMP/me.json" <<'PY' || fail "noise_miles_engine: SGLang's modules merged across layouts"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+ok = True
+for st in ("self_attn.rotary_emb", "self_attn.rotary_emb.1", "self_attn.attn", "mlp.act_fn",
+           "mlp.gate_up_proj"):
+    ps = [p for p in d["pairs"] if p["stage"] == st and p["layer"] is not None]
+    if not ps or any(p["rank"] is not None or p["status"] != "ok"
+                     or p["severity"] not in ("ok", "drift") for p in ps):
+        print(st, [(p["rank"], p["status"], p["severity"]) for p in ps[:3]])
+        ok = False
+qk = [p for p in d["pairs"] if p["stage"] == "self_attn.qkv_proj"]
+if not qk or any(p["status"] != "not_comparable" or p["rank"] is not None for p in qk):
+    print("qkv_proj", [(p["rank"], p["status"]) for p in qk[:2]])
+    ok = False
+sys.exit(0 if ok else 1)
+PY
+expect 1 "noise_miles_engine: ref vs noise" "$DB_BIN" compare --no-cache --follow-links "$E/ref" "$E/noise"
+grep -qE '^[^ ]+ +inference 0 +1 +all +self_attn\.qkv_proj .*not_comparable: fused per-rank output across layouts \(1 vs 2 ranks\).*give the shard rule its parts' \
+	<<<"$out" || fail "noise_miles_engine: qkv_proj says why it is not comparable"
 
 # Miles without the noise run: the headline is the inference phase's bf16
 # drift; with it, the fwd_only phase where the bug is
@@ -90,6 +125,24 @@ expect 1 "bisect --session --noise" "$DB_BIN" bisect --no-cache --auto --session
 	"$R/noise_miles/ref" "$R/noise_miles/target" --noise "$R/noise_miles/noise"
 grep -qxF "noise: \"$(cd "$R/noise_miles/noise" && pwd -P)\"" "$S" || fail "the session keeps the noise tree: $(cat "$S")"
 expect 0 "replay with the session's noise" "$DB_BIN" replay --no-cache "$S"
+
+# report.md and the SVG say what the verdicts were judged by: the noise run (its path,
+# k, the floor), the bit-identical regime, the bands
+expect 0 "export with the session's noise" "$DB_BIN" export --no-cache --out "$DB_TMP/rep" "$S"
+NP=$(cd "$R/noise_miles/noise" && pwd -P)
+grep -qF -- "- verdicts judged by: the noise run $NP: a pair diverges when its rel is beyond 4 x max(floor, 1e-06)" \
+	"$DB_TMP/rep/report.md" || fail "report.md: judged by the noise run: $(grep judged "$DB_TMP/rep/report.md")"
+grep -qE '^Against the noise run: \*\*beyond noise x[0-9.e+]+ \(floor [0-9.e+-]+\)\*\*\.$' "$DB_TMP/rep/report.md" ||
+	fail "report.md: the divergence point's noise verdict"
+grep -qF ">verdicts judged by: the noise run $NP: a pair diverges" "$DB_TMP/rep/heatmap.svg" ||
+	fail "heatmap.svg: judged by the noise run"
+expect 1 "bisect --session, the regime" "$DB_BIN" bisect --no-cache --auto --session "$DB_TMP/r.yaml" \
+	"$R/v2_tp2/ref" "$R/v2_tp2/target"
+expect 0 "export, the regime" "$DB_BIN" export --no-cache --out "$DB_TMP/rep2" "$DB_TMP/r.yaml"
+grep -qF -- "- verdicts judged by: the bit-identical regime: every pair before the first divergence" \
+	"$DB_TMP/rep2/report.md" || fail "report.md: judged in the bit-identical regime"
+grep -qF ">verdicts judged by: the bit-identical regime" "$DB_TMP/rep2/heatmap.svg" ||
+	fail "heatmap.svg: the bit-identical regime"
 
 # a noise tree that is not there is an input error
 expect 2 "--noise missing" "$DB_BIN" compare --no-cache "$R/noise_v2/ref" "$R/noise_v2/target" \

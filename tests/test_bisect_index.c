@@ -1,6 +1,6 @@
 /* The state machine's incremental index (src/bisect/bisect_index.c, issue
  * 26 item 10) against the plain recompute it replaced (kept here, verbatim
- * but for names: a pass over every layer and step): random candidates,
+ * but for names; its messages follow bisect.c's wording): random candidates,
  * start bounds, steps, undos, resets, replays and new layers, and after
  * each, every derived field and the message must be the same. */
 #include <setjmp.h>
@@ -153,7 +153,7 @@ static void ref_recompute(db_bisect *b)
 			b->phase = DB_BP_NO_BAD;
 			if (b->good == (long)b->n_layers - 1)
 				snprintf(b->msg, sizeof b->msg,
-				         "the bad bound %s is good: nothing bad to bisect",
+				         "the last layer, %s, is good: nothing went wrong, nothing to bisect",
 				         db_layer_label(b->layers[b->good], l1, sizeof l1));
 			else
 				snprintf(b->msg, sizeof b->msg,
@@ -169,7 +169,7 @@ static void ref_recompute(db_bisect *b)
 			b->n_remaining += v[i] != DB_V_SKIP;
 		/* one probe for the bound, then the search over the rest */
 		b->probes_left = 1 + ceil_log2(b->n_remaining);
-		snprintf(b->msg, sizeof b->msg, "checking the bad bound: %s",
+		snprintf(b->msg, sizeof b->msg, "checking the last layer, %s, first: the search needs a bad end",
 		         db_layer_label(b->layers[cand], l1, sizeof l1));
 		free(v);
 		return;

@@ -76,6 +76,11 @@ db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool
 	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK &&
 	    (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND))
 		return p->noise == DB_NOISE_BEYOND ? DB_V_BAD : DB_V_GOOD;
+	/* a slot of the same prompt in one batch: any bit off is bad (the
+	 * default predicate; --cos / --rel / --band still choose) */
+	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK &&
+	    p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK)
+		return p->m.byte_equal == 1.0 ? DB_V_GOOD : DB_V_BAD;
 	/* no noise run: a pair across layouts (TP 1 vs 2, a replica or an
 	 * unsharded merge) drifts by reduction order, a few ulps of the
 	 * largest value of the coarser dtype (bf16: 2-4 x 2^-8 of max|x|, the
@@ -340,7 +345,7 @@ static void recompute(db_bisect *b)
 			b->phase = DB_BP_NO_BAD;
 			if (b->good == (long)n - 1)
 				snprintf(b->msg, sizeof b->msg,
-				         "the bad bound %s is good: nothing bad to bisect",
+				         "the last layer, %s, is good: nothing went wrong, nothing to bisect",
 				         db_layer_label(b->layers[b->good], l1, sizeof l1));
 			else
 				snprintf(b->msg, sizeof b->msg,
@@ -355,7 +360,7 @@ static void recompute(db_bisect *b)
 		b->n_remaining = left;
 		/* one probe for the bound, then the search over the rest */
 		b->probes_left = 1 + ceil_log2(b->n_remaining);
-		snprintf(b->msg, sizeof b->msg, "checking the bad bound: %s",
+		snprintf(b->msg, sizeof b->msg, "checking the last layer, %s, first: the search needs a bad end",
 		         db_layer_label(b->layers[cand], l1, sizeof l1));
 		return;
 	}

@@ -9,6 +9,7 @@
 
 #include "bisect_priv.h"
 #include "db_grid.h"
+#include "db_noise.h"
 
 #define STEP_DROP 0.001         /* seed: a single-step cos drop > 0.001 is the culprit */
 #define STANDOUT_K 4.0          /* a step K× the median of the others stands out */
@@ -94,6 +95,7 @@ typedef struct series {
 	db_band *band;
 	db_verdict *v;
 	size_t n;
+	bool stats;             /* a probe was measured on statistics only */
 } series;
 
 static void series_free(series *s)
@@ -126,6 +128,7 @@ static int build_series(db_bisect_run *r, series *s)
 			continue;
 		s->layer[s->n] = l;
 		s->cos[s->n] = fin_cos(pr.m.cos);
+		s->stats |= pr.m.stats_only;
 		s->rel[s->n] = fin_rel(pr.m.rel);
 		s->band[s->n] = pr.band;
 		s->v[s->n] = pr.auto_verdict;
@@ -219,17 +222,31 @@ static int analyze_backward(db_bisect_run *r, db_bisect_result *res, db_err *err
 	return 0;
 }
 
+/* The default predicate with a noise run: the verdicts are the noise
+ * run's (db_predicate_eval_pair), not the bands'. */
+static bool noise_judged(const db_bisect_run *r)
+{
+	return db_noise_root(r->c) && r->o.pred.kind == DB_PRED_BAND &&
+	       r->o.pred.worst_good == DB_BAND_OK;
+}
+
 int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 {
 	char l1[32];
 	memset(res, 0, sizeof *res);
 	res->standout_layer = INT_MIN;
+	res->slots = r->c->n_slots > 0;
 	res->probe_how = r->probe_how;
 	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
 	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);
 	snprintf(res->phase, sizeof res->phase, "%s", r->phase ? r->phase : "");
 	snprintf(res->pass, sizeof res->pass, "%s", r->pass ? r->pass : "");
 	snprintf(res->pass_why, sizeof res->pass_why, "%s", r->pass_why);
+	for (size_t i = 0; r->c->slots_alone && r->pass && i < r->c->n_slot_passes; i++) {
+		const db_slot_pass *sp = &r->c->slot_passes[i];
+		if (!strcmp(sp->pass, r->pass) && !strcmp(sp->phase, r->phase ? r->phase : ""))
+			snprintf(res->ref_pass, sizeof res->ref_pass, "%s", sp->ref_pass);
+	}
 	const char *ids = input_ids_differ(r);
 	if (ids) {
 		res->input_ids_mismatch = true;
@@ -265,7 +282,12 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			snprintf(res->summary, sizeof res->summary,
 			         "every layer is good but %s is bad: the bug is after the last layer",
 			         r->final_stage ? r->final_stage : "the final output");
-		} else if (si >= 0 && standout(r, &s, si) == si) {
+		} else if (si >= 0 && (standout(r, &s, si) == si ||
+		                       /* slots, judged bitwise, or layers judged
+		                        * against a noise run: bad after a good
+		                        * layer is the drop, whatever the bands */
+		                       ((r->c->n_slots || noise_judged(r)) &&
+		                        (si == 0 || s.v[si - 1] == DB_V_GOOD)))) {
 			res->kind = DB_KIND_SUDDEN;
 			res->has_first_bad = true;
 			res->first_bad_layer = f;
@@ -281,6 +303,14 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			rc = db_bisect_walk_layer(r, f, prev, si > 0 ? &in : NULL, res);
 			if (!res->first_bad_stage && rc == 0)
 				res->first_bad_stage = strdup(res->probe);
+			if (s.stats)    /* no cos from statistics: say so, never "cos 0" */
+				snprintf(res->summary, sizeof res->summary,
+				         "first bad layer %s%s%s%s: %s statistics only, rel %.3g",
+				         db_layer_label(f, l1, sizeof l1),
+				         res->layer_class ? " (class " : "",
+				         res->layer_class ? res->layer_class : "",
+				         res->layer_class ? ")" : "", res->probe, s.rel[si]);
+			else
 			snprintf(res->summary, sizeof res->summary,
 			         "first bad layer %s%s%s%s: %s cos %.6g -> %.6g, rel %.3g",
 			         db_layer_label(f, l1, sizeof l1),

@@ -8,6 +8,7 @@
 
 #include "bisect_priv.h"
 #include "db_grid.h"
+#include "db_noise.h"
 
 bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p)
 {
@@ -58,11 +59,34 @@ size_t db_bisect_pick_pair(db_bisect_run *r, int layer, const char *stage,
 	return best_merged != DB_NO_PAIR ? best_merged : best;
 }
 
+/* With a noise run, the first pair of the selection up to pair `upto`
+ * (execution order) that is beyond noise, DB_NO_PAIR none. An error a
+ * stage introduces beyond noise can be back within noise at the layer's
+ * output (rotary_emb's x90 is x4 after o_proj and the MLP); beyond noise
+ * anywhere before a probe makes it bad, so the search stays monotone. */
+static size_t beyond_noise_upto(db_bisect_run *r, size_t upto)
+{
+	db_compare *c = r->c;
+	if (!db_noise_root(c) || r->o.pred.kind != DB_PRED_BAND ||
+	    r->o.pred.worst_good != DB_BAND_OK)
+		return DB_NO_PAIR;
+	for (size_t i = 0; i <= upto && i < c->n_pairs; i++) {
+		db_pair *p = &c->pairs[i];
+		if (p->status != DB_ST_OK || !db_bisect_pair_in(r, p))
+			continue;
+		db_compare_pair(c, p);
+		if (p->status == DB_ST_OK && p->noise == DB_NOISE_BEYOND)
+			return i;
+	}
+	return DB_NO_PAIR;
+}
+
 void db_bisect_probe(db_bisect_run *r, int layer, db_probe *out)
 {
 	memset(out, 0, sizeof *out);
 	out->layer = layer;
 	out->pair = DB_NO_PAIR;
+	out->beyond = DB_NO_PAIR;
 	out->m.cos = out->m.rel = NAN;
 	out->band = DB_BAND_NONE;
 	out->auto_verdict = DB_V_NONE;
@@ -92,6 +116,8 @@ void db_bisect_probe(db_bisect_run *r, int layer, db_probe *out)
 	out->m = p->m;
 	out->band = p->band;
 	out->auto_verdict = db_predicate_eval_pair(&r->o.pred, p, false);
+	if (out->auto_verdict == DB_V_GOOD && (out->beyond = beyond_noise_upto(r, i)) != DB_NO_PAIR)
+		out->auto_verdict = DB_V_BAD;
 }
 
 /* p is the probe's tensor at its layer. With DB_PROBE_LAST every layer

@@ -40,8 +40,24 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	fputs(", \"bad_ranks\": [", out);
 	for (size_t i = 0; i < res->n_bad_ranks; i++)
 		fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
-	fprintf(out, "], \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"probe\": {\"stage\": ",
-	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true");
+	fputc(']', out);
+	if (res->slots) {       /* --slots: the first slot whose bits differ */
+		fputs(", \"slot\": ", out);
+		if (res->n_bad_ranks)
+			fprintf(out, "%d", res->bad_ranks[0]);
+		else
+			fputs("null", out);
+		fputs(", \"bad_slots\": [", out);
+		for (size_t i = 0; i < res->n_bad_ranks; i++)
+			fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
+		fputc(']', out);
+	}
+	fprintf(out, ", \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"ranks_sliced\": %s",
+	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true",
+	        res->ranks_sliced ? "true" : "false");
+	fputs(", \"ranks_why\": ", out);
+	db_json_str(out, res->ranks_unknown && res->ranks_why[0] ? res->ranks_why : NULL);
+	fputs(", \"probe\": {\"stage\": ", out);
 	db_json_str(out, res->probe);
 	fputs(", \"how\": ", out);
 	db_json_str(out, db_probe_how_name(res->probe_how));
@@ -51,6 +67,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	db_json_str(out, res->phase[0] ? res->phase : NULL);
 	fputs(", \"pass\": ", out);
 	db_json_field(out, res->pass, true);
+	fputs(", \"ref_pass\": ", out);
+	db_json_field(out, res->ref_pass, true);
 	fputs(", \"pass_why\": ", out);
 	db_json_str(out, res->pass_why[0] ? res->pass_why : NULL);
 	fputs(", \"crossing_layer\": ", out);
@@ -108,7 +126,10 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 	fprintf(out, "%s\n", db_esc(res->summary));
 	if (res->phase[0])
 		fprintf(out, "  phase:    %s\n", db_esc(res->phase));
-	if (res->pass_why[0])
+	if (res->pass_why[0] && res->ref_pass[0])
+		fprintf(out, "  pass:     %s, the alone run's pass %s (%s)\n", db_esc(res->pass),
+		        db_esc(res->ref_pass), db_esc(res->pass_why));
+	else if (res->pass_why[0])
 		fprintf(out, "  pass:     %s (%s)\n", db_esc(res->pass), db_esc(res->pass_why));
 	if (res->probe_why[0])
 		fprintf(out, "  probe:    %s\n", db_esc(res->probe_why));
@@ -127,14 +148,18 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		}
 	}
 	if (res->n_bad_ranks) {
-		fputs("  bad ranks:", out);
+		const char *w = res->slots ? "slot" : "rank";
+		fprintf(out, "  bad %ss:", w);
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
 			fprintf(out, " %d", res->bad_ranks[i]);
-		fputs(res->all_ranks_bad ? " (every rank)\n" : " (the other ranks are good)\n", out);
+		fprintf(out, res->all_ranks_bad ? " (every %s" : " (the other %ss are good", w);
+		fputs(res->ranks_sliced ? "; each shard against its slice of the other side)\n"
+		                        : ")\n", out);
 	}
 	if (res->ranks_unknown)
-		fputs("  bad ranks: not separable (the culprit is compared merged: the other side "
-		      "has another parallel layout)\n", out);
+		fprintf(out, "  bad ranks: not separable (the culprit is compared merged: the other "
+		        "side has another parallel layout%s%s)\n", res->ranks_why[0] ? "; " : "",
+		        db_esc(res->ranks_why));
 	if (res->has_crossing)
 		fprintf(out, "  crosses the band at %s\n",
 		        db_layer_label(res->crossing_layer, l, sizeof l));

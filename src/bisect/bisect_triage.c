@@ -76,11 +76,20 @@ static pass_v probe_pass(db_bisect_run *r, const char *phase, const char *pass,
 	const char *st = l >= 0 ? db_probe_stage_at(r->c, phase, pass, r->stage, l) : NULL;
 	r->phase = r->pass = NULL;
 	*layer = l;
-	snprintf(stage, stlen, "%s", st ? st : "");
+	char bl[32];
+	if (pr.beyond != DB_NO_PAIR) {   /* the probe is back within noise */
+		const db_pair *q = &r->c->pairs[pr.beyond];
+		snprintf(stage, stlen, "%.100s (beyond noise before it: %s %.100s)", st ? st : "",
+		         db_layer_label(q->f.layer, bl, sizeof bl), q->f.stage);
+	} else
+		snprintf(stage, stlen, "%s", st ? st : "");
 	if (!pr.dumped || pr.auto_verdict == DB_V_NONE)
 		return PV_NONE;
+	/* beyond the noise run's floor is no layouts' drift: it diverges */
+	const db_pair *pp = pr.pair != DB_NO_PAIR ? &r->c->pairs[pr.pair] : NULL;
 	if (pr.auto_verdict == DB_V_BAD)
-		return pr.band > DB_BAND_DRIFT ? PV_BAD : PV_DRIFT;
+		return pr.band > DB_BAND_DRIFT || pr.beyond != DB_NO_PAIR ||
+		       (pp && pp->noise == DB_NOISE_BEYOND) ? PV_BAD : PV_DRIFT;
 	return pr.m.max_abs == 0 && pr.band == DB_BAND_OK ? PV_SAME : PV_OK;
 }
 
@@ -275,4 +284,33 @@ int db_bisect_choose_phase(db_bisect_run *r, db_err *err)
 		return -1;
 	/* the probe of the chosen selection (its error says why there is none) */
 	return choose_probe(r, r->phase, r->pass, err);
+}
+
+int db_bisect_triage(db_compare *c, const char *phase, char **phase_out, char **pass_out,
+                     char *why, size_t whylen, db_err *err)
+{
+	*phase_out = *pass_out = NULL;
+	if (whylen)
+		why[0] = '\0';
+	/* a run without a search: the triage alone */
+	db_bisect_run r;
+	memset(&r, 0, sizeof r);
+	r.c = c;
+	db_predicate_default(&r.o.pred);        /* as db_bisect_opts_default */
+	r.o.good_layer = DB_GOOD_BEFORE;
+	r.o.fill_gaps = r.o.final_sentinel = true;
+	r.o.phase = phase;
+	int rc = db_bisect_choose_phase(&r, err);
+	if (rc == 0) {
+		snprintf(why, whylen, "%s", r.pass_why);
+		*phase_out = r.phase;
+		*pass_out = r.pass && *r.pass ? r.pass : NULL;
+		if (!*pass_out)
+			free(r.pass);
+	} else {
+		free(r.phase);
+		free(r.pass);
+	}
+	free(r.stage);
+	return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "bisect_priv.h"
 #include "db_grid.h"
+#include "db_rank_split.h"
 
 #define STEP_DROP 0.001         /* seed: a single-step cos drop > 0.001 is the culprit */
 
@@ -215,6 +216,51 @@ static char *skipped_before(const db_bisect_result *res, long k)
 	return s;
 }
 
+/* The culprit is compared merged only (the other side has another
+ * layout): each shard against its slice of the other side's whole names
+ * the bad ranks; partial sums and the like stay not separable, with why. */
+static int sliced_ranks(db_bisect_run *r, db_pair *p, db_bisect_result *res)
+{
+	db_rank_part *parts = NULL;
+	db_err err = {{0}};
+	long n = db_pair_rank_split(r->c, p, &parts, res->ranks_why, sizeof res->ranks_why, &err);
+	if (n <= 0) {
+		if (n < 0)
+			snprintf(res->ranks_why, sizeof res->ranks_why, "%.250s", err.msg);
+		res->ranks_unknown = true;
+		return 0;
+	}
+	int *bad = malloc((size_t)n * sizeof *bad);
+	if (!bad) {
+		free(parts);
+		return -1;
+	}
+	size_t n_bad = 0;
+	for (long k = 0; k < n; k++) {
+		db_pair tmp;
+		memcpy(&tmp, p, sizeof tmp);
+		tmp.m = parts[k].m;
+		tmp.band = parts[k].band;
+		atomic_store(&tmp.state, DB_PAIR_DONE);
+		if (db_predicate_eval_pair(&r->o.pred, &tmp, true) == DB_V_BAD)
+			bad[n_bad++] = parts[k].rank;
+	}
+	free(parts);
+	if (!n_bad) {
+		/* the whole is bad and no slice is: say so rather than guess */
+		free(bad);
+		snprintf(res->ranks_why, sizeof res->ranks_why,
+		         "no rank's slice is bad on its own, only the merged tensor");
+		res->ranks_unknown = true;
+		return 0;
+	}
+	res->bad_ranks = bad;           /* shards come in rank order */
+	res->n_bad_ranks = n_bad;
+	res->all_ranks_bad = n_bad == (size_t)n;
+	res->ranks_sliced = true;
+	return 0;
+}
+
 /* Bad ranks at the culprit row w, when only some are. */
 static int culprit_ranks(db_bisect_run *r, int layer, const db_substage_row *w,
                          db_bisect_result *res)
@@ -257,7 +303,8 @@ static int culprit_ranks(db_bisect_run *r, int layer, const db_substage_row *w,
 		res->all_ranks_bad = n_bad == n_ranks;
 	} else {
 		free(bad);
-		res->ranks_unknown = n_ranks == 0 && w->pair != DB_NO_PAIR && c->pairs[w->pair].merged;
+		if (n_ranks == 0 && w->pair != DB_NO_PAIR && c->pairs[w->pair].merged)
+			return sliced_ranks(r, &c->pairs[w->pair], res);
 	}
 	return 0;
 }

@@ -60,7 +60,10 @@ int db_cmd_export(int argc, char **argv)
 	}
 	if (!co.noise)
 		co.noise = s->noise;    /* the session's noise tree, unless --noise */
-	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
+	if (!co.slots && s->slots)
+		co.slots = atoi(s->slots);      /* kept as the trees are */
+	if (db_compare_open(s->ref, s->target ? s->target : co.slots ? s->ref : NULL, &co, &c,
+	                    &err) < 0)
 		goto fail;
 	db_compare_run(c);
 	if (db_session_run_open(s, c, true, &r, &err) < 0)

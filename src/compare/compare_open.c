@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "pair/compare_priv.h"
+#include "measure/xform.h"
 #include "db_noise.h"
 #include "db_slot.h"
 #include "layout/index_priv.h"
@@ -213,6 +214,7 @@ void db_compare_free(db_compare *c)
 		free(pr->cache_dir);
 		db_drop_dirs(pr);
 		db_cells_drop(c);
+		db_xform_drop(c);
 		db_noise_free(pr->noise);
 		pthread_mutex_destroy(&pr->cache_mu);
 		pthread_mutex_destroy(&pr->cells_mu);
@@ -225,6 +227,7 @@ void db_compare_free(db_compare *c)
 		db_profile_free(c->profile);
 	free(c->ref_root);
 	free(c->tgt_root);
+	free(c->slot_passes);
 	free(c);
 }
 
@@ -312,6 +315,16 @@ int db_compare_open(const char *ref, const char *tgt,
 		}
 		pr->has_slot = true;
 	}
+	if (opts->slots) {
+		/* one tree: slot 0's rows are the reference side; two: the
+		 * reference is the prompt alone */
+		if (opts->slots < 2) {
+			db_compare_free(c);
+			return db_err_set(err, NULL, NULL, -1, "--slots wants 2 or more sequences");
+		}
+		pr->n_slots = opts->slots;
+		pr->slots_alone = tgt && !same_dir(ref, tgt);
+	}
 	if (!c->ref_root || !c->tgt_root)
 		goto oom;
 	if (opts->cache_dir)
@@ -356,6 +369,11 @@ pair:
 		return -1;
 	}
 	db_slots_assign(c, pr->has_slot ? &pr->slot : NULL);
+	if (pr->n_slots && (pr->slots_alone ? db_slots_alone(c, pr->n_slots, err)
+	                                    : db_slots_split(c, pr->n_slots, err)) != 0) {
+		db_compare_free(c);
+		return -1;
+	}
 	if (db_build_phases(c) != 0 || alloc_owner(c) != 0)
 		goto oom;
 	if (opts->noise && *opts->noise && open_noise(c, opts, err) != 0) {
@@ -410,6 +428,11 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	int brc = db_build_pairs(&tmp, err);
 	if (brc == 0)
 		db_slots_assign(&tmp, pr->has_slot ? &pr->slot : NULL);
+	if (brc == 0 && pr->n_slots) {
+		tmp.slot_passes = NULL;     /* c's stay until the swap */
+		brc = pr->slots_alone ? db_slots_alone(&tmp, pr->n_slots, err)
+		                      : db_slots_split(&tmp, pr->n_slots, err);
+	}
 	if (brc != 0 || db_build_phases(&tmp) != 0) {
 		db_free_pairs(&tmp);
 		db_index_free(tmp.ref);
@@ -436,7 +459,8 @@ int db_compare_rescan(db_compare *c, db_err *err)
 		size_t *v = db_strmap_get(&old, k);
 		if (np->status == DB_ST_OK && v) {
 			db_pair *op = &c->pairs[*v];
-			if (atomic_load(&op->state) == DB_PAIR_DONE && same_inputs(op, np)) {
+			if (atomic_load(&op->state) == DB_PAIR_DONE && same_inputs(op, np) &&
+			    op->slot.len == np->slot.len) {
 				np->status = op->status;
 				np->m = op->m;
 				np->band = op->band;
@@ -460,7 +484,14 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	c->tgt = tmp.tgt;
 	c->pairs = tmp.pairs;
 	c->n_pairs = tmp.n_pairs;
+	if (pr->n_slots) {
+		free(c->slot_passes);
+		c->slot_passes = tmp.slot_passes;
+		c->n_slot_passes = tmp.n_slot_passes;
+		memcpy(c->slots_align, tmp.slots_align, sizeof c->slots_align);
+	}
 	c->pairs_gen = tmp.pairs_gen;
+	c->quant = tmp.quant;
 	c->phases = tmp.phases;
 	c->n_phases = tmp.n_phases;
 	atomic_store(&c->n_done, done);

@@ -114,6 +114,16 @@ int db_profile_detect_walk(const char *root, const db_walk *w, const char *cache
 	*out = NULL;
 	if (why && whylen)
 		why[0] = 0;
+	if (w->n_files == 0 && w->n_links_out) {
+		/* its dumps may all be behind such a link: say which */
+		const char *first = "";
+		for (size_t i = 0; i < w->n_skipped && !*first; i++)
+			if (strstr(w->skipped[i], DB_WALK_LINK_OUT))
+				first = w->skipped[i];
+		return db_err_set(err, root, NULL, -1, "no files here; %zu link%s out of the tree "
+		                  "not followed, the first: %s", w->n_links_out,
+		                  w->n_links_out == 1 ? "" : "s", first);
+	}
 	if (w->n_files == 0)
 		return db_err_set(err, root, NULL, -1, "no files (empty directory)");
 

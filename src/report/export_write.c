@@ -85,6 +85,7 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 		                  strerror(errno));
 	/* one grid for the SVG and report.md's table: the caller's, else built */
 	db_export_ctx xg = *x;
+	xg.out_dir = out_dir;
 	db_grid g;
 	if (!x->grid) {
 		if (db_export_grid(x, &g) < 0)

@@ -17,6 +17,8 @@ static void where(FILE *out, const db_compare *c, long i, bool json)
 	char rank[32];
 	if (p->merged)
 		snprintf(rank, sizeof rank, "merged ranks");
+	else if (p->slot.side == DB_SLOT_IN_TREE)
+		snprintf(rank, sizeof rank, "slot %d", p->slot.k);
 	else if (p->f.rank >= 0)
 		snprintf(rank, sizeof rank, "rank %d", p->f.rank);
 	else

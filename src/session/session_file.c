@@ -140,7 +140,10 @@ int db_session_load_locked(const char *path, bool create, db_session **out, db_e
 		db_session_unlock(fd);
 		return -1;
 	}
-	(*out)->lock_fd = fd;
+	if (fd >= 0) {
+		(*out)->locked = true;
+		(*out)->lock_fd = fd;
+	}
 	return 0;
 }
 
@@ -208,11 +211,12 @@ int db_session_save(db_session *s, const char *path, db_err *err)
 		free(s->path);
 		s->path = np;
 	}
-	int fd = s->lock_fd;
-	if (fd < 0 && (fd = db_session_lock(s->path, err)) == -1)
+	/* held already (db_session_load_locked), else taken for this save */
+	int fd = s->locked ? s->lock_fd : db_session_lock(s->path, err);
+	if (fd == -1)
 		return -1;
 	int rc = save_locked(s, err);
-	if (fd != s->lock_fd)
+	if (!s->locked)
 		db_session_unlock(fd);
 	return rc;
 }

@@ -32,19 +32,42 @@ static bool mark_eq(const db_mark *a, const db_mark *b)
 	       a->time == b->time && str_eq(a->stage, b->stage) && str_eq(a->text, b->text);
 }
 
-/* The bisect setup: trees, profile, what is probed and how it is judged,
- * the candidates. One writer's `bisect start` changes it as a whole. */
-static bool setup_eq(const db_session *a, const db_session *b)
+/* One bisect's aim: phase, pass, probe, predicate, start bound and
+ * candidates (an 'earlier' entry holds these and its steps). */
+static bool aim_eq(const db_session *a, const db_session *b)
 {
-	if (!str_eq(a->ref, b->ref) || !str_eq(a->target, b->target) ||
-	    !str_eq(a->profile, b->profile) || !str_eq(a->phase, b->phase) ||
-	    !str_eq(a->pass, b->pass) || !str_eq(a->probe, b->probe) || a->good != b->good ||
-	    a->n_layers != b->n_layers)
+	if (!str_eq(a->phase, b->phase) || !str_eq(a->pass, b->pass) ||
+	    !str_eq(a->probe, b->probe) || a->good != b->good || a->n_layers != b->n_layers)
 		return false;
 	if (a->pred.kind != b->pred.kind || a->pred.worst_good != b->pred.worst_good ||
 	    !num_eq(a->pred.cos_min, b->pred.cos_min) || !num_eq(a->pred.rel_max, b->pred.rel_max))
 		return false;
 	return !a->n_layers || !memcmp(a->layers, b->layers, a->n_layers * sizeof *a->layers);
+}
+
+static bool steps_eq(const db_session *a, const db_session *b)
+{
+	if (a->n_steps != b->n_steps)
+		return false;
+	for (size_t i = 0; i < a->n_steps; i++)
+		if (!step_eq(&a->steps[i], &b->steps[i]))
+			return false;
+	return true;
+}
+
+/* The bisect setup: trees, profile, noise run, slots, the aim and the
+ * bisects re-aimed away from. One writer's `bisect start` (or re-aim)
+ * changes it as a whole. */
+static bool setup_eq(const db_session *a, const db_session *b)
+{
+	if (!str_eq(a->ref, b->ref) || !str_eq(a->target, b->target) ||
+	    !str_eq(a->profile, b->profile) || !str_eq(a->noise, b->noise) ||
+	    !str_eq(a->slots, b->slots) || !aim_eq(a, b) || a->n_earlier != b->n_earlier)
+		return false;
+	for (size_t i = 0; i < a->n_earlier; i++)
+		if (!aim_eq(a->earlier[i], b->earlier[i]) || !steps_eq(a->earlier[i], b->earlier[i]))
+			return false;
+	return true;
 }
 
 static bool view_eq(const db_session *a, const db_session *b)
@@ -67,12 +90,11 @@ static int dup_into(char **dst, const char *src)
 	return 0;
 }
 
-/* r takes ours' setup (r is theirs, parsed: its strings are its own). */
-static int take_setup(db_session *r, const db_session *ours)
+/* r takes ours' aim (r's strings and arrays are its own). */
+static int take_aim(db_session *r, const db_session *ours)
 {
-	if (dup_into(&r->ref, ours->ref) < 0 || dup_into(&r->target, ours->target) < 0 ||
-	    dup_into(&r->profile, ours->profile) < 0 || dup_into(&r->phase, ours->phase) < 0 ||
-	    dup_into(&r->pass, ours->pass) < 0 || dup_into(&r->probe, ours->probe) < 0)
+	if (dup_into(&r->phase, ours->phase) < 0 || dup_into(&r->pass, ours->pass) < 0 ||
+	    dup_into(&r->probe, ours->probe) < 0)
 		return -1;
 	int *l = malloc((ours->n_layers ? ours->n_layers : 1) * sizeof *l);
 	if (!l)
@@ -84,6 +106,48 @@ static int take_setup(db_session *r, const db_session *ours)
 	r->n_layers = ours->n_layers;
 	r->pred = ours->pred;
 	r->good = ours->good;
+	return 0;
+}
+
+/* A copy of an 'earlier' entry: its aim and steps. NULL on OOM. */
+static db_session *dup_earlier(const db_session *e)
+{
+	db_session *d = db_session_new(NULL, NULL);
+	if (!d || take_aim(d, e) < 0 ||
+	    !(d->steps = malloc((e->n_steps ? e->n_steps : 1) * sizeof *d->steps))) {
+		db_session_free(d);
+		return NULL;
+	}
+	if (e->n_steps)
+		memcpy(d->steps, e->steps, e->n_steps * sizeof *d->steps);
+	d->n_steps = e->n_steps;
+	d->created = e->created;
+	d->updated = e->updated;
+	return d;
+}
+
+/* r takes ours' setup (r is theirs, parsed: its strings are its own). */
+static int take_setup(db_session *r, const db_session *ours)
+{
+	if (dup_into(&r->ref, ours->ref) < 0 || dup_into(&r->target, ours->target) < 0 ||
+	    dup_into(&r->profile, ours->profile) < 0 || dup_into(&r->noise, ours->noise) < 0 ||
+	    dup_into(&r->slots, ours->slots) < 0 || take_aim(r, ours) < 0)
+		return -1;
+	db_session **v = calloc(ours->n_earlier ? ours->n_earlier : 1, sizeof *v);
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < ours->n_earlier; i++)
+		if (!(v[i] = dup_earlier(ours->earlier[i]))) {
+			while (i--)
+				db_session_free(v[i]);
+			free(v);
+			return -1;
+		}
+	for (size_t i = 0; i < r->n_earlier; i++)
+		db_session_free(r->earlier[i]);
+	free(r->earlier);
+	r->earlier = v;
+	r->n_earlier = ours->n_earlier;
 	return 0;
 }
 
@@ -202,10 +266,11 @@ static void adopt(db_session *s, db_session *r)
 	s->path = old.path;
 	s->base = old.base;
 	s->base_len = old.base_len;
+	s->locked = old.locked;
 	s->lock_fd = old.lock_fd;
 	old.path = NULL;
 	old.base = NULL;
-	old.lock_fd = -1;
+	old.locked = false;
 	*r = old;
 	db_session_free(r);
 }

@@ -18,9 +18,10 @@ CHECKS = ["compare.exit", "compare.layer", "compare.stage", "compare.artefact",
           "compare.phase", "bisect.exit", "bisect.kind", "bisect.layer", "bisect.stage",
           "bisect.ranks", "order"]
 # first divergence: [L<layer> ]<stage> rank <r>[ pass <p>][ phase <ph>]: ...
-# (a pair compared merged across ranks says "(merged ranks)" for the rank)
+# (a pair compared merged across ranks says "(merged ranks)" for the rank;
+# one whose cell diverges on every rank "every rank (of N)")
 # ("first divergence beyond drift:" names the bug when drift comes first)
-HEADLINE = re.compile(r"^first divergence(?: beyond drift)?: (?:L(\d+) )?(\S+) (?:rank (\S+)|\(merged ranks\))"
+HEADLINE = re.compile(r"^first divergence(?: beyond drift)?: (?:L(\d+) )?(\S+) (?:rank (\S+)|\(merged ranks\)|every rank \(of \d+\))"
                       r"(?: pass (\S+))?(?: phase (\S+))?:")
 
 

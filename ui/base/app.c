@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_dequant.h"
 #include "db_bisect.h"
 #include "db_cell.h"
+#include "db_noise.h"
 #include "draw.h"
 #include "hint_ui.h"
 
@@ -252,8 +254,18 @@ void tui_init_selection(struct tui *t)
 /* The heatmap's top line; here with the selection it shows. */
 void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 {
-	int W = getmaxx(w), x = 0;
-	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	int W0 = getmaxx(w), x = 0;
+	draw_fill(w, y, 0, W0, C_DEFAULT, 0);
+	/* the metric (and the filter, cut in the middle past 16 columns) keep
+	 * their room: the phases, pass and rank give way before they do */
+	const char *metric = tui_metric_label(t->metric);
+	char pat[300];
+	if (t->filter_re)
+		draw_fit_mid(t->filter_pat, draw_width(t->filter_pat) > 16 ? 16 : 300, -1, pat,
+		             sizeof pat);
+	int right = draw_width("  metric ") + draw_width(metric) +
+	            (t->filter_re ? draw_width("  filter /") + draw_width(pat) : 0);
+	int W = W0 - right < 20 ? 20 : W0 - right;
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "phase ");
 	if (!tui_phase(t)) {
 		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
@@ -273,8 +285,13 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
 		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
+		/* the pass the bisect's triage names (triage_ui.c) */
+		if (t->triaged && t->pass_why[0] && !strcmp(t->triaged_pass, tui_pass(t)) &&
+		    !strcmp(t->triaged_phase, tui_phase(t) ? tui_phase(t) : ""))
+			x += draw_text(w, y, x, W - x, C_MARK, 0, " first diverging");
 	}
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  rank ");
+	/* --slots: slot k is rank k (src/compare/slots.c) */
+	x += draw_text(w, y, x, W - x, C_DIM, 0, t->cmp->n_slots ? "  slot " : "  rank ");
 	if (t->rank_sel)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
 	else
@@ -289,14 +306,12 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 	/* What "all" shows, when it fits beside the metric and the filter. */
 	const char *how = t->has_merged ? " (merged where sharded, else worst)"
 	                                : " (the worst per cell)";
-	int rest = draw_width("  metric max_abs") +
-	           (t->filter_re ? draw_width(t->filter_pat) + 10 : 0);
-	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
+	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) <= W)
 		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
-	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
+	x += draw_text(w, y, x, W0 - x, C_DIM, 0, "  metric ");
+	x += draw_text(w, y, x, W0 - x, C_TAB, 0, metric);
 	if (t->filter_re)
-		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
+		draw_textf(w, y, x, W0 - x, C_HILITE, A_BOLD, "  filter /%s", pat);
 }
 
 double tui_metric_value(const db_pair *p, enum tui_metric m)
@@ -306,14 +321,45 @@ double tui_metric_value(const db_pair *p, enum tui_metric m)
 	case M_REL: return p->m.rel;
 	case M_REL_DIFF: return p->m.rel_diff;
 	case M_MAX_ABS: return p->m.max_abs;
+	case M_NOISE:
+		return p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND ? p->noise_ratio
+		                                                                   : NAN;
 	default: return NAN;
 	}
 }
 
 const char *tui_metric_name(enum tui_metric m)
 {
-	static const char *const names[M__COUNT] = {"cos", "rel", "rel_diff", "max_abs"};
+	static const char *const names[M__COUNT] = {"cos", "rel", "rel_diff", "max_abs", "noise"};
 	return m < M__COUNT ? names[m] : "?";
+}
+
+const char *tui_metric_label(enum tui_metric m)
+{
+	return m == M_NOISE ? G("× noise", "x noise") : tui_metric_name(m);
+}
+
+enum tui_metric tui_metric_next(const struct tui *t)
+{
+	enum tui_metric m = (enum tui_metric)((t->metric + 1) % M__COUNT);
+	if (m == M_NOISE && !db_noise_root(t->cmp))
+		m = (enum tui_metric)((m + 1) % M__COUNT);
+	return m;
+}
+
+/* "x93", "x0.35", "x8e+05": a noise ratio in 7 columns */
+static void fmt_ratio(double x, char *buf, size_t len)
+{
+	if (isnan(x))
+		snprintf(buf, len, "-");
+	else if (x == 0)
+		snprintf(buf, len, "x0");
+	else if (x < 10)
+		snprintf(buf, len, "x%.2f", x);
+	else if (x < 1e5)
+		snprintf(buf, len, "x%.0f", x);
+	else
+		snprintf(buf, len, "x%.0e", x);
 }
 
 void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
@@ -339,10 +385,21 @@ void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
 	double x = tui_metric_value(p, m);
 	if (m == M_COS)
 		fmt_cos(x, v, sizeof v);
+	else if (m == M_NOISE)
+		fmt_ratio(x, v, sizeof v);
 	else
 		fmt_sci(x, v, sizeof v, 6);
-	snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
-	*color = draw_band_color(p->band);
+	/* x noise: the colour is the noise run's verdict, the glyph the band */
+	if (m == M_NOISE && (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND)) {
+		snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
+		*color = draw_band_color(p->noise == DB_NOISE_BEYOND ? DB_BAND_BUG : DB_BAND_OK);
+		return;
+	}
+	/* a slot judged bitwise whose bits are off: not "ok", whatever the band */
+	bool off = p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK &&
+	           !(p->m.byte_equal == 1.0);
+	snprintf(buf, len, "%s%7s", off ? G("≢ ", "# ") : draw_band_glyph2(p->band), v);
+	*color = draw_band_color(off ? DB_BAND_DRIFT : p->band);
 }
 
 /* ---- filter ---- */
@@ -519,7 +576,8 @@ char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len)
 	if (p->merged)
 		snprintf(rk, sizeof rk, " (merged)");
 	else if (p->f.rank >= 0)
-		snprintf(rk, sizeof rk, " rank %d", p->f.rank);
+		snprintf(rk, sizeof rk, p->slot.side == DB_SLOT_IN_TREE ? " slot %d" : " rank %d",
+		         p->f.rank);
 	snprintf(buf, len, "%s%s%s", lay, p->f.stage, rk);
 	return buf;
 }
@@ -573,7 +631,8 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  ref %s %s  target %s %s%s", sr,
 	                p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : "(missing)", stg,
 	                p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : "(missing)",
-	                p->dtype_differs ? " (cast to float64)" : "");
+	                db_pair_dequantized(p) ? " (dequantized)"
+	                : p->dtype_differs ? " (cast to float64)" : "");
 	if (p->merged)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
 		                p->n_ref_shards, p->n_tgt_shards);
@@ -617,6 +676,10 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
 	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	char nz[96];
+	if (*db_noise_str(p, nz, sizeof nz))
+		x += draw_textf(w, y, x, W - x, p->noise == DB_NOISE_BEYOND ? C_MARK : C_DEFAULT,
+		                A_BOLD, " (%s)", nz);
 	const char *hint = tui_pair_hint(t->cmp, pair);
 	if (hint)
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);
