@@ -39,6 +39,9 @@ typedef struct db_file {
 	void **owned;
 	size_t n_owned, cap_owned;
 	size_t cap_entries;
+	/* entry indices sorted by key, first-added first among equal keys
+	 * (db_file_find's binary search); NULL when a scan is as cheap */
+	size_t *by_key;
 	/* the file as db_file_open's fstat saw it (0 for db_file_open_mem):
 	 * callers check it against their index without a second stat */
 	int64_t st_size, st_mtime_ns;
@@ -65,7 +68,8 @@ int db_file_open_mem(const char *name, const uint8_t *data, size_t size,
                      db_file **out, db_err *err);
 void db_file_close(db_file *f);
 const char *db_format_name(db_format fmt);
-/* Entry with exactly this key, or NULL. */
+/* Entry with exactly this key (the first one added when a file repeats a
+ * key), or NULL. O(log n): a file may hold a million tensors. */
 const db_entry *db_file_find(const db_file *f, const char *key);
 
 #endif

@@ -169,6 +169,18 @@ void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int a
 		(void)madvise((void *)lo, hi - lo, advice);
 }
 
+void db_wctx_small_read(db_wctx *w, uint64_t nbytes)
+{
+	if ((w->small_bytes += nbytes) < DB_SMALL_DROP)
+		return;
+	w->small_bytes = 0;
+	for (size_t i = 0; i < w->n_files; i++) {
+		const db_file *f = w->files[i].f;
+		if (f && f->map_is_mmap == DB_MAP_MMAP && f->map_size)
+			(void)madvise((void *)f->map, f->map_size, MADV_DONTNEED);
+	}
+}
+
 int db_wctx_tensor_fd(db_wctx *w, const db_index *ix, const db_item *it,
                           const db_tensor **t, const db_file **file, int *fd, db_err *err)
 {

@@ -229,8 +229,14 @@ static int contig_chunk(db_wctx *w, const db_pair *p, const db_tensor *x, const 
 		db_advise(fy, y, b, e, MADV_POPULATE_READ);
 	}
 	db_accum_range(a, x, y, b, e);
-	db_advise(fx, x, b, e, MADV_DONTNEED);
-	db_advise(fy, y, b, e, MADV_DONTNEED);
+	uint64_t nx = (uint64_t)(e - b) * db_dtype_size(x->dtype);
+	uint64_t ny = (uint64_t)(e - b) * db_dtype_size(y->dtype);
+	if (nx < DB_SMALL_CHUNK && ny < DB_SMALL_CHUNK) {
+		db_wctx_small_read(w, nx + ny);
+	} else {
+		db_advise(fx, x, b, e, MADV_DONTNEED);
+		db_advise(fy, y, b, e, MADV_DONTNEED);
+	}
 	/* start reading the next chunk (cold cache: I/O overlaps compute) */
 	if (ne > e) {
 		db_advise(fx, x, e, ne, MADV_WILLNEED);
@@ -261,11 +267,14 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	bool can_pread = preadable(fx, x, fdx) && preadable(fy, y, fdy);
 	if (w->read == DB_READ_AUTO && can_pread) {
 		bool pr = auto_pread(w);
-		int64_t t0 = thread_ns();
+		uint64_t nbytes = (uint64_t)(e - b) * (db_dtype_size(x->dtype) + db_dtype_size(y->dtype));
+		/* a chunk too small to be a sample is not timed (the thread's
+		 * CPU clock is a system call, twice per tiny tensor) */
+		bool timed = w->sampling && nbytes >= DB_READ_SAMPLE_MIN;
+		int64_t t0 = timed ? thread_ns() : 0;
 		int rc = contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, pr, a, err);
-		int64_t t1 = thread_ns();
-		auto_sample(w, pr, t0 < 0 || t1 < t0 ? -1 : t1 - t0,
-		            (uint64_t)(e - b) * (db_dtype_size(x->dtype) + db_dtype_size(y->dtype)));
+		int64_t t1 = timed ? thread_ns() : 0;
+		auto_sample(w, pr, t0 < 0 || t1 < t0 ? -1 : t1 - t0, nbytes);
 		return rc;
 	}
 	return contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, w->use_pread && can_pread, a, err);

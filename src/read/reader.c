@@ -106,9 +106,42 @@ static db_file *new_file(const char *name, db_err *err)
 	return f;
 }
 
+/* Below this many entries db_file_find scans; above, it searches by_key. */
+#define FIND_SCAN_MAX 16
+
+/* qsort has no context argument: the entries being sorted, set per sort
+ * (the index is built once per file, before any other thread sees it). */
+static _Thread_local const db_entry *sort_entries;
+
+static int by_key_cmp(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(sort_entries[i].key, sort_entries[j].key);
+	if (c)
+		return c;
+	return i < j ? -1 : i > j;
+}
+
+/* A sorted index rather than a hash: key names come from the file, and a
+ * sort's worst case does not depend on them (a million tensors, looked up
+ * once each per compare, were quadratic with the scan: issue 26). */
+static int build_by_key(db_file *f, db_err *err)
+{
+	if (f->n_entries <= FIND_SCAN_MAX)
+		return 0;
+	if (!(f->by_key = malloc(f->n_entries * sizeof *f->by_key)))
+		return db_err_set(err, f->path, NULL, -1, "out of memory");
+	for (size_t i = 0; i < f->n_entries; i++)
+		f->by_key[i] = i;
+	sort_entries = f->entries;
+	qsort(f->by_key, f->n_entries, sizeof *f->by_key, by_key_cmp);
+	sort_entries = NULL;
+	return 0;
+}
+
 static int finish(db_file *f, db_file **out, db_err *err)
 {
-	if (parse(f, err)) {
+	if (parse(f, err) || build_by_key(f, err)) {
 		db_file_close(f);
 		*out = NULL;
 		return -1;
@@ -227,6 +260,7 @@ void db_file_close(db_file *f)
 		free(f->entries[i].err);
 	}
 	free(f->entries);
+	free(f->by_key);
 	for (size_t i = 0; i < f->n_owned; i++)
 		free(f->owned[i]);
 	free(f->owned);
@@ -252,8 +286,22 @@ const char *db_format_name(db_format fmt)
 
 const db_entry *db_file_find(const db_file *f, const char *key)
 {
-	for (size_t i = 0; i < f->n_entries; i++)
-		if (!strcmp(f->entries[i].key, key))
-			return &f->entries[i];
+	if (!f->by_key) {
+		for (size_t i = 0; i < f->n_entries; i++)
+			if (!strcmp(f->entries[i].key, key))
+				return &f->entries[i];
+		return NULL;
+	}
+	/* lower bound: the first of equal keys is the first added */
+	size_t lo = 0, hi = f->n_entries;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(f->entries[f->by_key[mid]].key, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < f->n_entries && !strcmp(f->entries[f->by_key[lo]].key, key))
+		return &f->entries[f->by_key[lo]];
 	return NULL;
 }
