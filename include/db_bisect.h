@@ -1,13 +1,13 @@
 /* Layer bisect, git-bisect style (seed 002 Phase 4/5).
  *
- * Part 1, pure state machine (src/bisect.c, no I/O): a sorted list of
+ * Part 1, pure state machine (src/bisect/bisect.c, no I/O): a sorted list of
  * candidate layers, a good bound (default: before the first layer — the
  * model-level input counts as good) and a log of steps. Everything derived
  * (bounds, proposal, phase, probes left) is recomputed from the log after
  * every change, so undo is "drop the last step" and a session replays the
  * same state from its steps.
  *
- * Part 2, the runner (src/bisect_run.c): drives the state machine over a
+ * Part 2, the runner (src/bisect/bisect_run.c): drives the state machine over a
  * db_compare — probe stage per layer, auto verdicts from the predicate,
  * layers not dumped yet (dump command / --run), and the end analysis
  * (input ids, intra-layer sub-stage walk, bad ranks, drift vs sudden drop). */

@@ -27,7 +27,7 @@ typedef enum db_status {
 /* Batch slot: one side's tensor is larger along one dim (the token or
  * batch dim: the same prompt inside a batch, or at another batch size) and
  * the other side matches a contiguous block of it. The pair is measured on
- * that block (see src/slot.c). */
+ * that block (see src/measure/slot.c). */
 typedef struct db_slot {
 	int side;               /* 0 none; 1 the reference is sliced, 2 the target */
 	int dim;

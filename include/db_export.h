@@ -30,6 +30,10 @@ typedef struct db_export_ctx {
 	bool view;
 	const char *phase, *pass;   /* NULL = first phase / profile's pass */
 	int rank;                   /* DB_RANK_ANY = all ranks, else one rank */
+	/* The heatmap as the screen draws it (its cells chosen, borrowed):
+	 * used as is, never built again. NULL: built from the selection above
+	 * (db_export_grid), as the headless export does. */
+	const db_grid *grid;
 } db_export_ctx;
 
 /* Write the four files into out_dir (created). -1 with err naming the file
@@ -38,11 +42,11 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err);
 
 /* The parts, to a stream (tests, TUI). Return 0 or -1 on write error. */
 int db_export_report_md(FILE *f, const db_export_ctx *x);
-/* g: the grid of export_heatmap_grid (cells already chosen). */
+/* g: x->grid or the grid of db_export_grid (cells already chosen). */
 int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
                   const db_session *s);
-/* The heatmap grid of x's selection, its cells chosen as on the screen.
- * -1 on OOM. */
+/* The heatmap grid of x's selection, its cells chosen as on the screen
+ * (built, even when x->grid is set). -1 on OOM. */
 int db_export_grid(const db_export_ctx *x, db_grid *g);
 /* Every pair of c (computed) as JSON / CSV: the one implementation behind
  * metrics.json, metrics.csv and `compare --format json|csv`. */

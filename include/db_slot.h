@@ -3,7 +3,7 @@
  * measured on the contiguous block of the longer side that matches the
  * other side best (lowest rel_l2 over every start), when it matches at all
  * (rel_l2 < DB_SLOT_MAX_REL_L2); else the block the earliest pair of the
- * same geometry matches (src/workers.c); else the pair stays a shape
+ * same geometry matches (src/measure/workers.c); else the pair stays a shape
  * mismatch. The dim is the profile's token_dim for the stage when it names
  * one, else the one dim that differs. --slot sets side, dim and start by
  * hand. */

@@ -2,7 +2,7 @@
 # man/dumpbisect.1 and man/dumpbisect-profile.5 render without warnings;
 # the KEYS section of dumpbisect.1 is exactly `dumpbisect --keys-man` (so
 # the page cannot drift from the action table); every ":command" the page
-# documents exists in ui/prompt.c and the other way round; and every example
+# documents exists in ui/cmdline.c and the other way round; and every example
 # command line ("$ dumpbisect ... # exit N" in an .EX block) runs against
 # the bundled fixtures with the exit status the page states.
 # DB_UPDATE_MAN=1 rewrites the generated KEYS section from the binary.
@@ -42,11 +42,11 @@ grep -q '^\.SS Bisect$' "$DB_TMP/keys.got" || fail "no Bisect key list"
 # line subsection; present: the {"name", ...} rows of the command table.
 sed -n '/^\.SS Command line$/,/^\.SS /p' "$PAGE" |
 	grep -oE ':[a-z]([a-z]|\\-)*' | sed 's/\\-/-/g; s/^://' | sort -u >"$DB_TMP/cmds.doc"
-grep -o '^	{"[a-z-]*", "[^"]*", "' "$DB_SRC/ui/prompt.c" |
+grep -o '^	{"[a-z-]*", "[^"]*", "' "$DB_SRC/ui/cmdline.c" |
 	sed 's/^	{"\([a-z-]*\)".*/\1/' | sort -u >"$DB_TMP/cmds.src"
-[ -s "$DB_TMP/cmds.src" ] || fail "no :commands found in ui/prompt.c"
+[ -s "$DB_TMP/cmds.src" ] || fail "no :commands found in ui/cmdline.c"
 diff -u "$DB_TMP/cmds.src" "$DB_TMP/cmds.doc" >&2 ||
-	fail ":commands in the page differ from ui/prompt.c (above: source vs page)"
+	fail ":commands in the page differ from ui/cmdline.c (above: source vs page)"
 
 # --- options -------------------------------------------------------------
 # Every option a command's --help lists is documented in that command's

@@ -25,7 +25,7 @@ cells() {
 import csv, json, re, sys, xml.etree.ElementTree as ET
 screen_file, d = sys.argv[1], sys.argv[2]
 bad = []
-def fmt(v):  # the screen's cos format (ui/draw.c fmt_cos)
+def fmt(v):  # the screen's cos format (ui/base/draw.c fmt_cos)
     return "nan" if v != v else ("%.3f" % v if v < 0 else "%.4f" % v)
 
 # the screen: header "cos  COL COL ...", rows "<label>  <glyph> <value> ..."

@@ -230,7 +230,7 @@ static void test_counts_vs_bytes_pt(void **state)
 	free(b.b);
 	if (accepted)
 		fail_msg("a stride-0 view of 2^62 elements over 3 floats was accepted "
-		         "(ls --stats / compare would walk it forever): src/pt.c needs a "
+		         "(ls --stats / compare would walk it forever): src/read/pt.c needs a "
 		         "cap on a view's element count");
 	/* the same from real torch: torch.zeros(1).expand(2**31, 2**31) */
 	if (db_file_open(HOSTILE "/expand_huge.pt", &f, &err) == 0) {

@@ -3,9 +3,9 @@
  * here with LLVMFuzzerTestOneInput renamed): every file in tests/fuzz/regress/<harness>/.
  * A crash, ASan report or a harness property trap fails this test.
  *
- * fuzz_keys also needs ui/script.c, which calls curses; the test binary has
+ * fuzz_keys also needs ui/base/script.c, which calls curses; the test binary has
  * no curses, so its inputs replay through the key parser and the keymap
- * loader only (ui/keys.c and ui/actions.c use curses' key codes, no calls). */
+ * loader only (ui/base/keys.c and actions.c use curses' key codes, no calls). */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,9 +42,9 @@
 
 /* actions.c has a static table named like curses' raw() */
 #define raw actions_raw
-#include "../ui/actions.c"
+#include "../ui/base/actions.c"
 #undef raw
-#include "../ui/keys.c"
+#include "../ui/base/keys.c"
 
 #define REGRESS SRCDIR "/tests/fuzz/regress"
 
@@ -141,7 +141,7 @@ static void test_replay_all(void **state)
 /* fuzz_keys found it: Ctrl-\ Ctrl-] Ctrl-^ Ctrl-_ (28..31) are parsed from
  * raw bytes but tui_key_name calls them "<C-|>" "<C-}>" "<C-~>" "<C-\x7f>",
  * which tui_key_parse refuses, so the help screen shows unusable names and
- * they cannot be written in a keymap file. Owner: ui/keys.c. */
+ * they cannot be written in a keymap file. Owner: ui/base/keys.c. */
 static void test_key_names_parse_back(void **state)
 {
 	(void)state;

@@ -1,6 +1,6 @@
 /* nftw (scratch trees) needs X/Open. */
 #define _XOPEN_SOURCE 700
-/* Snapshots for instant reopen (src/index_snap.c): an index served from
+/* Snapshots for instant reopen (src/layout/index_snap.c): an index served from
  * its snapshot equals a fresh scan item for item, on every built-in
  * layout; a tree that changed (file added, removed, rewritten) or a
  * corrupt snapshot is scanned again; detection served from its record

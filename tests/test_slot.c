@@ -1,6 +1,6 @@
-/* Batch slots (src/slot.c) on hand-made tensors: the spec parser, the view
+/* Batch slots (src/measure/slot.c) on hand-made tensors: the spec parser, the view
  * of a block, the search for the block that matches (exact, with noise,
- * none), the profile's token_dim; and the watcher (src/watch.c) seeing a
+ * none), the profile's token_dim; and the watcher (src/layout/watch.c) seeing a
  * file appear, with inotify and with the poll fallback. */
 #include <setjmp.h>
 #include <stdarg.h>

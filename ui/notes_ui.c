@@ -1,41 +1,23 @@
-/* Notes, marks, export and the session file from the TUI: each action takes
+/* Notes, marks and export from the TUI: each action takes
  * its numbers from what the user is looking at (seed 002 "Documentation
  * discipline"). */
-#include "app.h"
+#include "notes_ui.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/app.h"
 #include "db_bisect.h"
 #include "db_export.h"
-#include "draw.h"
+#include "base/draw.h"
 #include "db_notes.h"
 #include "db_session.h"
-#include "signals.h"
-
-char *tui_notes_dir(const struct tui *t)
-{
-	if (t->notes_dir)
-		return strdup(t->notes_dir);
-	return db_notes_dir_for(t->session_path);
-}
-
-void tui_session_save(struct tui *t)
-{
-	if (!t->session || !t->session_path)
-		return;
-	db_err err = {{0}};
-	if (t->bisect)
-		db_session_sync_bisect(t->session, &t->bisect->sm, &err);
-	if (db_session_save(t->session, t->session_path, &err) < 0)
-		tui_msg(t, true, "session not saved: %s", err.msg);
-}
+#include "base/prompt.h"
+#include "base/session_ui.h"
 
 /* The session, made in memory on first use when there is no --session. */
 static db_session *session(struct tui *t)
@@ -100,29 +82,6 @@ static const char *msg_path(const char *path, const char *prefix, char *buf, siz
 	draw_fit(path, room - draw_width(path + i), head, sizeof head);
 	snprintf(buf, len, "%s%s", head, path + i);
 	return buf;
-}
-
-bool tui_edit_file(struct tui *t, const char *path)
-{
-	const char *ed = getenv("EDITOR");
-	if (!ed || !*ed || t->script)
-		return false;
-	def_prog_mode();
-	endwin();
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", "$EDITOR \"$1\"", "sh", path, (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	tui_signals_hold(true);
-	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	tui_signals_hold(false);
-	reset_prog_mode();
-	clearok(curscr, TRUE);
-	t->dirty = true;
-	return true;
 }
 
 static void note_write(struct tui *t, const char *title, void *arg)
@@ -279,21 +238,19 @@ void tui_export(struct tui *t, const char *dir)
 		dir = def;
 	}
 	char *notes = tui_notes_dir(t);
-	db_bisect_result res;
-	bool have_res = false;
 	db_err err = {{0}};
 	/* a resumed session's bisect is in the report even when the bisect
-	 * view was not opened in this run */
+	 * view was not opened in this run: its log as it is, not replayed */
 	if (!t->bisect && s && s->n_steps)
-		tui_bisect_ensure(t);
-	if (t->bisect) {
-		memset(&res, 0, sizeof res);
-		have_res = db_bisect_analyze(t->bisect, &res, &err) == 0;
-	}
-	/* the heatmap as on the screen: same selection, same cells */
+		tui_bisect_ensure(t, false);
+	/* what the screen shows, not built again: the bisect view's analysis
+	 * and the heatmap's grid, its cells settled as a draw settles them */
+	const db_bisect_result *res = tui_bisect_result(t);
+	tui_grid_worst(t);
 	db_export_ctx x = {.s = s, .c = t->cmp, .b = t->bisect ? &t->bisect->sm : NULL,
-	                   .res = have_res ? &res : NULL, .notes_dir = notes, .view = true,
-	                   .phase = tui_phase(t), .pass = tui_pass(t), .rank = tui_rank(t)};
+	                   .res = res, .notes_dir = notes, .view = true,
+	                   .phase = tui_phase(t), .pass = tui_pass(t), .rank = tui_rank(t),
+	                   .grid = t->have_grid ? &t->grid : NULL};
 	const char *done = "exported report.md, heatmap.svg, metrics.json, metrics.csv to ";
 	char shown[PATH_MAX];
 	if (t->n_variants)
@@ -303,8 +260,6 @@ void tui_export(struct tui *t, const char *dir)
 		tui_msg(t, true, "export failed: %s", err.msg[0] ? err.msg : "out of memory");
 	else
 		tui_msg(t, false, "%s%s", done, msg_path(dir, done, shown, sizeof shown));
-	if (have_res)
-		db_bisect_result_free(&res);
 	free(notes);
 	free(def);
 }

@@ -1,6 +1,7 @@
-/* The workbench: options, terminal setup, the one input loop (keys, script,
- * resize, mouse, background progress), global actions, title and bottom
- * lines. Views draw the body; see view.h. */
+/* The workbench, the top of ui/: options, terminal setup, the one input
+ * loop (keys, script, resize, mouse, background progress) and the global
+ * actions, which it lends to the modules below through t->action. The
+ * frame and the view stack are ui/view.c's. */
 #include "tui.h"
 
 #include <curses.h>
@@ -14,21 +15,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app.h"
+#include "base/app.h"
+#include "cmdline.h"
 #include "commands.h"
-#include "db_bisect.h"
 #include "db_cmd.h"
 #include "db_esc.h"
 #include "db_session.h"
 #include "db_variants.h"
-#include "draw.h"
-#include "keys.h"
-#include "script.h"
-#include "signals.h"
+#include "base/draw.h"
+#include "base/keys.h"
+#include "notes_ui.h"
+#include "base/prompt.h"
+#include "base/script.h"
+#include "base/session_ui.h"
+#include "base/signals.h"
 #include "watch_ui.h"
-
-#define MIN_COLS 60
-#define MIN_LINES 15
 
 static struct timespec t_start;
 static FILE *timing;
@@ -48,111 +49,25 @@ static double ms_since(const struct timespec *a)
 	return (double)(b.tv_sec - a->tv_sec) * 1e3 + (double)(b.tv_nsec - a->tv_nsec) / 1e6;
 }
 
-/* ---- drawing ---- */
-
-static void draw_title(struct tui *t)
-{
-	int W = COLS;
-	draw_fill(stdscr, 0, 0, W, C_TITLE, 0);
-	const char *view = tui_top(t)->ops->name;
-	int vw = draw_width(view) + 2;
-	int room = W - vw - 1;          /* keep a blank before the view name */
-	int x = draw_text(stdscr, 0, 0, room, C_TITLE, A_BOLD, " dumpbisect ");
-	x += draw_textf(stdscr, 0, x, room - x, C_TITLE, 0, " %s %s %s", t->cmp->ref_root,
-	                G("⇄", "<>"), t->cmp->tgt_root ? t->cmp->tgt_root : "(same tree)");
-	draw_textf(stdscr, 0, x, room - x, C_TITLE, 0, "  profile %s",
-	           t->cmp->profile && t->cmp->profile->name ? t->cmp->profile->name : "?");
-	draw_textf(stdscr, 0, W - vw, vw, C_TITLE, A_BOLD, "%s ", view);
-}
-
-static void draw_bottom(struct tui *t)
-{
-	int y = LINES - 1, W = COLS;
-	if (t->prompt.active) {
-		tui_prompt_draw(t, stdscr, y);
-		return;
-	}
-	draw_fill(stdscr, y, 0, W, C_DEFAULT, 0);
-	if (t->msg[0]) {
-		draw_text(stdscr, y, 0, W, t->msg_err ? C_ERROR : C_DEFAULT, 0, t->msg);
-		return;
-	}
-	size_t done = atomic_load(&t->cmp->n_done), n = t->cmp->n_pairs;
-	if (tui_computing(t)) {
-		static struct timespec t0;
-		static bool started;
-		if (!started) {
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-			started = true;
-		}
-		double el = ms_since(&t0) / 1e3;
-		int pct = n ? (int)(100.0 * (double)done / (double)n) : 100;
-		int bw = W / 4 > 10 ? W / 4 : 10, fill = bw * pct / 100;
-		int x = draw_text(stdscr, y, 0, W, C_DEFAULT, 0, "computing ");
-		for (int i = 0; i < bw && x < W; i++)
-			x += draw_text(stdscr, y, x, 1, i < fill ? C_GOOD : C_DIM, 0,
-			               i < fill ? G("█", "#") : G("░", "-"));
-		char eta[32] = "";
-		if (done > 0 && done < n)
-			snprintf(eta, sizeof eta, "  ETA %.0fs", el * (double)(n - done) / (double)done);
-		draw_textf(stdscr, y, x, W - x, C_DEFAULT, 0, " %3d%%  %zu/%zu pairs%s  (q quits)", pct,
-		           done, n, eta);
-		return;
-	}
-	if (!t->first_div_known)
-		tui_update_first_div(t);
-	size_t bad = t->n_diverge;
-	int x = draw_text(stdscr, y, 0, W, C_DIM, 0,
-	                  "? help  : command  / filter  <Enter> open  f first divergence  q quit");
-	char right[96];
-	/* from the last open's snapshots, the files not checked yet: say so */
-	bool unchecked = db_compare_verify_state(t->cmp) == DB_VERIFY_PENDING;
-	snprintf(right, sizeof right, "%zu pairs, %zu diverge%s", n, bad,
-	         unchecked ? " (checking files)" : "");
-	int rw = draw_width(right);
-	if (W - rw > x + 1)
-		draw_text(stdscr, y, W - rw, rw, bad ? C_MARK : C_GOOD, 0, right);
-}
-
-static void draw_too_small(void)
-{
-	erase();
-	char a[96], b[64];
-	snprintf(a, sizeof a, "terminal too small: %dx%d", COLS, LINES);
-	snprintf(b, sizeof b, "needs %dx%d; q quits", MIN_COLS, MIN_LINES);
-	int y = LINES / 2 - 1;
-	draw_text(stdscr, y < 0 ? 0 : y, 0, COLS, C_ERROR, A_BOLD, a);
-	draw_text(stdscr, y + 1 < LINES ? y + 1 : LINES - 1, 0, COLS, C_DEFAULT, 0, b);
-}
-
-void tui_draw(struct tui *t)
-{
-	curs_set(0);
-	tui_grid_worst(t);              /* cells settle as ranks get computed */
-	t->too_small = COLS < MIN_COLS || LINES < MIN_LINES;
-	if (t->too_small) {
-		draw_too_small();
-	} else {
-		erase();
-		draw_title(t);
-		struct view *v = tui_top(t);
-		v->height = LINES - 2;
-		v->ops->draw(v, t, stdscr, 1, LINES - 2);
-		draw_bottom(t);
-		if (t->prompt.active && !t->script)
-			curs_set(1);
-	}
-	wnoutrefresh(stdscr);
-	doupdate();
-	t->dirty = false;
-}
-
 /* ---- actions ---- */
 
 static void cycle(size_t *i, size_t n, int dir)
 {
 	if (n)
 		*i = (*i + n + (size_t)(dir > 0 ? 1 : n - 1)) % n;
+}
+
+/* What the ":" and "/" prompts do with their line on Enter. */
+static void command_done(struct tui *t, const char *text, void *arg)
+{
+	(void)arg;
+	tui_command(t, text);
+}
+
+static void filter_done(struct tui *t, const char *text, void *arg)
+{
+	(void)arg;
+	tui_filter_set(t, text);
 }
 
 static void global_action(struct tui *t, enum tui_action a)
@@ -168,8 +83,8 @@ static void global_action(struct tui *t, enum tui_action a)
 	case A_VIEW_BACK: tui_pop(t); break;
 	case A_QUIT: t->quit = true; break;
 	case A_HELP: tui_push(t, &help_view, DB_NO_PAIR); break;
-	case A_PROMPT: tui_prompt_open(t, ":", NULL, NULL); break;
-	case A_SEARCH: tui_prompt_open(t, "/", NULL, NULL); break;
+	case A_PROMPT: tui_prompt_open(t, ":", command_done, NULL); break;
+	case A_SEARCH: tui_prompt_open(t, "/", filter_done, NULL); break;
 	case A_REDRAW: clearok(curscr, TRUE); break;
 	case A_VIEW_HEATMAP:
 		while (t->n_views > 1)
@@ -244,10 +159,11 @@ static void global_action(struct tui *t, enum tui_action a)
 	t->dirty = true;
 }
 
-void tui_action_run(struct tui *t, enum tui_action a)
+/* t->action: the top view first (unless global), then the global actions. */
+static void run_action(struct tui *t, enum tui_action a, bool global)
 {
 	struct view *v = tui_top(t);
-	if (!v->ops->request || !v->ops->request(v, t, a))
+	if (global || !v->ops->request || !v->ops->request(v, t, a))
 		global_action(t, a);
 	t->dirty = true;
 }
@@ -272,7 +188,7 @@ static void handle_key(struct tui *t, int key)
 	if (t->too_small && a != A_QUIT && a != A_VIEW_CLOSE && a != A_PROMPT &&
 	    a != A_VIEW_BACK)
 		return;
-	tui_action_run(t, a);
+	run_action(t, a, false);
 }
 
 /* ---- the loop ---- */
@@ -418,92 +334,6 @@ void tui_usage(FILE *out)
 	db_cmd_usage(&cli, out);
 }
 
-void tui_init_selection(struct tui *t)
-{
-	t->n_ranks = db_ranks(t->cmp, &t->ranks);
-	t->phase = 0;           /* causal order: the first phase first */
-	for (size_t i = 0; i < t->cmp->n_pairs; i++)
-		t->has_merged |= t->cmp->pairs[i].merged;
-	/* All ranks: merged where sharded, else the worst rank (tui_grid_worst),
-	 * so a rank that alone goes bad shows on the first screen. */
-	t->rank_sel = 0;
-	/* the curve starts on the probe the bisect would choose, unless that
-	 * means computing pairs before the first frame (a weights profile) */
-	bool computes = false;
-	for (size_t i = 0; t->cmp->profile && i < t->cmp->profile->n_probes; i++)
-		computes |= !strcmp(t->cmp->profile->probes[i], DB_PROBE_FIRST_DIVERGENCE);
-	char *probe = NULL, why[384];
-	db_probe_how how;
-	db_err err = {{0}};
-	if (!computes &&
-	    db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
-	                           sizeof why, &err) == 0 && strcmp(probe, DB_PROBE_LAST))
-		snprintf(t->probe, sizeof t->probe, "%s", probe);
-	free(probe);
-	tui_selection_changed(t);
-}
-
-/* The session keeps the view state: selection, metric, axes, probe,
- * filter and the heatmap cursor's pair. */
-static void save_view_state(struct tui *t)
-{
-	if (!t->session || !t->session_path)
-		return;
-	db_session *s = t->session;
-	char buf[64];
-	db_session_view_set(s, "phase", tui_phase(t));
-	db_session_view_set(s, "pass", tui_pass(t));
-	snprintf(buf, sizeof buf, "%d", tui_rank(t));
-	db_session_view_set(s, "rank", t->rank_sel ? buf : "all");
-	db_session_view_set(s, "metric", tui_metric_name(t->metric));
-	db_session_view_set(s, "transposed", t->transposed ? "1" : "0");
-	if (t->probe_given)
-		db_session_view_set(s, "probe", t->probe);
-	db_session_view_set(s, "filter", t->filter_pat[0] ? t->filter_pat : NULL);
-	tui_session_save(t);
-}
-
-static void restore_view_state(struct tui *t)
-{
-	if (!t->session)
-		return;
-	const db_session *s = t->session;
-	const char *v;
-	if ((v = db_session_view_get(s, "phase")))
-		for (size_t i = 0; i < t->cmp->n_phases; i++)
-			if (!strcmp(t->cmp->phases[i], v))
-				t->phase = i;
-	if ((v = db_session_view_get(s, "rank"))) {
-		/* "all"; older sessions wrote -1 for the merged view */
-		int r = strcmp(v, "all") ? atoi(v) : -1;
-		t->rank_sel = r < 0 ? 0 : t->rank_sel;
-		for (size_t k = 0; r >= 0 && k < t->n_ranks; k++)
-			if (t->ranks[k] == r)
-				t->rank_sel = k + 1;
-	}
-	tui_selection_changed(t);
-	if ((v = db_session_view_get(s, "pass"))) {
-		for (size_t i = 0; i < t->n_passes; i++)
-			if (!strcmp(t->passes[i], v) && i != t->pass) {
-				t->pass = i;
-				tui_selection_changed(t);
-			}
-	}
-	if ((v = db_session_view_get(s, "metric")))
-		for (int m = 0; m < M__COUNT; m++)
-			if (!strcmp(v, tui_metric_name((enum tui_metric)m)))
-				t->metric = (enum tui_metric)m;
-	if ((v = db_session_view_get(s, "transposed")))
-		t->transposed = !strcmp(v, "1");
-	if ((v = db_session_view_get(s, "probe"))) {
-		snprintf(t->probe, sizeof t->probe, "%s", v);
-		t->probe_given = true;
-	}
-	if ((v = db_session_view_get(s, "filter")))
-		tui_filter_set(t, v);
-	t->msg[0] = '\0';
-}
-
 /* What endwin would send, for the crash handler (which cannot call it). */
 static const char *reset_sequence(bool mouse)
 {
@@ -566,6 +396,7 @@ int tui_main(int argc, char **argv)
 	struct tui tui;
 	struct tui *t = &tui;
 	memset(t, 0, sizeof *t);
+	t->action = run_action;
 	/* Options of `bisect --auto` given to the workbench: say where they
 	 * belong instead of a bare "unknown option". */
 	static const char *const headless[][2] = {
@@ -682,7 +513,7 @@ int tui_main(int argc, char **argv)
 		t->variant_paths = pos + 1;
 		t->cmp = vs.v[0];
 	} else {
-		co.verify_later = true;         /* see src/compare_reopen.c */
+		co.verify_later = true;         /* see src/compare/compare_reopen.c */
 		if (db_compare_open(t->ref_path, t->tgt_path, &co, &t->cmp, &err) < 0) {
 			fprintf(stderr, "dumpbisect: %s\n", err.msg);
 			db_session_free(t->session);
@@ -718,7 +549,7 @@ int tui_main(int argc, char **argv)
 		goto out_cmp;
 	}
 	tui_init_selection(t);
-	restore_view_state(t);
+	tui_view_state_restore(t);
 	tui_push(t, &heatmap_view, DB_NO_PAIR);
 	if (kbad)
 		tui_msg(t, true, "%s%s", kerr,
@@ -731,7 +562,7 @@ int tui_main(int argc, char **argv)
 	loop(t);
 	tui_watch_stop(t);
 	db_compare_stop(t->cmp);
-	save_view_state(t);
+	tui_view_state_save(t);
 
 	while (t->n_views > 1)
 		tui_pop(t);
@@ -766,8 +597,7 @@ out_cmp:
 	free(t->col_match);
 	free(t->phase_div);
 	free(t->div_pass);
-	tui_bisect_replay_drop(t);
-	db_bisect_run_free(t->bisect);
+	tui_bisect_close(t);
 	if (t->n_variants) {
 		db_variants vs = {t->variants, t->n_variants};
 		db_variants_free(&vs);

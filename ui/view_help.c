@@ -1,14 +1,15 @@
 /* `?`: every action with its current keys (from the action table and the
  * live bindings, so it cannot drift) and the ":" commands. */
-#include "app.h"
+#include "base/app.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "draw.h"
-#include "keys.h"
+#include "cmdline.h"
+#include "base/draw.h"
+#include "base/keys.h"
 
 struct help_line {
 	char *text;

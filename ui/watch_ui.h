@@ -2,7 +2,7 @@
 #ifndef TUI_WATCH_UI_H
 #define TUI_WATCH_UI_H
 #include <stdbool.h>
-#include "app.h"
+#include "base/app.h"
 
 /* Watch the reference and every target; later rescans leave out files
  * still being written. No watcher (t->watch NULL) when none can be set. */

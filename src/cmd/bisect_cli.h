@@ -29,7 +29,7 @@ int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const c
 int bcli_predicate_opts(const db_cmd *c, const char *band, const char *cosv, const char *relv,
                         const char *layers, db_bisect_opts *o);
 
-/* The git-bisect verbs (src/cmd_bisect_verbs.c): `bisect VERB ...`, the
+/* The git-bisect verbs (src/cmd/cmd_bisect_verbs.c): `bisect VERB ...`, the
  * session file as the state. bcli_is_verb says whether argv[1] names one;
  * bcli_verb runs it (argv[0] = "bisect") and returns the exit code. */
 #define BCLI_DEFAULT_SESSION "dumpbisect.session"

@@ -1,4 +1,4 @@
-/* compare --watch (src/cmd_compare_watch.c). Not a public header. */
+/* compare --watch (src/cmd/cmd_compare_watch.c). Not a public header. */
 #ifndef DB_CMD_COMPARE_WATCH_H
 #define DB_CMD_COMPARE_WATCH_H
 #include <stdbool.h>

@@ -511,7 +511,9 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 
 	fputs("\n## Heatmap\n\n", f);
 	db_grid g;
-	if (db_export_grid(x, &g) == 0) {
+	if (x->grid) {
+		md_heatmap(f, c, x->grid);
+	} else if (db_export_grid(x, &g) == 0) {
 		md_heatmap(f, c, &g);
 		db_grid_free(&g);
 	} else {
@@ -527,8 +529,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 /* ------------------------------------------------------------ writing */
 
 typedef struct wctx {
-	const db_export_ctx *x;
-	const db_grid *g;
+	const db_export_ctx *x;         /* its grid set */
 	int which;
 } wctx;
 
@@ -538,7 +539,7 @@ static int write_one(FILE *f, void *ctx, db_err *err)
 	int rc;
 	switch (w->which) {
 	case 0: rc = db_export_report_md(f, w->x); break;
-	case 1: rc = db_export_svg(f, w->x->c, w->g, w->x->s); break;
+	case 1: rc = db_export_svg(f, w->x->c, w->x->grid, w->x->s); break;
 	case 2: rc = db_export_metrics_json(f, w->x->c); break;
 	default: rc = db_export_metrics_csv(f, w->x->c); break;
 	}
@@ -577,9 +578,15 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 	if (mkdir(out_dir, 0755) < 0 && errno != EEXIST)
 		return db_err_set(err, out_dir, NULL, -1, "cannot create the export directory: %s",
 		                  strerror(errno));
+	/* one grid for the SVG and report.md's table: the caller's, else built */
+	db_export_ctx xg = *x;
 	db_grid g;
-	if (db_export_grid(x, &g) < 0)
-		return db_err_set(err, out_dir, NULL, -1, "cannot build the heatmap grid (out of memory?)");
+	if (!x->grid) {
+		if (db_export_grid(x, &g) < 0)
+			return db_err_set(err, out_dir, NULL, -1,
+			                  "cannot build the heatmap grid (out of memory?)");
+		xg.grid = &g;
+	}
 	static const char *const names[] = {"report.md", "heatmap.svg", "metrics.json", "metrics.csv"};
 	int rc = 0;
 	for (int i = 0; i < 4 && rc == 0; i++) {
@@ -590,10 +597,11 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 			break;
 		}
 		snprintf(path, n, "%s/%s", out_dir, names[i]);
-		wctx w = {x, &g, i};
+		wctx w = {&xg, i};
 		rc = db_atomic_write(path, write_one, &w, err);
 		free(path);
 	}
-	db_grid_free(&g);
+	if (!x->grid)
+		db_grid_free(&g);
 	return rc;
 }

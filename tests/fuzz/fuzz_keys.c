@@ -1,5 +1,5 @@
-/* The TUI's key parser (ui/keys.c: key names, key strings, the keymap file)
- * and the key-script loader (ui/script.c). They live in the binary, not in
+/* The TUI's key parser (ui/base/keys.c: key names, key strings, the keymap file)
+ * and the key-script loader (ui/base/script.c). They live in the binary, not in
  * dbcore, so their sources are compiled into this harness directly.
  * Properties: every parsed key has a name that parses back to the same key;
  * loading any keymap file or script is an error message, never a crash. */
@@ -11,10 +11,10 @@
 
 /* actions.c has a static table named like curses' raw() */
 #define raw actions_raw
-#include "../../ui/actions.c"
+#include "../../ui/base/actions.c"
 #undef raw
-#include "../../ui/keys.c"
-#include "../../ui/script.c"
+#include "../../ui/base/keys.c"
+#include "../../ui/base/script.c"
 
 static char path[64];
 /* The default bindings, made once: building them per run parses every

@@ -17,12 +17,14 @@ import collections, glob, os, re, subprocess, sys
 
 # Lowest first; the same order as ARCHITECTURE.md.
 ORDER = ['src/util', 'src/read', 'src/layout', 'src/pair', 'src/measure', 'src/compare',
-         'src/grid', 'src/bisect', 'src/session', 'src/report', 'src/cmd', 'ui']
+         'src/grid', 'src/bisect', 'src/session', 'src/report', 'src/cmd',
+         'ui/base', 'ui/views', 'ui']
 MAX_LINES, MAX_FILES = 700, 25
 
 def objects(build):
     objs = glob.glob(os.path.join(build, 'CMakeFiles/dbcore.dir/src/*/*.o'))
     objs += glob.glob(os.path.join(build, 'CMakeFiles/dumpbisect.dir/ui/*.o'))
+    objs += glob.glob(os.path.join(build, 'CMakeFiles/dumpbisect.dir/ui/*/*.o'))
     return objs
 
 def graph(build, root):
@@ -88,7 +90,7 @@ def main():
                 bad.append('not a room of ORDER: %s or %s' % (fa, fb)); continue
             if ORDER.index(fb) > ORDER.index(fa):
                 bad.append('call up: %s -> %s: %s' % (a, b, ' '.join(sorted(edges[a][b]))))
-    for d in sorted(glob.glob(os.path.join(root, 'src/*/'))) + [os.path.join(root, 'ui/')]:
+    for d in sorted(glob.glob(os.path.join(root, 'src/*/'))) + sorted(glob.glob(os.path.join(root, 'ui/*/'))) + [os.path.join(root, 'ui/')]:
         rel = os.path.relpath(d, root)
         if rel not in ORDER:
             bad.append('folder %s is not in ORDER (tests/tools/layers.py, ARCHITECTURE.md)' % rel)

@@ -1,0 +1,632 @@
+/* Selection, grid, metrics text, filter, view stack; see app.h. */
+#include "app.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <ctype.h>
+#include <math.h>
+#include <pcre2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_bisect.h"
+#include "db_cell.h"
+#include "draw.h"
+#include "hint_ui.h"
+
+const char *tui_phase(const struct tui *t)
+{
+	if (!t->cmp->n_phases || !t->cmp->phases[t->phase][0])
+		return NULL;
+	return t->cmp->phases[t->phase];
+}
+
+const char *tui_pass(const struct tui *t)
+{
+	return t->n_passes ? t->passes[t->pass] : NULL;
+}
+
+int tui_rank(const struct tui *t)
+{
+	return t->rank_sel ? t->ranks[t->rank_sel - 1] : DB_RANK_ANY;
+}
+
+bool tui_computing(const struct tui *t)
+{
+	return !db_compare_finished(t->cmp);
+}
+
+static void free_passes(struct tui *t)
+{
+	for (size_t i = 0; i < t->n_passes; i++)
+		free(t->passes[i]);
+	free(t->passes);
+	t->passes = NULL;
+	t->n_passes = t->pass = 0;
+}
+
+/* Passes of the current phase; keeps the selected pass name when it exists
+ * in the new phase, else takes the profile's default. */
+static void load_passes(struct tui *t)
+{
+	if (t->passes_valid && t->passes_phase == t->phase)
+		return;
+	t->passes_valid = true;
+	t->passes_phase = t->phase;
+	char *keep = t->n_passes ? strdup(t->passes[t->pass]) : NULL;
+	free_passes(t);
+	t->n_passes = db_passes(t->cmp, tui_phase(t), &t->passes);
+	const char *def = db_default_pass(t->cmp, tui_phase(t));
+	t->default_pass = def;
+	for (size_t i = 0; i < t->n_passes; i++)
+		if (def && !strcmp(t->passes[i], def))
+			t->pass = i;
+	for (size_t i = 0; keep && i < t->n_passes; i++)
+		if (!strcmp(t->passes[i], keep))
+			t->pass = i;
+	free(keep);
+}
+
+/* The rank-independent part of tui_update_first_div is still that of the
+ * pairs as they are. n_done is read first: a pair done after it changes
+ * n_done again. */
+static bool div_current(struct tui *t, const char *pa, size_t done)
+{
+	return t->div_cmp == t->cmp && t->div_gen == t->cmp->pairs_gen && t->div_done == done &&
+	       t->div_phase == t->phase && t->div_pass && !strcmp(t->div_pass, pa);
+}
+
+void tui_update_first_div(struct tui *t)
+{
+	tui_grid_worst(t);
+	const char *ph = tui_phase(t) ? tui_phase(t) : "", *pa = tui_pass(t) ? tui_pass(t) : "";
+	size_t done = atomic_load(&t->cmp->n_done);
+	t->first_div_known = !tui_computing(t);
+	t->first_div_sel = db_first_divergence(t->cmp, ph, pa, tui_rank(t));
+	if (div_current(t, pa, done))
+		return;
+	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
+	/* Cached for the draws (each is a pass over every pair). */
+	free(t->phase_div);
+	t->phase_div = calloc(t->cmp->n_phases + 1, sizeof *t->phase_div);
+	for (size_t i = 0; t->phase_div && i < t->cmp->n_phases; i++)
+		t->phase_div[i] = db_first_divergence(t->cmp, t->cmp->phases[i], "", -2);
+	t->n_diverge = 0;
+	for (size_t i = 0; i < t->cmp->n_pairs; i++)
+		t->n_diverge += db_pair_diverges(&t->cmp->pairs[i]);
+	free(t->div_pass);
+	t->div_pass = strdup(pa);       /* NULL: computed again next time */
+	t->div_cmp = t->cmp;
+	t->div_gen = t->cmp->pairs_gen;
+	t->div_done = done;
+	t->div_phase = t->phase;
+}
+
+/* The grid cell pair falls in: its layer's row, the column of its stage or
+ * of its top-level stage; NULL when the grid has none. */
+static size_t *cell_of(struct tui *t, size_t pair)
+{
+	const db_grid *g = &t->grid;
+	const db_pair *p = &t->cmp->pairs[pair];
+	if (!t->have_grid)
+		return NULL;
+	char buf[256];
+	const char *top = db_profile_parent(t->cmp->profile, p->f.stage,
+	                                    (const char *const *)g->cols, g->n_cols, buf,
+	                                    sizeof buf);
+	if (!top)
+		top = p->f.stage;
+	for (size_t r = 0; r < g->n_rows; r++) {
+		db_grid_row *row = &g->rows[r];
+		if (row->layer != p->f.layer)
+			continue;
+		if (p->f.layer < 0) {
+			if (!strcmp(row->label, p->f.stage) || !strcmp(row->label, top))
+				return &row->cells[0];
+			continue;
+		}
+		for (size_t c = 0; c < g->n_cols; c++)
+			if (!strcmp(g->cols[c], p->f.stage) || !strcmp(g->cols[c], top))
+				return &row->cells[c];
+	}
+	return NULL;
+}
+
+bool tui_select_rank_of(struct tui *t, size_t pair)
+{
+	const db_pair *p = &t->cmp->pairs[pair];
+	size_t sel = 0;
+	if (!p->merged && p->f.rank >= 0)
+		for (size_t k = 0; k < t->n_ranks; k++)
+			if (t->ranks[k] == p->f.rank)
+				sel = k + 1;
+	if (sel && !t->rank_sel) {
+		/* The all-ranks view shows the pair when its cell holds that rank. */
+		tui_grid_worst(t);
+		size_t *cell = cell_of(t, pair);
+		const db_pair *q = cell && *cell != DB_NO_PAIR ? &t->cmp->pairs[*cell] : NULL;
+		if (q && !q->merged && q->f.rank == p->f.rank)
+			sel = 0;
+	}
+	if (sel == t->rank_sel)
+		return false;
+	t->rank_sel = sel;
+	tui_selection_changed(t);
+	return true;
+}
+
+/* The all-ranks grid's per-rank cells take their worst rank (db_cell.h:
+ * the exports choose the same way), again whenever more pairs finished. */
+void tui_grid_worst(struct tui *t)
+{
+	size_t done = atomic_load(&t->cmp->n_done);
+	if (!t->have_grid || t->grid.rank != DB_RANK_ANY || t->n_ranks < 2)
+		return;
+	if (t->worst_gen == t->grid_gen && (t->worst_settled || t->worst_done == done))
+		return;
+	bool settled;
+	if (t->grid_cache ? db_grid_cache_worst_ranks(t->grid_cache, t->cmp, &t->grid, &settled)
+	                  : db_grid_worst_ranks(t->cmp, &t->grid, &settled)) {
+		t->grid_gen++;          /* views holding cells reload them */
+		t->dirty = true;
+	}
+	t->worst_gen = t->grid_gen;
+	t->worst_done = done;
+	t->worst_settled = settled;
+}
+
+char *tui_cell_rank_note(const struct tui *t, size_t pair, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (t->rank_sel || t->n_ranks < 2 || pair >= t->cmp->n_pairs)
+		return buf;
+	const db_pair *p = &t->cmp->pairs[pair];
+	if (p->merged || p->f.rank < 0)
+		return buf;
+	size_t *rp = NULL, n = db_rank_pairs(t->cmp, pair, &rp), n_done = 0;
+	for (size_t i = 0; i < n; i++)
+		n_done += draw_pair_done(&t->cmp->pairs[rp[i]]);
+	free(rp);
+	if (n < 2)
+		snprintf(buf, len, " (the only rank)");
+	else if (n_done < n)
+		snprintf(buf, len, " (lowest of %zu ranks until all are computed)", n);
+	else
+		snprintf(buf, len, " (worst of %zu ranks)", n);
+	return buf;
+}
+
+void tui_rescanned(struct tui *t)
+{
+	free(t->ranks);
+	t->n_ranks = db_ranks(t->cmp, &t->ranks);
+	if (t->rank_sel > t->n_ranks)
+		t->rank_sel = 0;
+	tui_selection_changed(t);
+	db_compare_start(t->cmp);
+}
+
+void tui_selection_changed(struct tui *t)
+{
+	load_passes(t);
+	if (t->have_grid)
+		db_grid_free(&t->grid);
+	memset(&t->grid, 0, sizeof t->grid);
+	if (!t->grid_cache)
+		t->grid_cache = db_grid_cache_new();
+	t->have_grid = (t->grid_cache ? db_grid_cache_build(t->grid_cache, t->cmp, tui_phase(t),
+	                                                    tui_pass(t), tui_rank(t), &t->grid)
+	                              : db_grid_build(t->cmp, tui_phase(t), tui_pass(t),
+	                                              tui_rank(t), &t->grid)) == 0;
+	t->grid_gen++;
+	tui_update_first_div(t);
+	t->dirty = true;
+}
+
+void tui_init_selection(struct tui *t)
+{
+	t->n_ranks = db_ranks(t->cmp, &t->ranks);
+	t->phase = 0;           /* causal order: the first phase first */
+	for (size_t i = 0; i < t->cmp->n_pairs; i++)
+		t->has_merged |= t->cmp->pairs[i].merged;
+	/* All ranks: merged where sharded, else the worst rank (tui_grid_worst),
+	 * so a rank that alone goes bad shows on the first screen. */
+	t->rank_sel = 0;
+	/* the curve starts on the probe the bisect would choose, unless that
+	 * means computing pairs before the first frame (a weights profile) */
+	bool computes = false;
+	for (size_t i = 0; t->cmp->profile && i < t->cmp->profile->n_probes; i++)
+		computes |= !strcmp(t->cmp->profile->probes[i], DB_PROBE_FIRST_DIVERGENCE);
+	char *probe = NULL, why[384];
+	db_probe_how how;
+	db_err err = {{0}};
+	if (!computes &&
+	    db_bisect_choose_probe(t->cmp, tui_phase(t), tui_pass(t), NULL, &probe, &how, why,
+	                           sizeof why, &err) == 0 && strcmp(probe, DB_PROBE_LAST))
+		snprintf(t->probe, sizeof t->probe, "%s", probe);
+	free(probe);
+	tui_selection_changed(t);
+}
+
+/* The heatmap's top line; here with the selection it shows. */
+void tui_draw_selection(struct tui *t, WINDOW *w, int y)
+{
+	int W = getmaxx(w), x = 0;
+	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "phase ");
+	if (!tui_phase(t)) {
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
+	} else {
+		for (size_t i = 0; i < t->cmp->n_phases; i++) {
+			bool sel = i == t->phase;
+			x += draw_textf(w, y, x, W - x, sel ? C_TAB : C_DEFAULT, 0, sel ? "[%s]" : " %s ",
+			                t->cmp->phases[i]);
+		}
+	}
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  pass ");
+	if (!t->n_passes || (t->n_passes == 1 && !*tui_pass(t))) {
+		/* the layout has no passes: nothing to choose, not "[]" */
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
+	} else {
+		const char *def = t->default_pass;
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
+		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
+	}
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  rank ");
+	if (t->rank_sel)
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
+	else
+		x += draw_text(w, y, x, W - x, C_TAB, 0, t->n_ranks ? "[all]" : "[-]");
+	if (t->n_ranks)
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_ranks);
+	if (t->n_variants) {
+		x += draw_text(w, y, x, W - x, C_DIM, 0, "  variant ");
+		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%zu]", t->variant + 1);
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " of %zu", t->n_variants);
+	}
+	/* What "all" shows, when it fits beside the metric and the filter. */
+	const char *how = t->has_merged ? " (merged where sharded, else worst)"
+	                                : " (the worst per cell)";
+	int rest = draw_width("  metric max_abs") +
+	           (t->filter_re ? draw_width(t->filter_pat) + 10 : 0);
+	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
+		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
+	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
+	if (t->filter_re)
+		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
+}
+
+double tui_metric_value(const db_pair *p, enum tui_metric m)
+{
+	switch (m) {
+	case M_COS: return p->m.cos;
+	case M_REL: return p->m.rel;
+	case M_REL_DIFF: return p->m.rel_diff;
+	case M_MAX_ABS: return p->m.max_abs;
+	default: return NAN;
+	}
+}
+
+const char *tui_metric_name(enum tui_metric m)
+{
+	static const char *const names[M__COUNT] = {"cos", "rel", "rel_diff", "max_abs"};
+	return m < M__COUNT ? names[m] : "?";
+}
+
+void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
+                   int *color)
+{
+	char v[32];
+	if (p->status != DB_ST_OK) {
+		static const char *const what[] = {
+			[DB_ST_REF_ONLY] = "no tgt", [DB_ST_TARGET_ONLY] = "no ref",
+			[DB_ST_SHAPE_MISMATCH] = "shape", [DB_ST_ERROR] = "error",
+			[DB_ST_NOT_COMPARABLE] = "layout"};
+		snprintf(buf, len, "%s %7s", draw_status_glyph(p->status),
+		         p->status <= DB_ST_NOT_COMPARABLE && what[p->status] ? what[p->status] : "?");
+		*color = draw_status_color(p->status);
+		return;
+	}
+	if (!draw_pair_done(p)) {
+		/* 9 columns; "…" is one column but three bytes */
+		snprintf(buf, len, "%s", G("        …", "      ..."));
+		*color = C_PENDING;
+		return;
+	}
+	double x = tui_metric_value(p, m);
+	if (m == M_COS)
+		fmt_cos(x, v, sizeof v);
+	else
+		fmt_sci(x, v, sizeof v, 6);
+	snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
+	*color = draw_band_color(p->band);
+}
+
+/* ---- filter ---- */
+
+bool tui_filter_match(const struct tui *t, const char *s)
+{
+	if (!t->filter_re)
+		return true;
+	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+	if (!md)
+		return true;
+	int rc = pcre2_match(t->filter_re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md,
+	                     NULL);
+	pcre2_match_data_free(md);
+	return rc >= 0;
+}
+
+static void compute_col_match(struct tui *t)
+{
+	free(t->col_match);
+	t->col_match = NULL;
+	t->col_match_gen = t->grid_gen;
+	if (!t->filter_re || !t->have_grid)
+		return;
+	t->col_match = calloc(t->grid.n_cols ? t->grid.n_cols : 1, sizeof *t->col_match);
+	if (!t->col_match)
+		return;
+	for (size_t c = 0; c < t->grid.n_cols; c++)
+		t->col_match[c] = tui_filter_match(t, t->grid.cols[c]);
+	/* A column also passes when one of its sub-stages matches. */
+	for (size_t i = 0; i < t->cmp->n_pairs; i++) {
+		const char *st = t->cmp->pairs[i].f.stage;
+		if (!tui_filter_match(t, st))
+			continue;
+		char buf[256];
+		const char *par = db_profile_parent(t->cmp->profile, st,
+		                                    (const char *const *)t->grid.cols,
+		                                    t->grid.n_cols, buf, sizeof buf);
+		for (size_t c = 0; par && c < t->grid.n_cols; c++)
+			if (!strcmp(t->grid.cols[c], par))
+				t->col_match[c] = true;
+	}
+}
+
+bool tui_col_visible(struct tui *t, size_t c)
+{
+	if (!t->filter_re)
+		return true;
+	if (t->col_match_gen != t->grid_gen || !t->col_match)
+		compute_col_match(t);
+	return !t->col_match || (c < t->grid.n_cols && t->col_match[c]);
+}
+
+int tui_filter_set(struct tui *t, const char *pattern)
+{
+	if (!pattern || !*pattern) {
+		if (t->filter_re)
+			pcre2_code_free(t->filter_re);
+		t->filter_re = NULL;
+		t->filter_pat[0] = '\0';
+		free(t->col_match);
+		t->col_match = NULL;
+		tui_msg(t, false, "filter cleared");
+		return 0;
+	}
+	uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
+	bool upper = false;
+	for (const char *s = pattern; *s; s++)
+		upper |= isupper((unsigned char)*s) != 0;
+	if (!upper)
+		opts |= PCRE2_CASELESS;         /* smart case, like less -i */
+	int ec;
+	PCRE2_SIZE eo;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, opts,
+	                               &ec, &eo, NULL);
+	if (!re) {
+		PCRE2_UCHAR why[256];
+		pcre2_get_error_message(ec, why, sizeof why);
+		tui_msg(t, true, "/%s: %s at offset %zu", pattern, (char *)why, (size_t)eo);
+		return -1;
+	}
+	void *old = t->filter_re;
+	char oldpat[256];
+	snprintf(oldpat, sizeof oldpat, "%s", t->filter_pat);
+	t->filter_re = re;
+	snprintf(t->filter_pat, sizeof t->filter_pat, "%s", pattern);
+	compute_col_match(t);
+	size_t n = 0;
+	for (size_t c = 0; t->col_match && c < t->grid.n_cols; c++)
+		n += t->col_match[c];
+	for (size_t r = 0; r < t->grid.first_layer_row && t->have_grid; r++)
+		n += tui_filter_match(t, t->grid.rows[r].label);
+	for (size_t r = t->grid.first_layer_row + t->grid.n_layer_rows;
+	     t->have_grid && r < t->grid.n_rows; r++)
+		n += tui_filter_match(t, t->grid.rows[r].label);
+	if (n == 0) {
+		pcre2_code_free(re);
+		t->filter_re = old;
+		snprintf(t->filter_pat, sizeof t->filter_pat, "%s", oldpat);
+		compute_col_match(t);
+		tui_msg(t, true, "/%s: no stage matches", pattern);
+		return -1;
+	}
+	if (old)
+		pcre2_code_free(old);
+	tui_msg(t, false, "filter /%s: %zu stage%s", pattern, n, n == 1 ? "" : "s");
+	return 0;
+}
+
+/* ---- messages ---- */
+
+void tui_msg(struct tui *t, bool err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+	va_end(ap);
+	t->msg_err = err;
+	t->dirty = true;
+}
+
+/* ---- pair text ---- */
+
+char *tui_item_shape(const db_item *it, char *buf, size_t len)
+{
+	if (!it) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	size_t o = 0;
+	o += (size_t)snprintf(buf + o, len - o, "[");
+	for (int d = 0; d < it->ndim && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "",
+		                      (long long)it->shape[d]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+	return buf;
+}
+
+static char *shape_str(int ndim, const int64_t *shape, char *buf, size_t len)
+{
+	if (ndim < 0) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	size_t o = (size_t)snprintf(buf, len, "[");
+	for (int d = 0; d < ndim && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "",
+		                      (long long)shape[d]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+	return buf;
+}
+
+char *tui_item_path(const struct tui *t, const db_item *it, bool ref)
+{
+	const db_index *ix = ref ? t->cmp->ref : t->cmp->tgt;
+	if (!ix)
+		ix = t->cmp->ref;
+	return it ? db_index_path(ix, it) : NULL;
+}
+
+char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len)
+{
+	if (pair == DB_NO_PAIR || pair >= t->cmp->n_pairs) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	const db_pair *p = &t->cmp->pairs[pair];
+	char lay[32] = "";
+	if (p->f.layer >= 0)
+		snprintf(lay, sizeof lay, "L%d ", p->f.layer);
+	char rk[32] = "";
+	if (p->merged)
+		snprintf(rk, sizeof rk, " (merged)");
+	else if (p->f.rank >= 0)
+		snprintf(rk, sizeof rk, " rank %d", p->f.rank);
+	snprintf(buf, len, "%s%s%s", lay, p->f.stage, rk);
+	return buf;
+}
+
+/* Flat index -> "[i, j, k]" over the pair's shape. */
+static void unravel(int64_t flat, int ndim, const int64_t *shape, char *buf, size_t len)
+{
+	int64_t idx[DB_MAX_DIMS];
+	for (int d = ndim - 1; d >= 0; d--) {
+		int64_t s = shape[d] > 0 ? shape[d] : 1;
+		idx[d] = flat % s;
+		flat /= s;
+	}
+	size_t o = (size_t)snprintf(buf, len, "[");
+	for (int d = 0; d < ndim && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+void tui_draw_pair_status(struct tui *t, WINDOW *w, int y, size_t pair)
+{
+	tui_draw_pair_status_note(t, w, y, pair, NULL);
+}
+
+void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
+                               const char *note)
+{
+	int W = getmaxx(w);
+	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	draw_fill(w, y + 1, 0, W, C_DEFAULT, 0);
+	if (pair == DB_NO_PAIR || pair >= t->cmp->n_pairs) {
+		draw_text(w, y, 0, W, C_DIM, 0, "(no tensor here)");
+		return;
+	}
+	const db_pair *p = &t->cmp->pairs[pair];
+	char lab[512], sr[128], stg[128];
+	tui_pair_label(t, pair, lab, sizeof lab);
+	shape_str(p->ndim_ref, p->shape_ref, sr, sizeof sr);
+	shape_str(p->ndim_tgt, p->shape_tgt, stg, sizeof stg);
+	char sel[128] = "";
+	size_t o = 0;
+	if (p->f.phase[0])
+		o += (size_t)snprintf(sel + o, sizeof sel - o, " %s", p->f.phase);
+	if (p->f.pass[0] && o < sizeof sel)
+		snprintf(sel + o, sizeof sel - o, " pass %s", p->f.pass);
+	int x = draw_text(w, y, 0, W, C_DEFAULT, A_BOLD, lab);
+	if (note && *note)
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, note);
+	x += draw_textf(w, y, x, W - x, C_DIM, 0, "%s", sel);
+	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  ref %s %s  target %s %s%s", sr,
+	                p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : "(missing)", stg,
+	                p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : "(missing)",
+	                p->dtype_differs ? " (cast to float64)" : "");
+	if (p->merged)
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
+		                p->n_ref_shards, p->n_tgt_shards);
+	const db_item *it = p->ref ? p->ref : p->tgt;
+	if (it && x + 4 < W)
+		draw_textf(w, y, x, W - x, C_DIM, 0, "  %s%s%s", it->path, it->key[0] ? ":" : "",
+		           it->key);
+
+	y++;
+	switch (p->status) {
+	case DB_ST_REF_ONLY:
+		draw_text(w, y, 0, W, C_MISSING, 0, "only in the reference: the target has no such tensor");
+		return;
+	case DB_ST_TARGET_ONLY:
+		draw_text(w, y, 0, W, C_MISSING, 0, "only in the target: the reference has no such tensor");
+		return;
+	case DB_ST_SHAPE_MISMATCH: {
+		const char *hint = tui_pair_hint(t->cmp, pair);
+		draw_textf(w, y, 0, W, C_SHAPE, 0, "shape mismatch: ref %s vs target %s%s%s", sr, stg,
+		           hint ? "  hint " : "", hint ? hint : "");
+		return;
+	}
+	case DB_ST_ERROR:
+		draw_textf(w, y, 0, W, C_ERROR, 0, "error: %s", p->error ? p->error : "?");
+		return;
+	default:
+		break;
+	}
+	if (!draw_pair_done(p)) {
+		draw_text(w, y, 0, W, C_PENDING, 0, "computing…");
+		return;
+	}
+	const db_metrics *m = &p->m;
+	char rel[16], rl2[16], rd[16], ma[16], me[16], at[128] = "";
+	fmt_sci(m->rel, rel, sizeof rel, 9);
+	fmt_sci(m->rel_l2, rl2, sizeof rl2, 9);
+	fmt_sci(m->rel_diff, rd, sizeof rd, 9);
+	fmt_sci(m->max_abs, ma, sizeof ma, 9);
+	fmt_sci(m->mean_abs, me, sizeof me, 9);
+	if (m->argmax >= 0 && p->ndim_ref > 0)
+		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
+	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
+	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	const char *hint = tui_pair_hint(t->cmp, pair);
+	if (hint)
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);
+	char be[16];
+	db_fmt_byte_equal(m->byte_equal, draw_utf8, be, sizeof be);
+	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0,
+	                "  cos %.6f  bytes= %s  rel %s  rel_l2 %s  rel_diff %s  max_abs %s%s%s  mean_abs %s",
+	                m->cos, be, rel, rl2, rd, ma, at[0] ? " at " : "", at, me);
+	if (m->nan_ref || m->nan_tgt || m->inf_ref || m->inf_tgt)
+		draw_textf(w, y, x, W - x, C_ERROR, 0, "  nan %llu/%llu inf %llu/%llu",
+		           (unsigned long long)m->nan_ref, (unsigned long long)m->nan_tgt,
+		           (unsigned long long)m->inf_ref, (unsigned long long)m->inf_tgt);
+}

@@ -1,0 +1,371 @@
+/* The tensors of one pair: shape, dtypes, per-side statistics, the largest
+ * |diff| with coordinates, and the error per row (dim 0, tokens) as a
+ * sparkline so "first tokens right, later ones drift" shows at a glance.
+ * Files are read by a worker thread; the view is busy until it is done. */
+#include "base/app.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_grid.h"
+#include "db_reader.h"
+#include "db_slot.h"
+#include "base/draw.h"
+
+#define TOPK 10
+#define MAX_ROWS 1000000
+
+struct tensor {
+	size_t pair;                    /* the pair shown (a rank of a merged pair) */
+	char note[256];
+	pthread_t th;
+	bool started;
+	atomic_bool done;
+	/* results, written by the worker before done */
+	char err[1024];
+	db_stats sx, sy;
+	bool have_x, have_y, same_numel;
+	int ndim;
+	int64_t shape[DB_MAX_DIMS];
+	int ntop;
+	int64_t top_idx[TOPK];
+	double top_abs[TOPK], top_x[TOPK], top_y[TOPK];
+	double *rows;
+	int64_t n_rows;
+	char *path_x, *path_y;
+	db_compare *cmp;
+};
+
+static const db_entry *open_entry(const db_index *ix, const db_item *it, db_file **f,
+                                  char **path, char *err, size_t errlen)
+{
+	*path = db_index_path(ix, it);
+	db_err e = {{0}};
+	if (!*path || db_file_open(*path, f, &e) < 0) {
+		snprintf(err, errlen, "%s", e.msg[0] ? e.msg : "out of memory");
+		return NULL;
+	}
+	const db_entry *en = db_file_find(*f, it->key);
+	if (!en)
+		snprintf(err, errlen, "%s: no entry '%s'", *path, it->key);
+	else if (en->err)
+		snprintf(err, errlen, "%s", en->err);
+	return en && !en->err ? en : NULL;
+}
+
+static void *work(void *arg)
+{
+	struct tensor *s = arg;
+	const db_pair *p = &s->cmp->pairs[s->pair];
+	db_file *fx = NULL, *fy = NULL;
+	const db_entry *ex = NULL, *ey = NULL;
+	const db_index *ixr = s->cmp->ref, *ixt = s->cmp->tgt ? s->cmp->tgt : s->cmp->ref;
+	db_err e = {{0}};
+	if (p->ref)
+		ex = open_entry(ixr, p->ref, &fx, &s->path_x, s->err, sizeof s->err);
+	if (p->tgt && !s->err[0])
+		ey = open_entry(ixt, p->tgt, &fy, &s->path_y, s->err, sizeof s->err);
+	if (ex && db_stats_compute(&ex->t, &s->sx, &e) == 0)
+		s->have_x = true;
+	if (ey && db_stats_compute(&ey->t, &s->sy, &e) == 0)
+		s->have_y = true;
+	const db_entry *shape_of = ex ? ex : ey;
+	if (shape_of) {
+		s->ndim = shape_of->t.ndim;
+		memcpy(s->shape, shape_of->t.shape, sizeof s->shape);
+	}
+	/* a batch slot: the element-wise parts on the longer side's block */
+	db_tensor tx = ex ? ex->t : (db_tensor){0}, ty = ey ? ey->t : (db_tensor){0};
+	int64_t slot = atomic_load(&((db_pair *)p)->slot.start);
+	if (ex && ey && p->slot.side && slot >= 0) {
+		db_tensor *big = p->slot.side == 1 ? &tx : &ty, v;
+		db_slot_view(big, p->slot.dim, slot, p->slot.len, &v);
+		*big = v;
+	}
+	if (ex && ey && db_tensor_numel(&tx) == db_tensor_numel(&ty) &&
+	    db_dtype_comparable(tx.dtype) && db_dtype_comparable(ty.dtype)) {
+		s->same_numel = true;
+		s->ntop = db_topk_diff(&tx, &ty, TOPK, s->top_idx, s->top_abs);
+		for (int i = 0; i < s->ntop; i++) {
+			int64_t ox = db_tensor_elem_offset(&tx, s->top_idx[i]);
+			int64_t oy = db_tensor_elem_offset(&ty, s->top_idx[i]);
+			s->top_x[i] = db_decode1_f64(tx.dtype, tx.data + ox, tx.swap);
+			s->top_y[i] = db_decode1_f64(ty.dtype, ty.data + oy, ty.swap);
+		}
+		int64_t rows = tx.ndim > 0 ? tx.shape[0] : 1;
+		if (rows > MAX_ROWS)
+			rows = MAX_ROWS;
+		s->rows = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *s->rows);
+		if (s->rows)
+			s->n_rows = db_row_rel_l2(&tx, &ty, s->rows, rows);
+	}
+	db_file_close(fx);
+	db_file_close(fy);
+	atomic_store(&s->done, true);
+	return NULL;
+}
+
+static int tensor_open(struct view *v, struct tui *t)
+{
+	struct tensor *s = v->priv;
+	s->cmp = t->cmp;
+	s->pair = v->pair;
+	const db_pair *p = &t->cmp->pairs[v->pair];
+	if (p->merged) {
+		/* A merged pair has no single file: show its worst rank. */
+		size_t *rp = NULL, n = db_rank_pairs(t->cmp, v->pair, &rp), best = DB_NO_PAIR;
+		for (size_t i = 0; i < n; i++) {
+			const db_pair *q = &t->cmp->pairs[rp[i]];
+			if (best == DB_NO_PAIR || q->band > t->cmp->pairs[best].band ||
+			    (q->band == t->cmp->pairs[best].band && q->m.cos < t->cmp->pairs[best].m.cos))
+				best = rp[i];
+		}
+		free(rp);
+		if (best != DB_NO_PAIR) {
+			s->pair = best;
+			snprintf(s->note, sizeof s->note,
+			         "merged tensor: showing rank %d, the worst shard (a ranks)",
+			         t->cmp->pairs[best].f.rank);
+		}
+	}
+	const db_pair *sp = &t->cmp->pairs[s->pair];
+	if (sp->slot.side && atomic_load(&((db_pair *)sp)->slot.start) >= 0) {
+		char sn[128];
+		snprintf(s->note, sizeof s->note, "%s: top |diff| and rows on it",
+		         db_slot_str(sp, sn, sizeof sn));
+	}
+	atomic_init(&s->done, false);
+	if (pthread_create(&s->th, NULL, work, s) != 0) {
+		tui_msg(t, true, "cannot start a thread");
+		return -1;
+	}
+	s->started = true;
+	return 0;
+}
+
+static void tensor_done(struct view *v, struct tui *t)
+{
+	struct tensor *s = v->priv;
+	if (s->started)
+		pthread_join(s->th, NULL);
+	free(s->rows);
+	free(s->path_x);
+	free(s->path_y);
+}
+
+static bool tensor_busy(struct view *v)
+{
+	struct tensor *s = v->priv;
+	return s->started && !atomic_load(&s->done);
+}
+
+static void coords(int64_t flat, int ndim, const int64_t *shape, char *buf, size_t len)
+{
+	int64_t idx[DB_MAX_DIMS];
+	for (int d = ndim - 1; d >= 0; d--) {
+		int64_t n = shape[d] > 0 ? shape[d] : 1;
+		idx[d] = flat % n;
+		flat /= n;
+	}
+	size_t o = (size_t)snprintf(buf, len, "[");
+	for (int d = 0; d < ndim && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+static void stats_line(WINDOW *w, int y, int W, const char *side, const db_stats *st,
+                       const char *shape, const char *dtype)
+{
+	draw_textf(w, y, 0, W, C_DEFAULT, 0,
+	           "%-7s %-16s %-9s %11.4g %11.4g %11.4g %11.4g %6llu %6llu", side, shape, dtype,
+	           st->min, st->max, st->mean, st->std, (unsigned long long)st->nan,
+	           (unsigned long long)st->inf);
+}
+
+/* Mean of rows[a, b). */
+static double mean_of(const double *v, int64_t a, int64_t b)
+{
+	double s = 0;
+	int64_t n = 0;
+	for (int64_t i = a; i < b; i++)
+		if (isfinite(v[i]))
+			s += v[i], n++;
+	return n ? s / (double)n : NAN;
+}
+
+static void draw_sparkline(struct tensor *s, WINDOW *w, int y, int W)
+{
+	static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+	static const char ascii[] = " .:-=+*#%@";
+	int64_t n = s->n_rows;
+	int width = W - 10;
+	if (width < 8 || n <= 0)
+		return;
+	if (n < width)
+		width = (int)n;
+	/* log scale between the smallest positive and the largest value */
+	double lo = INFINITY, hi = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double x = s->rows[i];
+		if (isfinite(x) && x > 0) {
+			lo = x < lo ? x : lo;
+			hi = x > hi ? x : hi;
+		}
+	}
+	/* small relative spread (all rows equally off) stays visibly flat */
+	if (hi > 0 && lo > hi * 1e-3)
+		lo = hi * 1e-3;
+	draw_text(w, y, 0, 9, C_DIM, 0, "rows");
+	for (int c = 0; c < width; c++) {
+		int64_t a = n * c / width, b = n * (c + 1) / width;
+		if (b <= a)
+			b = a + 1;
+		double mx = 0;
+		bool bad = false;
+		for (int64_t i = a; i < b && i < n; i++) {
+			if (!isfinite(s->rows[i]))
+				bad = true;
+			else if (s->rows[i] > mx)
+				mx = s->rows[i];
+		}
+		int level = 0, levels = draw_utf8 ? 8 : 10;
+		if (bad)
+			level = levels - 1;
+		else if (mx > 0 && hi > lo)
+			level = (int)((log10(mx) - log10(lo)) / (log10(hi) - log10(lo)) * (levels - 1) + 0.5);
+		else if (mx > 0)
+			level = levels - 1;
+		if (level < 0)
+			level = 0;
+		if (level >= levels)
+			level = levels - 1;
+		enum tui_color col = mx > 0.1 || bad ? C_MARK : mx > 0.01 ? C_HILITE : C_GOOD;
+		if (draw_utf8)
+			draw_text(w, y, 9 + c, 1, col, 0, blocks[level]);
+		else
+			draw_textf(w, y, 9 + c, 1, col, 0, "%c", ascii[level]);
+	}
+	draw_textf(w, y + 1, 9, W - 9, C_DIM, 0, "0");
+	char last[32];
+	snprintf(last, sizeof last, "%lld", (long long)(n - 1));
+	int lw = (int)strlen(last);
+	if (width > lw + 2)
+		draw_text(w, y + 1, 9 + width - lw, lw, C_DIM, 0, last);
+}
+
+static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
+{
+	struct tensor *s = v->priv;
+	int W = getmaxx(w), y = y0;
+	char lab[300];
+	tui_pair_label(t, s->pair, lab, sizeof lab);
+	int x = draw_text(w, y, 0, W, C_DEFAULT, A_BOLD, "Tensor ");
+	draw_text(w, y, x, W - x, C_DEFAULT, A_BOLD, lab);
+	y++;
+	if (s->note[0])
+		draw_text(w, y++, 0, W, C_HILITE, 0, s->note);
+	if (!atomic_load(&s->done)) {
+		draw_text(w, y + 1, 0, W, C_PENDING, 0, "reading the files…");
+		return;
+	}
+	const db_pair *p = &t->cmp->pairs[s->pair];
+	if (s->err[0])
+		draw_textf(w, y++, 0, W, C_ERROR, 0, "error: %s", s->err);
+	y++;
+	draw_textf(w, y++, 0, W, C_DIM, A_BOLD, "%-7s %-16s %-9s %11s %11s %11s %11s %6s %6s",
+	           "side", "shape", "dtype", "min", "max", "mean", "std", "nan", "inf");
+	char shx[64], shy[64];
+	tui_item_shape(p->ref, shx, sizeof shx);
+	tui_item_shape(p->tgt, shy, sizeof shy);
+	if (s->have_x)
+		stats_line(w, y, W, "ref", &s->sx, shx, db_dtype_name(p->ref->dtype));
+	else
+		draw_text(w, y, 0, W, C_MISSING, 0, p->ref ? "ref     (unreadable)" : "ref     (missing)");
+	y++;
+	if (s->have_y)
+		stats_line(w, y, W, "target", &s->sy, shy, db_dtype_name(p->tgt->dtype));
+	else
+		draw_text(w, y, 0, W, C_MISSING, 0,
+		          p->tgt ? "target  (unreadable)" : "target  (missing)");
+	y += 2;
+	if (!s->same_numel) {
+		draw_text(w, y, 0, W, C_SHAPE, 0, "the two sides cannot be compared element-wise");
+		return;
+	}
+	int room = h - (y - y0) - 6;    /* keep the sparkline (3) and the status (2) */
+	int ntop = s->ntop < room - 1 ? s->ntop : room - 1;
+	if (ntop > 0) {
+		draw_textf(w, y++, 0, W, C_DIM, A_BOLD, "%-4s %-12s %-18s %12s %12s %12s", "top",
+		           "flat index", "coordinates", "ref", "target", "|diff|");
+		for (int i = 0; i < ntop; i++) {
+			char c[96];
+			coords(s->top_idx[i], s->ndim, s->shape, c, sizeof c);
+			draw_textf(w, y++, 0, W, C_DEFAULT, 0, "%-4d %-12lld %-18s %12.5g %12.5g %12.5g",
+			           i + 1, (long long)s->top_idx[i], c, s->top_x[i], s->top_y[i],
+			           s->top_abs[i]);
+		}
+		y++;
+	}
+	if (s->n_rows > 0 && y + 3 <= y0 + h - 2) {
+		int64_t n = s->n_rows, q = n >= 4 ? n / 4 : 1;
+		double first = mean_of(s->rows, 0, q), last = mean_of(s->rows, n - q, n);
+		int64_t worst = 0;
+		for (int64_t i = 1; i < n; i++)
+			if (s->rows[i] > s->rows[worst] || !isfinite(s->rows[i]))
+				worst = i;
+		char a[16], b[16], c[16];
+		fmt_sci(first, a, sizeof a, 8);
+		fmt_sci(last, b, sizeof b, 8);
+		fmt_sci(s->rows[worst], c, sizeof c, 8);
+		x = draw_textf(w, y, 0, W, C_DIM, A_BOLD, "error per row (dim 0, rel_l2), %lld rows: ",
+		               (long long)n);
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "first quarter %s, last quarter %s, "
+		                "worst row %lld (%s)", a, b, (long long)worst, c);
+		if (n >= 4 && isfinite(first) && isfinite(last) && last > 10 * first && last > 1e-3)
+			draw_text(w, y, x, W - x, C_HILITE, A_BOLD, G("  → later rows drift", "  -> later rows drift"));
+		draw_sparkline(s, w, y + 1, W);
+	}
+	tui_draw_pair_status(t, w, y0 + h - 2, s->pair);
+}
+
+static size_t tensor_selected(struct view *v, struct tui *t)
+{
+	struct tensor *s = v->priv;
+	return s->pair;
+}
+
+static void tensor_note(struct view *v, struct tui *t, FILE *out)
+{
+	struct tensor *s = v->priv;
+	if (!atomic_load(&s->done) || !s->same_numel)
+		return;
+	fprintf(out, "| top | index | ref | target | abs diff |\n|---|---|---|---|---|\n");
+	for (int i = 0; i < s->ntop; i++) {
+		char c[96];
+		coords(s->top_idx[i], s->ndim, s->shape, c, sizeof c);
+		fprintf(out, "| %d | %s | %.6g | %.6g | %.6g |\n", i + 1, c, s->top_x[i], s->top_y[i],
+		        s->top_abs[i]);
+	}
+	if (s->n_rows > 0) {
+		fprintf(out, "\nPer-row rel_l2 (dim 0):");
+		for (int64_t i = 0; i < s->n_rows && i < 64; i++)
+			fprintf(out, " %.3g", s->rows[i]);
+		fprintf(out, "%s\n", s->n_rows > 64 ? " …" : "");
+	}
+}
+
+const struct view_ops tensor_view = {
+	.name = "tensor",
+	.keymap = KM_GENERIC,
+	.private_size = sizeof(struct tensor),
+	.open = tensor_open,
+	.draw = tensor_draw,
+	.done = tensor_done,
+	.busy = tensor_busy,
+	.selected = tensor_selected,
+	.note_data = tensor_note,
+};
