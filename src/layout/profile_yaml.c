@@ -307,6 +307,7 @@ void db_profile_free(db_profile *p)
 		free(p->rewrites[i].to);
 	}
 	free(p->rewrites);
+	free(atomic_load(&p->re_error));
 	free(p);
 }
 
