@@ -6,13 +6,16 @@
 
 #include "pickle.h"
 #include "reader_impl.h"
+#include "util/budget.h"
 
 /* The legacy stream starts with this number as a LONG1 (formats.md §3). */
 static const uint8_t legacy_magic[10] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 
-#define PKL_CAP ((size_t)1 << 31) /* largest data.pkl we inflate */
 /* 2^32 elements: ~4 s of metrics; real expanded views are far smaller */
 #define DB_PT_MAX_VIEW_ELEMS ((uint64_t)1 << 32)
+/* Tensors one file may name: a pickle can reach one tensor by 2^40 paths
+ * (DUP + TUPLE2, 40 times, in 91 bytes); each path would be an entry. */
+#define DB_PT_MAX_ENTRIES ((size_t)1 << 20)
 
 /* One storage's bytes, as found by a reader. */
 typedef struct pt_rec {
@@ -34,6 +37,9 @@ typedef struct pt_ctx {
 	/* key being built while walking */
 	char *key;
 	size_t key_len, key_cap;
+	/* containers walked already (an open-addressing set of pointers) */
+	const db_pk_val **seen;
+	size_t n_seen, cap_seen;
 } pt_ctx;
 
 bool db_pt_is_legacy(const uint8_t *p, size_t n)
@@ -226,11 +232,57 @@ static bool key_text(const db_pk_val *k, char *buf, size_t len, const char **out
 	return true;
 }
 
+/* Adds container v to the walked set: 1 when new, 0 when walked already,
+ * -1 on OOM. */
+static int seen_add(pt_ctx *c, const db_pk_val *v)
+{
+	if (2 * (c->n_seen + 1) > c->cap_seen) {
+		size_t nc = c->cap_seen ? c->cap_seen * 2 : 64;
+		const db_pk_val **ns = calloc(nc, sizeof *ns);
+		if (!ns)
+			return -1;
+		for (size_t i = 0; i < c->cap_seen; i++) {
+			const db_pk_val *o = c->seen[i];
+			if (!o)
+				continue;
+			size_t h = ((uintptr_t)o >> 4) * 0x9e3779b97f4a7c15ull & (nc - 1);
+			while (ns[h])
+				h = (h + 1) & (nc - 1);
+			ns[h] = o;
+		}
+		free(c->seen);
+		c->seen = ns;
+		c->cap_seen = nc;
+	}
+	size_t h = ((uintptr_t)v >> 4) * 0x9e3779b97f4a7c15ull & (c->cap_seen - 1);
+	for (; c->seen[h]; h = (h + 1) & (c->cap_seen - 1))
+		if (c->seen[h] == v)
+			return 0;
+	c->seen[h] = v;
+	c->n_seen++;
+	return 1;
+}
+
+/* Containers are walked once: a container the pickle shares (memo GET, DUP)
+ * names its tensors by the first path that reaches it. Without this, 40
+ * DUP + TUPLE2 make 2^40 paths. A tensor itself may sit under several keys
+ * (tied weights), one entry each, up to DB_PT_MAX_ENTRIES. */
 static int walk(pt_ctx *c, const db_pk_val *v, int depth, db_err *err)
 {
 	if (depth > DB_PK_MAX_DEPTH)
 		return db_err_set(err, c->f->path, c->pkl_entry, v->off,
 		                  "payload nested deeper than %d levels (or self-referencing)", DB_PK_MAX_DEPTH);
+	if (v->type == DB_PK_DICT || v->type == DB_PK_LIST || v->type == DB_PK_TUPLE) {
+		int fresh = seen_add(c, v);
+		if (fresh < 0)
+			return db_err_set(err, c->f->path, NULL, -1, "out of memory");
+		if (!fresh)
+			return 0;
+	}
+	if (v->type == DB_PK_TENSOR && c->f->n_entries >= DB_PT_MAX_ENTRIES)
+		return db_err_set(err, c->f->path, c->pkl_entry, v->off,
+		                  "more than %zu tensors in one file (a pickle that shares "
+		                  "containers can name one tensor many times)", DB_PT_MAX_ENTRIES);
 	char buf[64];
 	const char *seg;
 	size_t saved;
@@ -269,6 +321,9 @@ static int flatten(pt_ctx *c, const db_pk_val *root, db_err *err)
 	int rc = walk(c, root, 0, err);
 	free(c->key);
 	c->key = NULL;
+	free(c->seen);
+	c->seen = NULL;
+	c->n_seen = c->cap_seen = 0;
 	return rc;
 }
 
@@ -335,24 +390,40 @@ int db_read_pt_zip(db_file *f, const db_zip *z, db_err *err)
 		return db_err_set(err, f->path, NULL, (int64_t)z->entries[0].cd_off,
 		                  "zip archive without '%s': not a torch.save file", name);
 	c.pkl_entry = pe->name;
+	/* The pickle's bytes, declared by the directory, are taken from the
+	 * process's pickle budget before anything is inflated or run: a 2 MB
+	 * member inflating to 2 GiB was 2.1 GB and 9.4 s per file, times the
+	 * files opened at once. */
+	uint64_t want = pe->usize;
+	char lim[32], got[32];
+	int brc = db_budget_take(&db_pickle_budget, want, true);
+	if (brc)
+		return db_err_set(err, f->path, pe->name, (int64_t)pe->cd_off,
+		                  "pickle of %s exceeds the %s cap on pickles "
+		                  "(DUMPBISECT_PICKLE_MAX raises it)",
+		                  db_budget_size(want, got, sizeof got),
+		                  db_budget_size(db_budget_limit(&db_pickle_budget), lim, sizeof lim));
 	const uint8_t *pkl;
 	size_t plen;
 	void *owned = NULL;
-	if (db_zip_data(z, pe, &pkl, &plen, &owned, PKL_CAP, err))
-		return -1;
+	int rc = -1;
+	db_pk *vm = NULL;
+	if (db_zip_data(z, pe, &pkl, &plen, &owned, (size_t)want, err))
+		goto out;
 	int64_t base = owned ? 0 : (int64_t)(pkl - z->data);
-	db_pk *vm = db_pk_new(f->path, pe->name, false);
-	if (!vm) {
-		free(owned);
-		return db_err_set(err, f->path, NULL, -1, "out of memory");
+	if (!(vm = db_pk_new(f->path, pe->name, false))) {
+		db_err_set(err, f->path, NULL, -1, "out of memory");
+		goto out;
 	}
 	db_pk_val *root;
 	size_t used;
-	int rc = db_pk_run(vm, pkl, plen, base, &root, &used, err);
+	rc = db_pk_run(vm, pkl, plen, base, &root, &used, err);
 	if (!rc)
 		rc = flatten(&c, root, err);
+out:
 	db_pk_free(vm);
 	free(owned);
+	db_budget_give(&db_pickle_budget, want);
 	return rc;
 }
 
