@@ -48,7 +48,7 @@ for i in $(seq 1 15); do cp "$DB_TMP/many/f00.pt" "$DB_TMP/many/f$(printf %02d "
 rc=$?
 [ $rc -eq 0 ] || fail "dup40: exit $rc (137/152: over the CPU limit): $(head -c 300 "$DB_TMP/out")"
 has "$(cat "$DB_TMP/out")" "(pt_zip, 0 tensors)" "dup40: no tensor"
-(ulimit -t 20; ulimit -v 1000000 2>/dev/null; "$DB_BIN" ls "$DB_TMP/dup40_tensor.pt") >"$DB_TMP/out" 2>&1
+(ulimit -t 20; vlimit 1000000; "$DB_BIN" ls "$DB_TMP/dup40_tensor.pt") >"$DB_TMP/out" 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "dup40_tensor: exit $rc: $(head -c 300 "$DB_TMP/out")"
 has "$(cat "$DB_TMP/out")" "(pt_zip, 2 tensors)" "dup40_tensor: the tensor under its two keys"
@@ -68,7 +68,7 @@ has "$err" "stack deeper than" "big300m with a raised cap: inflated and run"
 if ldd "$DB_BIN" 2>/dev/null | grep -q libasan; then
 	echo "skip: the address-space limit under AddressSanitizer"
 else
-	(ulimit -v 350000; MALLOC_ARENA_MAX=1 "$DB_BIN" ls "$DB_TMP/many") >"$DB_TMP/out" 2>&1
+	(vlimit 350000; MALLOC_ARENA_MAX=1 "$DB_BIN" ls "$DB_TMP/many") >"$DB_TMP/out" 2>&1
 	out=$(cat "$DB_TMP/out")
 	grep -q "out of memory" <<<"$out" && fail "many: out of memory under 350 MB: $(grep -m2 'memory' <<<"$out")"
 	[ "$(grep -c 'stack deeper than' <<<"$out")" = 16 ] || fail "many: want 16 files run to the stack cap: ${out:0:600}"
