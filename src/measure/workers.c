@@ -3,6 +3,7 @@
  * (mapping or pread, chosen by measurement) and chunked accumulation. The
  * pool that runs pairs on threads is pool.c. */
 #include "pair/compare_priv.h"
+#include "util/budget.h"
 #include "db_hints.h"
 #include "db_routing.h"
 #include "read/walk.h"
@@ -245,8 +246,8 @@ static int contig_chunk(db_wctx *w, const db_pair *p, const db_tensor *x, const 
 	return 0;
 }
 
-int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
-                  int64_t e, db_accum *a, db_err *err)
+static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                       int64_t e, db_accum *a, db_err *err)
 {
 	if (p->merged)
 		return db_unshard_accum(c, w, p, b, e, a, err);
@@ -278,6 +279,39 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 		return rc;
 	}
 	return contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, w->use_pread && can_pread, a, err);
+}
+
+/* The inflate budget (db_reader.h) was busy while this worker held some:
+ * close everything, wait holding nothing for what the pair's files need
+ * (learnt one file per try), and compute it again from that. Nothing was
+ * accumulated: the files are all fetched before the first element. */
+int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                  int64_t e, db_accum *a, db_err *err)
+{
+	w->busy = false;
+	w->pin_tick = w->tick + 1;
+	int rc = pair_accum1(c, w, p, b, e, a, err);
+	for (int tries = 0; rc < 0 && w->busy && tries < 64; tries++) {
+		uint64_t need = db_wctx_pinned_inflate(w) + w->busy_need;
+		db_wctx_drop_files(w);
+		db_budget_give(&db_inflate_budget, w->prepaid);
+		w->prepaid = 0;
+		w->busy = false;
+		if (db_budget_take(&db_inflate_budget, need, true) != 0) {
+			char n1[32], n2[32];
+			rc = db_err_set(err, NULL, NULL, -1, "this pair's files inflate to %s, more than "
+			                "the %s the process may hold (DUMPBISECT_INFLATE_MAX)",
+			                db_budget_size(need, n1, sizeof n1),
+			                db_budget_size(db_budget_limit(&db_inflate_budget), n2, sizeof n2));
+			break;
+		}
+		w->prepaid = need;
+		w->pin_tick = w->tick + 1;
+		rc = pair_accum1(c, w, p, b, e, a, err);
+	}
+	db_budget_give(&db_inflate_budget, w->prepaid);
+	w->prepaid = 0;
+	return rc;
 }
 
 void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *msg)

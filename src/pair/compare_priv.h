@@ -61,6 +61,14 @@ typedef struct db_wctx {
 	uint64_t smp_bytes;     /* bytes since the decision */
 	uint8_t *rbuf[2];       /* pread path: DB_READ_PIECE bytes each (x, y) */
 	uint64_t small_bytes;   /* mapped bytes of small chunks not yet dropped */
+	/* the process's inflate budget (db_reader.h): files used since pin_tick
+	 * serve the pair being computed and stay open; the others may be
+	 * closed to make room. busy: an open found the budget busy while this
+	 * worker held some (busy_need: what it wanted); prepaid: budget taken
+	 * for a retry of the pair, drawn by its opens */
+	uint64_t pin_tick;
+	bool busy;
+	uint64_t busy_need, prepaid;
 } db_wctx;
 
 /* The read path DUMPBISECT_READ asks for (auto unless pread, mmap or populate). */
@@ -88,6 +96,10 @@ void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int a
 #define DB_SMALL_CHUNK ((uint64_t)256 << 10)
 #define DB_SMALL_DROP ((uint64_t)64 << 20)
 void db_wctx_small_read(db_wctx *w, uint64_t nbytes);
+/* Close every file of w (their inflate budget given back). */
+void db_wctx_drop_files(db_wctx *w);
+/* Inflate budget held by the files the current pair uses. */
+uint64_t db_wctx_pinned_inflate(const db_wctx *w);
 
 /* Accumulate elements [b, e) of pair p into a (initialised by the caller). */
 int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,

@@ -40,6 +40,11 @@ typedef struct pt_ctx {
 	/* containers walked already (an open-addressing set of pointers) */
 	const db_pk_val **seen;
 	size_t n_seen, cap_seen;
+	/* deflated records: inflated once each (tensors may share a storage),
+	 * from the inflate budget taken for them all (held: not yet used) */
+	struct irec { const db_zip_entry *e; const uint8_t *p; size_t len; } *irecs;
+	size_t n_irecs, cap_irecs;
+	uint64_t held;
 } pt_ctx;
 
 bool db_pt_is_legacy(const uint8_t *p, size_t n)
@@ -73,12 +78,39 @@ static int zip_record(pt_ctx *c, const db_pk_val *sv, uint64_t want, pt_rec *r, 
 		                  (unsigned long long)want);
 	void *owned = NULL;
 	size_t len;
+	if (e->method == 8) {
+		for (size_t i = 0; i < c->n_irecs; i++)
+			if (c->irecs[i].e == e) {
+				r->p = c->irecs[i].p;
+				r->nbytes = c->irecs[i].len;
+				r->file_off = -1;
+				return 0;
+			}
+		if (e->usize > c->held) {
+			char lim[32];
+			return db_err_set(err, c->f->path, name, (int64_t)e->lho,
+			                  "inflate budget exceeded: the file's deflated records declare "
+			                  "more than the %s the process may hold inflated "
+			                  "(DUMPBISECT_INFLATE_MAX)",
+			                  db_budget_size(db_budget_limit(&db_inflate_budget), lim, sizeof lim));
+		}
+	}
 	if (db_zip_data(c->z, e, &r->p, &len, &owned, (size_t)want, err))
 		return -1;
 	if (owned) {
 		if (db_file_own(c->f, owned))
 			return db_err_set(err, c->f->path, name, -1, "out of memory");
 		r->file_off = -1;
+		c->held -= len;
+		if (c->n_irecs == c->cap_irecs) {
+			size_t nc = c->cap_irecs ? 2 * c->cap_irecs : 8;
+			struct irec *ni = realloc(c->irecs, nc * sizeof *ni);
+			if (!ni)
+				return db_err_set(err, c->f->path, name, -1, "out of memory");
+			c->irecs = ni;
+			c->cap_irecs = nc;
+		}
+		c->irecs[c->n_irecs++] = (struct irec){e, r->p, len};
 	} else {
 		r->file_off = (int64_t)(r->p - c->z->data);
 	}
@@ -354,6 +386,27 @@ static int read_byteorder(pt_ctx *c, char *name, size_t nlen, db_err *err)
 	return rc;
 }
 
+/* torch stores its records; a crafted file may deflate them (1032:1).
+ * What the deflated records declare is taken from the process's inflate
+ * budget at once, before any is inflated, as for .npz. */
+static int take_records(pt_ctx *c, db_err *err)
+{
+	size_t pl = strlen(c->prefix);
+	uint64_t want = 0;
+	for (size_t i = 0; i < c->z->n_entries; i++) {
+		const db_zip_entry *e = &c->z->entries[i];
+		if (e->method == 8 && !strncmp(e->name, c->prefix, pl) &&
+		    !strncmp(e->name + pl, "/data/", 6) && want + e->usize >= want)
+			want += e->usize;
+	}
+	int rc = db_file_take_inflate(c->f, want);
+	if (rc == -2)
+		return db_err_set(err, c->f->path, NULL, -1, "waiting for inflate budget (held by "
+		                  "other open files)"), -2;
+	c->held = rc ? 0 : want;        /* too much: each such record says so */
+	return 0;
+}
+
 int db_read_pt_zip(db_file *f, const db_zip *z, db_err *err)
 {
 	if (z->n_entries == 0)
@@ -418,8 +471,10 @@ int db_read_pt_zip(db_file *f, const db_zip *z, db_err *err)
 	db_pk_val *root;
 	size_t used;
 	rc = db_pk_run(vm, pkl, plen, base, &root, &used, err);
-	if (!rc)
+	if (!rc && (rc = take_records(&c, err)) == 0)
 		rc = flatten(&c, root, err);
+	db_file_give_inflate(f, c.held);        /* records no tensor used */
+	free(c.irecs);
 out:
 	db_pk_free(vm);
 	free(owned);

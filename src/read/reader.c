@@ -141,10 +141,13 @@ static int build_by_key(db_file *f, db_err *err)
 
 static int finish(db_file *f, db_file **out, db_err *err)
 {
-	if (parse(f, err) || build_by_key(f, err)) {
+	int rc = parse(f, err);
+	bool busy = rc == -2;
+	f->opt = NULL;
+	if (rc || build_by_key(f, err)) {
 		db_file_close(f);
 		*out = NULL;
-		return -1;
+		return busy ? -2 : -1;
 	}
 	*out = f;
 	return 0;
@@ -169,6 +172,12 @@ int db_file_open(const char *path, db_file **out, db_err *err)
 
 int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err)
 {
+	return db_file_open_opt(path, rb, NULL, out, err);
+}
+
+int db_file_open_opt(const char *path, db_readbuf *rb, db_open_opt *opt, db_file **out,
+                     db_err *err)
+{
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
 	if (fd < 0)
@@ -188,6 +197,7 @@ int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err
 		close(fd);
 		return -1;
 	}
+	f->opt = opt;
 	f->map_size = (size_t)st.st_size;
 	f->st_size = (int64_t)st.st_size;
 	f->st_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -261,6 +271,7 @@ void db_file_close(db_file *f)
 	}
 	free(f->entries);
 	free(f->by_key);
+	db_file_give_inflate(f, f->inflate_held);
 	for (size_t i = 0; i < f->n_owned; i++)
 		free(f->owned[i]);
 	free(f->owned);
