@@ -4,12 +4,14 @@
  * pool that runs pairs on threads is pool.c. */
 #include "pair/compare_priv.h"
 #include "util/budget.h"
+#include "db_bus.h"
 #include "db_hints.h"
 #include "db_routing.h"
 #include "read/walk.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -281,6 +283,40 @@ static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	return contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, w->use_pread && can_pread, a, err);
 }
 
+/* A file of w shrank under its mapping while the pair read it (SIGBUS at
+ * addr, db_bus.h): that pair is an error, w closes every file (the mapping
+ * is no good, and the pair holds the others), the next pair opens afresh. */
+static int changed_while_read(db_wctx *w, const void *addr, db_err *err)
+{
+	const char *path = NULL;
+	int64_t off = -1;
+	for (size_t i = 0; i < w->n_files && !path; i++) {
+		const db_file *f = w->files[i].f;
+		if (f->map_is_mmap == DB_MAP_MMAP && (const uint8_t *)addr >= f->map &&
+		    (const uint8_t *)addr < f->map + f->map_size) {
+			path = w->files[i].path;
+			off = (int64_t)((const uint8_t *)addr - f->map);
+		}
+	}
+	db_err_set(err, path, NULL, off, "file changed while read (it shrank under its mapping: "
+	           "this byte is gone); rescan");
+	db_wctx_drop_files(w);
+	return -1;
+}
+
+/* One try at the pair with its mapped reads guarded. */
+static int accum_guarded(db_compare *c, db_wctx *w, const db_pair *p, int64_t b, int64_t e,
+                         db_accum *a, db_err *err)
+{
+	db_bus_guard g;
+	if (sigsetjmp(g.jb, 0) != 0)
+		return changed_while_read(w, g.addr, err);
+	db_bus_enter(&g);
+	int rc = pair_accum1(c, w, p, b, e, a, err);
+	db_bus_leave(&g);
+	return rc;
+}
+
 /* The inflate budget (db_reader.h) was busy while this worker held some:
  * close everything, wait holding nothing for what the pair's files need
  * (learnt one file per try), and compute it again from that. Nothing was
@@ -290,7 +326,7 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 {
 	w->busy = false;
 	w->pin_tick = w->tick + 1;
-	int rc = pair_accum1(c, w, p, b, e, a, err);
+	int rc = accum_guarded(c, w, p, b, e, a, err);
 	for (int tries = 0; rc < 0 && w->busy && tries < 64; tries++) {
 		uint64_t need = db_wctx_pinned_inflate(w) + w->busy_need;
 		db_wctx_drop_files(w);
@@ -307,7 +343,7 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 		}
 		w->prepaid = need;
 		w->pin_tick = w->tick + 1;
-		rc = pair_accum1(c, w, p, b, e, a, err);
+		rc = accum_guarded(c, w, p, b, e, a, err);
 	}
 	db_budget_give(&db_inflate_budget, w->prepaid);
 	w->prepaid = 0;

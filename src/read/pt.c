@@ -1,9 +1,11 @@
 #include "pt.h"
 
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bus.h"
 #include "pickle.h"
 #include "reader_impl.h"
 #include "util/budget.h"
@@ -407,6 +409,28 @@ static int take_records(pt_ctx *c, db_err *err)
 	return 0;
 }
 
+/* Run the pickle and flatten it, under a guard of its own: a file that
+ * shrinks under its mapping (SIGBUS, db_bus.h) ends here as an error, and
+ * the caller still frees the VM and gives the pickle budget back. */
+static int run_guarded(pt_ctx *c, db_pk *vm, const uint8_t *pkl, size_t plen, int64_t base,
+                       db_err *err)
+{
+	db_bus_guard g;
+	if (sigsetjmp(g.jb, 0) != 0) {
+		int64_t off = c->z && g.addr ? (int64_t)((const uint8_t *)g.addr - c->z->data) : -1;
+		return db_err_set(err, c->f->path, NULL, off, "file changed while read (it shrank "
+		                  "under its mapping: this byte is gone); rescan");
+	}
+	db_bus_enter(&g);
+	db_pk_val *root;
+	size_t used;
+	int rc = db_pk_run(vm, pkl, plen, base, &root, &used, err);
+	if (!rc && (rc = take_records(c, err)) == 0)
+		rc = flatten(c, root, err);
+	db_bus_leave(&g);
+	return rc;
+}
+
 int db_read_pt_zip(db_file *f, const db_zip *z, db_err *err)
 {
 	if (z->n_entries == 0)
@@ -468,13 +492,11 @@ int db_read_pt_zip(db_file *f, const db_zip *z, db_err *err)
 		db_err_set(err, f->path, NULL, -1, "out of memory");
 		goto out;
 	}
-	db_pk_val *root;
-	size_t used;
-	rc = db_pk_run(vm, pkl, plen, base, &root, &used, err);
-	if (!rc && (rc = take_records(&c, err)) == 0)
-		rc = flatten(&c, root, err);
+	rc = run_guarded(&c, vm, pkl, plen, base, err);
 	db_file_give_inflate(f, c.held);        /* records no tensor used */
 	free(c.irecs);
+	free(c.key);
+	free(c.seen);
 out:
 	db_pk_free(vm);
 	free(owned);

@@ -1,5 +1,6 @@
 #include "db_reader.h"
 
+#include <setjmp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_bus.h"
 #include "pt.h"
 #include "reader_impl.h"
 #include "st_npy.h"
@@ -139,9 +141,32 @@ static int build_by_key(db_file *f, db_err *err)
 	return 0;
 }
 
+/* A SIGBUS while parsing a mapping: the file shrank since its fstat. */
+static int changed_error(const db_file *f, const void *addr, db_err *err)
+{
+	int64_t off = addr ? (int64_t)((const uint8_t *)addr - f->map) : -1;
+	return db_err_set(err, f->path, NULL, off, "file changed while read (it shrank under its "
+	                  "mapping: this byte is gone); rescan");
+}
+
+/* parse under a guard: a SIGBUS on the mapping is an error for this file
+ * (the parser's scratch may leak then; the pickle VM and its budget do
+ * not: pt.c guards them itself) and the process goes on. */
+static int parse_guarded(db_file *file, db_err *err)
+{
+	db_file *volatile f = file;     /* read after a jump */
+	db_bus_guard g;
+	if (sigsetjmp(g.jb, 0) != 0)
+		return changed_error(f, g.addr, err);
+	db_bus_enter(&g);
+	int rc = parse(f, err);
+	db_bus_leave(&g);
+	return rc;
+}
+
 static int finish(db_file *f, db_file **out, db_err *err)
 {
-	int rc = parse(f, err);
+	int rc = f->map_is_mmap == DB_MAP_MMAP ? parse_guarded(f, err) : parse(f, err);
 	bool busy = rc == -2;
 	f->opt = NULL;
 	if (rc || build_by_key(f, err)) {
@@ -256,6 +281,7 @@ int db_file_open_opt(const char *path, db_readbuf *rb, db_open_opt *opt, db_file
 		}
 		f->map = m;
 		f->map_is_mmap = DB_MAP_MMAP;
+		db_bus_map_add(m, f->map_size);
 	}
 	close(fd);
 	return finish(f, out, err);
@@ -275,8 +301,10 @@ void db_file_close(db_file *f)
 	for (size_t i = 0; i < f->n_owned; i++)
 		free(f->owned[i]);
 	free(f->owned);
-	if (f->map_is_mmap == DB_MAP_MMAP && f->map)
+	if (f->map_is_mmap == DB_MAP_MMAP && f->map) {
+		db_bus_map_remove(f->map);
 		munmap((void *)(uintptr_t)f->map, f->map_size);
+	}
 	else if (f->map_is_mmap == DB_MAP_HEAP)
 		free((void *)(uintptr_t)f->map);
 	free(f->path);
