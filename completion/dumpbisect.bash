@@ -38,18 +38,18 @@ _dumpbisect()
 	# command that opens a comparison takes the same four ($cmp, --no-cache)
 	local cmp="--profile -p --filter --threads -j"
 	local -A valopts=(
-		[tui]="$cmp --session --ref --target --notes --slot"
-		[compare]="$cmp --format --timeout --slot"
+		[tui]="$cmp --session --ref --target --notes --slot --noise --slots"
+		[compare]="$cmp --noise --format --timeout --slot --slots"
 		[ls]="--profile -p --format"
 		[schema]="$cmp --format"
-		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format"
-		[replay]="--ref --target $cmp --format"
-		[export]="--out --ref --target --notes $cmp"
+		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format --noise --slots"
+		[replay]="--ref --target $cmp --noise --format"
+		[export]="--out --ref --target --notes $cmp --noise"
 	)
 	local std="--help -h --version -V"
 	local -A flags=(
-		[tui]="--no-cache --no-mouse --no-watch --keys-man $std"
-		[compare]="--no-cache --watch $std"
+		[tui]="--no-cache --no-session --no-mouse --no-watch --keys-man $std"
+		[compare]="--no-cache --diverging --watch $std"
 		[ls]="--stats --profiles $std"
 		[schema]="--no-cache $std"
 		[bisect]="--auto --no-cache $std"
@@ -88,7 +88,7 @@ _dumpbisect()
 			;;
 		--band) COMPREPLY=($(compgen -W "ok drift algo bug" -- "$cur")) ;;
 		--session) _dumpbisect_files -f "$cur" ;;
-		--notes | --out | --ref | --target) _dumpbisect_files -d "$cur" ;;
+		--notes | --out | --ref | --target | --noise) _dumpbisect_files -d "$cur" ;;
 		*) ;; # a regex, a number, a stage, a shell command: nothing to offer
 		esac
 		return 0

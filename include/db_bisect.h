@@ -54,6 +54,13 @@ db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
 /* Text form, also used in session files: "band:ok", "band:drift",
  * "cos<0.99", "rel>0.1", "cos<0.99,rel>0.1". -1 with err on bad text. */
 int db_predicate_parse(const char *s, db_predicate *p, db_err *err);
+/* The verdict on pair p: with a noise tree (--noise) the default predicate
+ * (band:ok) asks the run's own noise, bad = beyond noise; else as
+ * db_predicate_eval, also bad when p leaves the ok band and strict is set;
+ * without a noise verdict, a drift pair across layouts (replica, or merged
+ * from another number of ranks) within 4 ulps (of its coarser dtype) of
+ * its largest value is good for the default predicate. */
+db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool strict);
 /* Writes the text form into buf (always NUL-terminated); returns buf. */
 char *db_predicate_str(const db_predicate *p, char *buf, size_t len);
 
@@ -174,10 +181,22 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 const char *db_probe_stage_at(const db_compare *c, const char *phase, const char *pass,
                               const char *stage, int layer);
 
+/* The phase and pass a bisect of c would look at, by the same triage as
+ * db_bisect_run_open (phases and passes in causal order; the first pass
+ * that leaves the ok band after ok ones): the workbench opens there and
+ * `f` goes there. phase NULL = triaged too. *phase_out / *pass_out are
+ * malloc'd, NULL when the layout has none; why gets the pass's why ("" when
+ * the phase has one pass). Computes the probes it needs. -1 with err when
+ * there is no probe at all (no layer dumped on both sides). */
+int db_bisect_triage(db_compare *c, const char *phase, char **phase_out, char **pass_out,
+                     char *why, size_t whylen, db_err *err);
+
 typedef struct db_bisect_opts {
 	const char *stage;      /* probe; NULL = chosen (db_bisect_choose_probe) */
 	const char *phase;      /* NULL = first phase that diverges, else first */
-	const char *pass;       /* NULL = the profile's pass selection */
+	const char *pass;       /* NULL = the first pass that diverges in causal
+	                           order, from the profile's selection on (earlier
+	                           ones are warmups); that selection when none does */
 	db_predicate pred;
 	long good_layer;        /* DB_GOOD_BEFORE (default) or a layer */
 	int n_layers;           /* > 0: candidates are 0..n_layers-1 */
@@ -203,7 +222,30 @@ typedef struct db_probe {
 	db_metrics m;           /* valid when dumped and computed */
 	db_band band;
 	db_verdict auto_verdict;/* NONE when not dumped or not comparable */
+	/* --noise, the default predicate: a pair before the probe (execution
+	 * order, this selection) beyond noise, which makes the probe bad even
+	 * when the probe itself is back within noise; DB_NO_PAIR none */
+	size_t beyond;
 } db_probe;
+
+/* What a stage did to the error (the intra-layer walk). A stage receives
+ * the error of its input (the previous comparable stage in execution order,
+ * or the layer's input for the first) and leaves its own; "ok" is the
+ * predicate's good. */
+typedef enum db_stage_role {
+	DB_ROLE_OK,             /* leaves no error the predicate calls bad */
+	DB_ROLE_INTRODUCES,     /* receives ok, leaves bad */
+	DB_ROLE_AMPLIFIES,      /* receives bad, leaves >= amplify × as much */
+	DB_ROLE_INHERITS,       /* receives bad, passes it on */
+	DB_ROLE_ON_ENTRY,       /* an input tensor (X.inputs.N) already bad:
+	                           never the culprit */
+	DB_ROLE_NOT_COMPARABLE, /* could not be compared (reason in the row) */
+	DB_ROLE_ONE_SIDE        /* in one tree only at this layer */
+} db_stage_role;
+
+/* "ok", "introduces", "amplifies", "inherits", "bad on entry",
+ * "not comparable", "one side only". */
+const char *db_stage_role_name(db_stage_role r);
 
 /* Sub-stage row of the end analysis (intra-layer walk). */
 typedef struct db_substage_row {
@@ -213,10 +255,17 @@ typedef struct db_substage_row {
 	double cos, rel;
 	db_band band;
 	double step_drop;       /* cos(previous row) - cos(this row) */
-	bool culprit;           /* the first row leaving ok or dropping > 0.001 */
+	double err_in, err_out; /* relative L2 error received / left; NaN n/a */
+	double amp;             /* err_out / err_in (INFINITY when err_in is 0) */
+	double sqnr_db;         /* -20 log10(err_out); INFINITY when identical */
+	db_stage_role role;
+	bool culprit;           /* the first drop: the first stage that
+	                           introduces, else the one that amplifies most */
 	const char *one_side;   /* static: "only in the reference" / "only in the
 	                           target" when the other tree lacks this module
 	                           at this layer only (pair DB_NO_PAIR), else NULL */
+	const char *reason;     /* DB_ROLE_NOT_COMPARABLE: why (borrowed from the
+	                           pair, or static) */
 } db_substage_row;
 
 typedef enum db_bisect_kind {
@@ -264,19 +313,34 @@ typedef struct db_bisect_result {
 	char *first_bad_stage;  /* top-level stage of the culprit (probe when
 	                           no walk), NULL when nothing bad */
 	char *first_bad_substage;/* first sub-stage leaving ok / dropping; NULL */
+	db_stage_role first_bad_role;/* what the culprit did (introduces, amplifies) */
+	char *at_or_before;     /* the stages just before the culprit that could
+	                           not be compared ("a, b, c"): the culprit is
+	                           "at or before" it; NULL when none */
 	db_hint first_bad_hint; /* the culprit pair's root-cause hint (db_hints.h);
 	                           kind DB_HINT_NONE when none */
 	const char *layer_class;/* borrowed from the profile; NULL none */
-	int *bad_ranks;         /* every rank bad at the culprit, ascending */
+	int *bad_ranks;         /* every rank bad at the culprit, ascending
+	                           (--slots: the slots, slot k being rank k) */
+	bool slots;             /* --slots: the ranks are slots */
 	size_t n_bad_ranks;
 	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
 	bool ranks_unknown;     /* the culprit is compared merged only (the other
-	                           side has another layout): no rank can be named */
+	                           side has another layout) and its shards are not
+	                           slices of the other side: no rank can be named */
+	char ranks_why[256];    /* ranks_unknown: why ("partial sums: ..."), else
+	                           ""; with bad_ranks from shards judged against
+	                           their slices (db_rank_split.h): "" too */
+	bool ranks_sliced;      /* bad_ranks come from such slices */
 	db_probe_how probe_how;
 	char probe[256];        /* the probe (DB_PROBE_LAST: the first bad layer's
 	                           last stage, else the chosen stage) */
 	char probe_why[384];    /* which probe and why (db_bisect_run.probe_why) */
 	char phase[64];         /* the phase bisected ("" when the layout has none) */
+	char pass[64];          /* the pass bisected, as the pairs carry it ("" none) */
+	char pass_why[384];     /* db_bisect_run.pass_why */
+	char ref_pass[64];      /* --slots against the prompt alone: the alone
+	                           run's pass aligned with pass ("" none) */
 	bool has_crossing;
 	int crossing_layer;
 	db_substage_row *walk;  /* the intra-layer walk (owned array) */
@@ -302,6 +366,12 @@ typedef struct db_bisect_run {
 	                           to lower layers, so the search is not a
 	                           bisect (DB_KIND_BACKWARD) */
 	char probe_why[384];    /* one line: which probe and why */
+	char pass_why[384];     /* one line: which pass and why ("passes 0-2
+	                           bit-identical at L7 mlp_output; pass 3 is the
+	                           first that diverges"); "" when the phase has
+	                           one pass */
+	size_t n_passes;        /* passes of the phase (1 when none) */
+	bool pass_given;        /* the pass was asked for (--pass, a session's) */
 	db_bisect sm;           /* owned */
 } db_bisect_run;
 

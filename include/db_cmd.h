@@ -72,7 +72,20 @@ typedef struct db_cmp_args {
 	const char *profile, *filter, *threads;
 	bool no_cache;
 	const char *slot;       /* compare --slot (not in DB_CMP_OPTS) */
+	const char *noise;      /* --noise DIR (DB_NOISE_OPT) */
+	const char *slots;      /* --slots N (DB_SLOTS_OPT) */
 } db_cmp_args;
+#define DB_SLOTS_OPT(a)                                                             \
+	{"slots", 0, "N", &(a).slots, NULL,                                          \
+	 "one TREE whose batch holds the same prompt N times:\n"                     \
+	 "slot 0 against slots 1..N-1, bitwise (slot k is\n"                         \
+	 "shown as rank k); REF TARGET: REF ran the prompt\n"                        \
+	 "alone, each of TARGET's N slots against it"}
+#define DB_NOISE_OPT(a)                                                             \
+	{"noise", 0, "DIR", &(a).noise, NULL,                                        \
+	 "the reference side run again (the target's layout or\n"                    \
+	 "dtype, no bug): judge each pair against that run's\n"                      \
+	 "error at the same place (within / beyond noise)"}
 #define DB_CMP_OPTS(a, profile_help)                                                \
 	{"profile", 'p', "P", &(a).profile, NULL, profile_help},                    \
 	{"filter", 0, "RE", &(a).filter, NULL,                                       \

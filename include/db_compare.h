@@ -29,12 +29,37 @@ typedef enum db_status {
  * the other side matches a contiguous block of it. The pair is measured on
  * that block (see src/measure/slot.c). */
 typedef struct db_slot {
-	int side;               /* 0 none; 1 the reference is sliced, 2 the target */
+	int side;               /* 0 none; 1 the reference is sliced, 2 the target,
+	                           DB_SLOT_IN_TREE both (--slots: slot 0 vs slot k) */
 	int dim;
 	_Atomic int64_t start;  /* -1 until found (at the first compute) */
 	int64_t len;
 	bool given;             /* --slot: start set by hand */
+	/* The slot k this pair stands for (--slots: also its rank field, so
+	 * the rank selector, grid and bisect work on slots; a batch slot: the
+	 * block's index when the blocks are equal, else -1), and where the
+	 * reference's block starts (DB_SLOT_IN_TREE: slot 0's rows). */
+	int k;
+	int64_t ref_start;
+	/* --slots N with two trees: the reference is the prompt run alone
+	 * (its whole tensor, ref_start 0) and k runs over every slot, 0 too */
+	bool alone;
 } db_slot;
+
+/* db_slot.side of --slots pairs: both sides are blocks of one tensor. */
+#define DB_SLOT_IN_TREE 3
+
+/* --slots N: what one (phase, pass) of the tree was taken as. */
+typedef struct db_slot_pass {
+	char phase[32], pass[32];
+	char ref_pass[32];      /* two trees: the alone run's pass it goes with
+	                           ("" none); pass "": an alone pass left over */
+	bool used;              /* its tensors were split into slots */
+	char why[288];          /* "seq_lens [12, 12, 12, 12]: 4 x 12 rows", or why
+	                           it was skipped ("seq_lens [16]: 1 sequence") */
+	size_t n_pairs;         /* slot pairs built (n_slots - 1 per tensor) */
+	size_t n_left;          /* tensors left out (no token rows of the batch) */
+} db_slot_pass;
 
 typedef struct db_pair {
 	db_fields f;            /* side empty; rank -1 for merged or rank-less */
@@ -64,7 +89,19 @@ typedef struct db_pair {
 	 * rule or the dump's meta dims; pattern/re NULL, nothing owned). */
 	db_shard_rule unshard;
 	db_slot slot;           /* side 0: none */
+	/* Against the noise tree (db_noise.h), set with the metrics: floor =
+	 * the reference-vs-noise rel of this pair (NaN none), ratio = rel /
+	 * max(floor, noise_min_rel). */
+	signed char noise;      /* db_noise_verdict */
+	double noise_floor, noise_ratio;
 } db_pair;
+
+typedef enum db_noise_verdict {
+	DB_NOISE_NONE = 0,      /* no noise tree, or the pair is not measured */
+	DB_NOISE_WITHIN,        /* rel <= noise_k x floor */
+	DB_NOISE_BEYOND,
+	DB_NOISE_NO_FLOOR       /* a noise tree, but nothing of it pairs with this */
+} db_noise_verdict;
 
 enum { DB_PAIR_PENDING = 0, DB_PAIR_RUNNING, DB_PAIR_DONE };
 
@@ -97,6 +134,13 @@ typedef struct db_compare_opts {
 	 * db_compare_verify_start. The headless commands leave it false: they
 	 * check every file before they print. */
 	bool verify_later;
+	/* --noise DIR: the reference side run again (db_noise.h); the
+	 * reference is compared with it first and its errors are the floors. */
+	const char *noise;
+	/* --slots N: one tree (ref == target) whose batch holds the same
+	 * prompt N times; every tensor of a batch pass becomes N-1 pairs, slot
+	 * 0's rows against slot k's (src/compare/slots.c), judged bitwise. */
+	int slots;
 } db_compare_opts;
 
 typedef struct db_compare {
@@ -112,10 +156,21 @@ typedef struct db_compare {
 	/* New (unique in the process) each time the pairs are built, rebuilt
 	 * by a rescan or freed: a cache over the pairs keys on it. */
 	unsigned long pairs_gen;
+	/* Quantized weights' groups the pairs point into (pair/companions.c);
+	 * built and freed with the pairs. */
+	void *quant;
 	char **phases;          /* present phases, causal order */
 	size_t n_phases;
 	_Atomic size_t n_done;  /* pairs finished (async progress) */
 	_Atomic size_t n_cached;        /* of those, served from the metrics cache */
+	/* --slots N (0: off): the passes and how each was split or skipped */
+	int n_slots;
+	/* two trees: the reference ran the prompt alone, the target's batch
+	 * holds it N times (each slot against the alone run: slots_alone.c) */
+	bool slots_alone;
+	char slots_align[160];  /* how the passes were aligned, or "" */
+	db_slot_pass *slot_passes;
+	size_t n_slot_passes;
 	void *priv;             /* worker pool, cache */
 } db_compare;
 
@@ -165,6 +220,19 @@ void db_compare_set_settle(db_compare *c, int settle_ms);
 /* Files left out by the last scan as still being written (settle_ms). */
 size_t db_compare_settling(const db_compare *c);
 
+/* --slots: c, one tree on both sides, into its slot pairs (db_compare_open
+ * and rescans call it; see db_compare_opts.slots). -1 with err when the
+ * tree has several ranks or no batch pass. */
+int db_slots_split(db_compare *c, int n, db_err *err);
+/* --slots with two trees: c's reference ran the prompt alone, its target
+ * holds it n times in a batch. The passes are aligned from the data (the
+ * target's warmup skipped: ref pass p goes with the target's first batch
+ * pass + p), and every tensor of a batch pass becomes n pairs, the alone
+ * run's tensor against slot k's rows (k = 0..n-1, in the rank field),
+ * judged bitwise. -1 with err when a side has several ranks or no pass
+ * aligns. */
+int db_slots_alone(db_compare *c, int n, db_err *err);
+
 const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
 /* "path" or "path:key" of an item (malloc'd); NULL for a missing side. */
 char *db_item_name(const db_item *it);
@@ -179,5 +247,12 @@ long db_first_divergence(const db_compare *c, const char *phase,
  * pair that is not ok): when the first divergence is drift — bf16 at
  * another TP size drifts from layer 0 — this is where a bug shows. */
 long db_first_beyond_drift(const db_compare *c);
+/* The bit-identical regime (no noise tree): the first computed pair that
+ * is not bit-identical when every comparable pair before it (causal order)
+ * is: same code and kernels, so it is the first divergence whatever its
+ * band; the regime needs a bit-identical stage inside a layer before it
+ * (equal inputs say nothing about kernels). -1 when there is none, or a
+ * pair before it is not bit-identical (dtypes differ, not measured yet). */
+long db_first_not_identical(const db_compare *c);
 
 #endif

@@ -16,6 +16,10 @@ typedef enum db_dtype {
 	DB_DT_BOOL,
 	DB_DT_C64, DB_DT_C128,          /* compared as interleaved (re, im) reals */
 	DB_DT_QINT8, DB_DT_QUINT8, DB_DT_QINT32, DB_DT_QUINT4X2, DB_DT_QUINT2X4,
+	/* torch float4_e2m1fn_x2 (safetensors F4 is read as it: the last dim
+	 * halved): one byte holds two e2m1 values; which nibble comes first is
+	 * the producer's (db_quant.h). Last so that cached dtype numbers keep. */
+	DB_DT_F4_E2M1FN_X2,
 	DB_DT__COUNT
 } db_dtype;
 
@@ -24,6 +28,8 @@ const char *db_dtype_name(db_dtype dt);     /* "float32", "bfloat16", ... */
 db_dtype db_dtype_from_name(const char *name); /* inverse; DB_DT_UNKNOWN if none */
 bool db_dtype_is_complex(db_dtype dt);
 bool db_dtype_is_quantized(db_dtype dt);
+/* fp8 of any flavour (e4m3fn, e5m2, their fnuz, e8m0fnu) */
+bool db_dtype_is_fp8(db_dtype dt);
 /* true when metrics can be computed (real, complex; not quantized/unknown).
  * Quantized tensors decode to their raw stored integers (fine for stats),
  * but comparing them would need scale/zero-point and sub-byte packing, so
@@ -31,6 +37,10 @@ bool db_dtype_is_quantized(db_dtype dt);
 bool db_dtype_comparable(db_dtype dt);
 /* number of real components per element: 2 for complex, else 1 */
 int db_dtype_components(db_dtype dt);
+
+/* e2m1 (FP4) code c (low 4 bits; bit 3 the sign): 0, 0.5, 1, 1.5, 2, 3,
+ * 4, 6 and their negatives (formats.md §8). Exact. */
+double db_e2m1_f64(unsigned c);
 
 /* Decode n real components of dtype dt, starting at src, `step` bytes apart
  * (step = itemsize for contiguous data; complex: itemsize/2 per component

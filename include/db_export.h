@@ -34,6 +34,9 @@ typedef struct db_export_ctx {
 	 * used as is, never built again. NULL: built from the selection above
 	 * (db_export_grid), as the headless export does. */
 	const db_grid *grid;
+	/* The folder report.md goes to (db_export_all sets it): its links to
+	 * the notes are relative to it. NULL: the current directory. */
+	const char *out_dir;
 } db_export_ctx;
 
 /* Write the four files into out_dir (created). -1 with err naming the file
@@ -54,7 +57,30 @@ int db_export_metrics_json(FILE *f, const db_compare *c);
 /* Its ", first_divergence, first_divergent_phase, first_beyond_drift"
  * members (indices into c->pairs or null), also in compare's variants. */
 void db_export_divergence_json(FILE *f, const db_compare *c);
+/* With several passes: one line per pass (its first divergence, and the
+ * first beyond drift) and "first diverging pass: N" (db_passes.h); the
+ * JSON keys ", \"passes\": [...], \"first_diverging_pass\"" the same.
+ * Nothing with one pass. Over computed pairs. */
+void db_passes_text(FILE *out, const db_compare *c);
+void db_passes_json(FILE *out, const db_compare *c);
+/* --slots (c->n_slots): each pass split or skipped, and why; the JSON key
+ * ", \"slots\": {...}". Nothing without --slots. */
+void db_slots_text(FILE *out, const db_compare *c);
+void db_slots_json(FILE *out, const db_compare *c);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
+/* What c's verdicts were judged by: the JSON key ("slots_bitwise",
+ * "noise", "bit_identical", "bands") and a sentence for report.md and the
+ * SVG (the noise run's path, k, the floors; the regime; the slots). */
+const char *db_judged_by_key(const db_compare *c);
+char *db_judged_by_text(const db_compare *c, char *buf, size_t len);
+/* The same, only the pairs keep says true of (NULL: every pair). */
+int db_export_metrics_csv_where(FILE *f, const db_compare *c, bool (*keep)(const db_pair *));
+/* report.md's intra-layer walk of the culprit layer (the core's walk rows,
+ * never judged again): every stage with the error it receives and leaves,
+ * amplification, SQNR and role, a stage that could not be compared in its
+ * place with its reason, and "at or before" when such stages precede the
+ * culprit. Nothing when r has no walk. */
+void db_export_walk_md(FILE *f, const db_bisect_result *r);
 /* One pair as a JSON object (the compare --format json pair schema). */
 void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);
 

@@ -21,6 +21,17 @@
  *                  over the rows both have; {dim: 0, by}
  *   rows_permuted  the same rows along dim 0 in another order; {dim: 0,
  *                  moved: rows not in place}
+ *   not_transformed  the dump's weights are read through a layout transform
+ *                  found in the data (aiter shuffle_weight, ...), and this
+ *                  one matches the reference only as stored; {transform}
+ *   scale_inverted a scale block (or the whole tensor) is its scale squared
+ *                  times the reference: 1/s stored for s; {block}
+ *   nibbles_swapped packed FP4 read with the other nibble first matches
+ *   to_not_view    the codes are the reference's codes converted numerically
+ *                  (.to(float8) where .view(float8) was meant)
+ *   scale_block    blocks whose scale is off otherwise; {block, blocks_off}
+ *                  (these five: measure/quant_hints.c, for dequantized pairs,
+ *                  which get no other hint: their stored codes are no values)
  *   batch_slot     the pair is measured on a block of the longer side
  *                  (db_slot.h): {side, dim, start, len, given}; given to
  *                  such a pair whether it diverges or not, so the JSON
@@ -51,7 +62,10 @@ typedef enum db_hint_kind {
 	DB_HINT_NONE = 0,
 	DB_HINT_INPUTS_DIFFER, DB_HINT_NAN_ORIGIN, DB_HINT_ZEROS, DB_HINT_PARTIAL_SUM,
 	DB_HINT_SIGN_FLIP, DB_HINT_SCALE, DB_HINT_TRANSPOSED, DB_HINT_SHIFT,
-	DB_HINT_ROWS_PERMUTED, DB_HINT_BATCH_SLOT
+	DB_HINT_ROWS_PERMUTED, DB_HINT_BATCH_SLOT,
+	/* dequantized or transformed weights (measure/quant_hints.c) */
+	DB_HINT_NOT_TRANSFORMED, DB_HINT_SCALE_INVERTED, DB_HINT_NIBBLES_SWAPPED,
+	DB_HINT_TO_NOT_VIEW, DB_HINT_SCALE_BLOCK
 } db_hint_kind;
 
 typedef struct db_hint {
@@ -67,6 +81,10 @@ typedef struct db_hint {
 	int slot_side, slot_dim;        /* batch_slot: 1 ref, 2 target */
 	int64_t slot_start, slot_len;   /* start -1: not found yet */
 	bool slot_given;
+	const char *transform;  /* not_transformed: the dump's transform */
+	int block_nd;           /* scale_inverted, scale_block: the worst block */
+	int64_t block[DB_MAX_DIMS];
+	uint64_t blocks_off;
 } db_hint;
 
 /* "scale", "sign_flip", ...; "none" for DB_HINT_NONE. */

@@ -25,6 +25,9 @@ typedef struct db_item {
 	                           see walk.h): cache key */
 	int64_t mtime_ns;
 	uint64_t ident;
+	/* Set only on the copies pairing makes of quantized weights grouped
+	 * with their companions (db_quant.h); NULL on every index item. */
+	const struct db_qgroup *quant;
 } db_item;
 
 typedef struct db_index {

@@ -39,6 +39,27 @@ typedef struct db_metrics {
 	int64_t argmax;                 /* flat element index; -1 when n == 0 */
 	double byte_equal;              /* fraction of bytewise-equal elements; NaN when dtypes differ */
 	uint64_t nan_ref, nan_tgt, inf_ref, inf_tgt, nonfinite_mismatch;
+	/* Dequantized pairs (db_quant.h): elements held to their quantization
+	 * step (the floor rounding sets), those beyond it, the worst
+	 * |y−x| / step and its flat index. q_n 0: a plain pair. */
+	uint64_t q_n, q_beyond;
+	double q_worst;
+	int64_t q_worst_at;
+	/* Per scale block (measure/qblocks.c): blocks, those whose slope
+	 * Σxy/Σxx leaves 1 by more than rounding explains (a wrong scale that
+	 * stays within one step per element), the worst one and its slope. */
+	uint64_t q_blocks, q_blocks_off;
+	int64_t q_block_at;
+	double q_block_slope;
+	/* Statistics only (a side holds no tensor, as msprobe's statistics
+	 * and md5 tasks): measured on Max, Min, Mean and Norm alone. st_rel:
+	 * |ΔMax| and |ΔMin| over the reference's max|x|, |ΔMean| over its RMS
+	 * (Norm/√n), |ΔNorm| over its Norm; NaN where a side lacks it. rel is
+	 * their max; cos, rel_l2, rel_diff, max_abs, mean_abs are NaN (not
+	 * known). md5_eq: 1 both CRC-32s equal, 0 they differ, -1 not dumped. */
+	bool stats_only;
+	double st_rel[4];               /* max, min, mean, norm */
+	signed char md5_eq;
 } db_metrics;
 
 /* Partial sums over a range of elements, mergeable across threads. */
@@ -51,6 +72,13 @@ typedef struct db_accum {
 	int64_t argmax;
 	uint64_t nan_ref, nan_tgt, inf_ref, inf_tgt, nonfinite_mismatch;
 	int same_dtype;
+	uint64_t q_n, q_beyond;
+	double q_worst;
+	int64_t q_worst_at;
+	/* statistics only: set by db_accum_stats, carried by merge */
+	bool stats_only;
+	double st_rel[4];
+	signed char md5_eq;
 } db_accum;
 
 void db_accum_init(db_accum *a);
@@ -61,7 +89,15 @@ void db_accum_init(db_accum *a);
 void db_accum_range(db_accum *a, const db_tensor *x, const db_tensor *y,
                     int64_t begin, int64_t end);
 void db_accum_merge(db_accum *into, const db_accum *from);
+/* Hold n decoded elements from flat index first to their quantization
+ * floor: |y−x| > tol counts as beyond (non-finite ones are left out). */
+void db_accum_floor(db_accum *a, int64_t first, const double *x, const double *y,
+                    const double *tol, int64_t n);
 void db_accum_finish(const db_accum *a, db_metrics *m);
+/* Statistics-only comparison (measure/stats_only.c): each side's db_tstat,
+ * or, for a side that holds the tensor, its statistics computed here. n =
+ * the reference's element count. -1 (err) when a side has neither. */
+int db_accum_stats(db_accum *a, const db_tensor *x, const db_tensor *y, db_err *err);
 
 /* Whole comparison. Returns -1 (err set) when numel differs or a dtype is
  * not comparable (quantized, unknown). Same shape is the caller's check. */
@@ -89,6 +125,16 @@ typedef struct db_thresholds {
 	double drift_cos, drift_rel;    /* drift: cos > 0.99   and rel < 0.10 */
 	double algo_cos, algo_rel;      /* algo:  cos > 0.9    and rel < 0.30 */
 	double scramble_cos;            /* scramble: cos <= 0.1 (also negative) */
+	/* statistics-only pairs (db_metrics.stats_only): the largest st_rel
+	 * <= stats_ok_rel ok (1e-4), <= stats_drift_rel drift (1e-3), <=
+	 * stats_algo_rel algo (1e-2), else bug. Statistics move less than
+	 * elements do, so these are tighter than ok_rel etc. */
+	double stats_ok_rel, stats_drift_rel, stats_algo_rel;
+	/* --noise (db_noise.h): within noise when rel <= noise_k x
+	 * max(floor, noise_min_rel) */
+	double noise_k, noise_min_rel;
+	double amplify;                 /* a stage amplifies when it leaves >= this
+	                                 * × the error it receives (default 10) */
 } db_thresholds;
 
 void db_thresholds_default(db_thresholds *t);

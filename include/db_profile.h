@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include "db_err.h"
 #include "db_metrics.h"
+#include "db_quant.h"
 
 /* Where one tensor sits in the model run. */
 typedef struct db_fields {
@@ -107,6 +108,9 @@ typedef struct db_profile {
 	 * pass (file's pass + N); first match wins. SGLang's forward hook writes
 	 * the top module's output and the logits of pass P into Pass<P+1>.pt. */
 	char **pass_shift_pat; void **pass_shift_re; int *pass_shift_by; size_t n_pass_shift;
+	/* quant: how quantized weights and their companions are grouped and
+	 * dequantized, tried in order (db_quant.h) */
+	db_quant_rule *quant; size_t n_quant;
 	/* The first regex error (a limit hit) of a per-stage rule (parent,
 	 * input_ids, routing_ids, shards), whose answers are plain booleans:
 	 * set once by any thread, then those rules answer "no" at once, and the

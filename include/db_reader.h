@@ -12,7 +12,7 @@
 
 typedef enum db_format {
 	DB_FMT_UNKNOWN = 0, DB_FMT_PT_ZIP, DB_FMT_PT_LEGACY, DB_FMT_SAFETENSORS,
-	DB_FMT_NPY, DB_FMT_NPZ
+	DB_FMT_NPY, DB_FMT_NPZ, DB_FMT_MSPROBE_JSON
 } db_format;
 
 typedef struct db_entry {

@@ -7,6 +7,8 @@
  *   dumpbisect_session: 1
  *   ref: /abs/ref            target: /abs/target
  *   profile: sglang-v1       (omitted = auto-detect)
+ *   noise: /abs/noise        (omitted = none; --noise, db_noise.h)
+ *   slots: "4"               (omitted = none; --slots, one tree's batch slots)
  *   phase: prefill  pass: "0"  probe: hidden_out  predicate: band:ok
  *   good: -1                 (start good layer; -1 = before the first)
  *   layers: [0, 1, 2, ...]   (candidates; 2147483647 = final)
@@ -19,6 +21,9 @@
  *        text: "sign flip", time: 1700000050}
  *   notes: [notes/01_first_look.md]
  *   view: {cursor: "4,2", rank: "-1"}   (free-form string map)
+ *   earlier:                 (omitted = none; older files load as is)
+ *     - {phase: ..., pass: "2", probe: ..., predicate: ..., good: -1,
+ *        layers: [...], steps: [...]}   (bisects re-aimed away from)
  */
 #ifndef DB_SESSION_H
 #define DB_SESSION_H
@@ -58,6 +63,8 @@ typedef struct db_session {
 	char *path;             /* file it was loaded from / saved to; NULL new */
 	char *ref, *target;     /* tree paths (absolute when created by us) */
 	char *profile;          /* NULL = auto-detect */
+	char *noise;            /* --noise tree; NULL = none */
+	char *slots;            /* --slots N ("4"): target is the ref tree; NULL = none */
 	char *phase, *pass;     /* NULL = defaults */
 	char *probe;            /* NULL = profile default */
 	db_predicate pred;
@@ -72,6 +79,11 @@ typedef struct db_session {
 	size_t n_notes;
 	db_kv *view;            /* free-form view state (TUI) */
 	size_t n_view;
+	/* bisects begun before this one on another phase or pass, oldest
+	 * first (owned): each holds only phase, pass, probe, predicate, good,
+	 * layers and steps; replay judges them too */
+	struct db_session **earlier;
+	size_t n_earlier;
 	int64_t created, updated;
 } db_session;
 
@@ -106,6 +118,12 @@ int db_session_run_open(const db_session *s, db_compare *c, bool with_steps,
 /* Record r's probe, phase, pass, predicate and the profile (NULL = the
  * comparison's) in s; then db_session_sync_bisect for the steps. */
 int db_session_set_run(db_session *s, const db_bisect_run *r, const char *profile);
+
+/* Keep s's bisect (phase, pass, probe, predicate, good, candidates,
+ * steps) at the end of s->earlier when it has steps, then clear its
+ * candidates, steps, phase and pass (and the probe unless keep_probe) for
+ * a new bisect. -1 on OOM (s unchanged). */
+int db_session_archive_bisect(db_session *s, bool keep_probe);
 
 /* Append a mark (strings copied). Returns its index or -1 on OOM. */
 long db_session_add_mark(db_session *s, int layer, const char *stage,

@@ -7,6 +7,16 @@
 
 #define DB_MAX_DIMS 16
 
+/* What a statistics-only dumper (Ascend msprobe) wrote instead of the
+ * tensor: its Max, Min, Mean and Norm (L2) and, in md5 mode, a CRC-32 of
+ * the bytes. has_* say which were given (integer tensors have no Mean and
+ * Norm). */
+typedef struct db_tstat {
+	double max, min, mean, norm;
+	bool has_max, has_min, has_mean, has_norm, has_crc;
+	uint32_t crc;
+} db_tstat;
+
 typedef struct db_tensor {
 	db_dtype dtype;
 	int ndim;                       /* 0 = scalar (numel 1) */
@@ -21,6 +31,9 @@ typedef struct db_tensor {
 	/* quantized per-tensor affine parameters (scale 0 = none) */
 	double q_scale;
 	int64_t q_zero;
+	/* Set (and data NULL) when the file holds only statistics of the
+	 * tensor; owned by the db_file. */
+	const db_tstat *st;
 } db_tensor;
 
 int64_t db_tensor_numel(const db_tensor *t);

@@ -8,7 +8,7 @@ has "$out" "no divergence: every pair is in the ok band" "identical trees"
 
 expect 1 "divergent trees" "$DB_BIN" compare "$L/sglang_v1/ref" "$L/sglang_v1/target"
 has "$out" "profile sglang-v1" "divergent trees"
-has "$out" "first divergence: L2 attn.o_proj rank 0 pass 0" "divergent trees"
+has "$out" "first divergence: L2 attn.o_proj every rank (of 2) pass 0" "divergent trees"
 has "$out" "(dtype float32 vs bfloat16)" "dtype flagged"
 
 expect 1 "miles phases" "$DB_BIN" compare "$L/miles/baseline" "$L/miles/target"

@@ -42,10 +42,21 @@ grep -q '^| - | 0 | L7 | `attn.o_proj` | 1 | `sglang_dump_1700000000.0/forward_p
 	|| fail "report divergence point: $(grep -A3 '^## Divergence' "$md")"
 grep -q '^Bad ranks: 1 (the others are good)\.$' "$md" || fail "report bad ranks"
 grep -q '^rel_diff = 2: severe — completely wrong computation\. cos = -1\.00000000' "$md" || fail "report severity"
-grep -q '^| `attn.o_proj` | -1.00000000 | 2 | scramble | 2 | \*\*culprit\*\* |$' "$md" || fail "report walk"
+# a sign flip: cos -1, rel and the error it leaves 2, SQNR -20 log10(2) = -6.0 dB
+grep -qE '^\| \*\*`attn\.o_proj`\*\* \| -1\.00000000 \| 2 \| scramble \| [0-9.e+-]+ \| 2 \| [0-9.e+-]+ \| -6\.0 \| \*\*introduces\*\* \(culprit\) \|$' "$md" \
+	|| fail "report walk: $(grep 'attn.o_proj`\*\*' "$md")"
 grep -q '^| 5 | L7 | bad | auto | 0.85898995 | 0.6665 | bug |$' "$md" || fail "report bisect log"
 grep -q '^| L7 | `attn_out` | 1 | confirmed | o_proj shard negated \\| rank 1 |$' "$md" || fail "report marks"
-grep -q "^- \[01_first_look.md\](.*/notes/01_first_look.md) — First look$" "$md" || fail "report notes"
+grep -q "^- \[01_first_look.md\](\.\./notes/01_first_look.md) — First look$" "$md" || fail "report notes: $(grep 01_first "$md")"
+# every link in report.md opens a file, from where report.md is
+"$PY" - "$md" <<'EOF' || fail "report.md has links that do not resolve"
+import os, re, sys, urllib.parse
+md = sys.argv[1]
+links = re.findall(r'\]\(([^)]+)\)', open(md, encoding="utf-8").read())
+assert len(links) >= 3, links
+bad = [l for l in links if not os.path.isfile(os.path.join(os.path.dirname(md), urllib.parse.unquote(l)))]
+assert not bad, bad
+EOF
 grep -q "02_layer_7.md" "$md" || fail "report notes: 02"
 grep -q "scratch.txt" "$md" && fail "report lists a non-note"
 

@@ -12,7 +12,7 @@ M=$DB_FIXTURES/realdump_mixed
 expect 1 "v2 TP1 vs TP2" "$DB_BIN" compare "$M/v2/ref" "$M/v2/target"
 has "$out" "profile sglang-v2" "v2"
 has "$out" "0 ref_only, 0 target_only, 0 shape_mismatch, 0 error" "v2: every rank paired"
-has "$out" "first divergence: L2 pre_mlp_residual rank 0 pass 0" "v2: the bug's layer and stage"
+has "$out" "first divergence: L2 pre_mlp_residual every rank (of 2) pass 0" "v2: the bug's layer and stage"
 # the column-parallel stage is merged (meta dims), never a per-rank shard
 grep -E '^\S+ +0 +[0-9] +[0-9] +attn_pre_o_proj ' <<<"$out" && fail "v2: a shard judged alone"
 has "$out" "all   attn_pre_o_proj" "v2: merged"
@@ -24,13 +24,13 @@ has "$out" "41 pairs: 40 ok" "one rank: everything else ok"
 
 expect 1 "hybrid TP1 vs TP2" "$DB_BIN" compare "$M/hybrid/ref" "$M/hybrid/target"
 has "$out" "0 ref_only, 0 target_only, 0 shape_mismatch, 0 error" "hybrid: every rank paired"
-has "$out" "first divergence: L3 pre_mlp_residual rank 0 pass 0" "hybrid: the bug's layer and stage"
+has "$out" "first divergence: L3 pre_mlp_residual every rank (of 2) pass 0" "hybrid: the bug's layer and stage"
 # partial sums (attn_tp:partial, moe_ep:partial) are never shown per rank
 grep -E '^\S+ +0 +[0-9] +[0-9] +(attn_output|moe_expert_output) ' <<<"$out" &&
 	fail "hybrid: a partial sum judged alone"
 # same layout on both sides: expert partials compared rank by rank
 expect 1 "hybrid TP2 vs TP2" "$DB_BIN" compare "$M/hybrid/ref_tp2" "$M/hybrid/target"
-has "$out" "first divergence: L3 pre_mlp_residual rank 0 pass 0" "hybrid same layout"
+has "$out" "first divergence: L3 pre_mlp_residual every rank (of 2) pass 0" "hybrid same layout"
 grep -qE '^\S+ +0 +3 +1 +moe_expert_output ' <<<"$out" || fail "hybrid same layout: per-rank partials"
 
 # same layout with a file missing on one rank: missing data, not another
@@ -48,7 +48,7 @@ expect 1 "hook TP1 vs TP2" "$DB_BIN" compare "$M/hook/ref" "$M/hook/target"
 # the fixture holds Pass00001 only: the hook wrote pass 0's model output
 # and logits there (pass_shift puts them in pass 0); the bisect takes the
 # first pass that holds layers
-has "$out" "first divergence: model rank 0 pass 0" "hook: pass 0's model output is pass 0's"
+has "$out" "first divergence: model every rank (of 2) pass 0" "hook: pass 0's model output is pass 0's"
 grep -qE '^\S+ +0 +- +[01] +(model|logits_processor) ' <<<"$out" || fail "hook: model/logits in pass 0"
 grep -E '^\S+ +0 +[0-9]+ ' <<<"$out" && fail "hook: a layer's tensor in pass 0"
 expect 1 "hook TP1 vs TP2 bisect" "$DB_BIN" bisect --auto "$M/hook/ref" "$M/hook/target"

@@ -57,7 +57,7 @@ got=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["first_
 [ "$got" = "3 post_attention_layernorm.0" ] || fail "bisect culprit, found probe: got '$got'"
 
 expect 1 "bisect table" "$DB_BIN" bisect --no-cache --auto --stage mlp.experts "$R/ref" "$R/target"
-walk=$(sed -n '/^intra-layer walk:/,/^$/{/^intra/d;p}' <<<"$out" | awk 'NF > 1 {print ($1 == ">" ? $2 : $1)}' | tr '\n' ' ')
+walk=$(sed -n '/^intra-layer walk/,/^$/{/^intra/d;p}' <<<"$out" | awk 'NF > 1 {print ($1 == ">" ? $2 : $1)}' | tr '\n' ' ')
 case "$walk" in
 "input_layernorm.0 input_layernorm.1 self_attn.qkv_proj "*" self_attn.o_proj post_attention_layernorm.0 post_attention_layernorm.1 mlp.shared_expert.gate_up_proj "*" mlp.experts ")
 	;;

@@ -44,7 +44,7 @@ check "first step recorded" grep_screen bisect_step1 '^  1  final  bad   auto '
 check "found L7" grep_screen bisect_done '^\[found\] first bad layer: L7'
 check "sudden drop named" grep_screen bisect_done '^kind sudden-drop +first bad layer L7'
 check "sub-stage named" grep_screen bisect_done 'first bad sub-stage attn\.o_proj'
-check "bad rank named" grep_screen bisect_done '^bad ranks 1$'
+check "bad rank named" grep_screen bisect_done '^bad ranks 1 \(the other ranks are good\)$'
 # The notes are not under the current directory (the fixtures): the path
 # is absolute, its middle elided when the line is too narrow for it (the
 # build dir may be anywhere), the file name always whole.
@@ -57,8 +57,8 @@ check "note data has the probe of L7" grep -q '^| `hidden_out` | 0\.858989' "$N"
 check "Enter shows the culprit: L7 attn_out on rank 1 (the all-ranks view shows the worst)" \
 	grep_screen bisect_culprit '^L7 attn_out rank 1 \(worst of 2 ranks\) '
 check "the culprit keeps the all-ranks view" grep_screen bisect_culprit 'rank \[all\] of 2'
-check "mark confirmed" grep_screen bisect_mark '^marked L7 attn_out rank 1 confirmed$'
-check "mark drawn on the heatmap" grep_screen bisect_mark '^▸L7 +◆ ✓  1\.0000 +✓  1\.0000 *▸✗✗ 0\.8623'
+check "mark confirmed, at rank all kept as all" grep_screen bisect_mark '^marked L7 attn_out \(all ranks\) confirmed$'
+check "mark drawn on the heatmap, on its cell under the first divergence" grep_screen bisect_mark '^▸L7 +◆ ✓  1\.0000 +✓  1\.0000 *◆✗✗ 0\.8623'
 check "notes view lists it, its number once" grep_screen notes '^ 01  Sign flip in o_proj +01_sign_flip_in_o_proj\.md$'
 check "export done" grep_screen export '^exported report\.md, heatmap\.svg, metrics\.json, metrics\.csv to '
 for f in report.md heatmap.svg metrics.json metrics.csv; do
@@ -104,8 +104,8 @@ b
 :save-display $T/replay_live.screen
 EOF
 check "replay at step 3" grep_screen replay_3 'replay: step 3 of 5'
-check "range after 3 steps" grep_screen replay_3 '^range: good L5 \.\. bad L8 '
-check "replay at step 0: nothing known" grep_screen replay_0 '^range: good input \.\. bad \? '
+check "range after 3 steps" grep_screen replay_3 '^good up to L5, bad from L8; '
+check "replay at step 0: nothing known" grep_screen replay_0 '^good up to the input, no bad layer seen yet; '
 check "back to live after the last step" grep_screen replay_live '^\[found\] first bad layer: L7'
 check "live: no replay banner" bash -c "! grep -q 'replay: step' '$T/replay_live.screen'"
 

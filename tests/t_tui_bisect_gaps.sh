@@ -18,7 +18,7 @@ check "the gap tree has no L7..L10" bash -c "! find '$G' -name '*layer_id=[789].
 cli=$("$DB_BIN" bisect "$G/ref" "$G/target" --auto 2>/dev/null | head -1)
 check "the CLI is honest: $cli" test "$cli" = "inconclusive: one of L7..L11 (L7–L10 not dumped)"
 
-# The same walk in the workbench: Enter accepts, s skips a layer that is
+# The same walk in the workbench: Enter accepts, = skips a layer that is
 # not dumped (Enter refuses it: it has no auto verdict).
 tui_run 100 30 "$G/ref" "$G/target" <<EOF
 b
@@ -26,16 +26,16 @@ b
 <Enter>
 <Enter>
 :save-display $T/gap_refused.screen
-s
-s
-s
+=
+=
+=
 <Enter>
-s
+=
 <Enter>
 :save-display $T/gap_done.screen
 EOF
 check "Enter on a layer not dumped is refused" \
-	grep_screen gap_refused '^L8 has no auto verdict \(not dumped\): g, b or s'
+	grep_screen gap_refused '^L8 has no auto verdict \(not dumped\): \+ good, - bad, = skip$'
 check "the workbench says what the CLI says" grep -qxF -- "$cli" "$T/gap_done.screen"
 check "the state names the layers not dumped" \
 	grep_screen gap_done '^\[only-skipped\] one of L7\.\.L11 \(L7–L10 not dumped\)$'

@@ -33,7 +33,7 @@ lines = open(screen_file, encoding="utf-8").read().split("\n")
 head = next(i for i, l in enumerate(lines) if l.startswith("cos "))
 screen = {}
 for l in lines[head + 1:]:
-    m = re.match(r"^.(L\d+|final_\w+|embed\.\w+…?)\s", l)
+    m = re.match(r"^.(L\d+|final_\w+|embed[\w.]*…?[\w.]*)\s", l)
     if not m:
         if screen:
             break
@@ -78,9 +78,10 @@ def find_csv(layer, stage, rank):
 
 n = 0
 for label, cells in svg.items():
-    # a long label is cut on the screen: "embed.input_i…"
+    # a long label is cut in the middle on the screen: "embed…nput_ids"
     key = next((k for k in screen if k == label or
-                (k.endswith("…") and label.startswith(k[:-1]))), None)
+                ("…" in k and label.startswith(k.split("…")[0]) and
+                 label.endswith(k.split("…")[1]))), None)
     if key is None:
         bad.append("%s: not on the screen" % label); continue
     if [fmt(c[2]) for c in cells] != screen[key]:

@@ -83,8 +83,11 @@ check "all ranks: a sharded stage's cell is its merged pair" \
 check "all ranks: a replicated stage's cell names its worst rank" \
 	grep_screen worst_cell '^L2 self_attn\.o_proj rank 0 \(worst of 2 ranks\) '
 check "columns in execution order" \
-	grep_screen merged_cell '^cos +input_laye… self_attn\.… .* post_atten… mlp\.gate_p… .* hidden_out$'
-# names as wide as the screen allows; the cursor's column named in full
-check "the cursor's column name in full" \
-	grep_screen merged_cell '^cos .* self_attn\.attn  '
+	grep_screen merged_cell '^cos +inpu…ernorm self…q_proj self…k_proj self…v_proj self…n\.attn self…o_proj post…ernorm mlp\.…e_proj .* hidden_out$'
+# names cut in the middle tell the self_attn.* columns apart; the cursor's
+# column keeps to its own room (its full name is on the status line)
+check "the cursor's column does not cover its neighbours" \
+	grep_screen merged_cell '^cos .* self…v_proj self…n\.attn self…o_proj '
+check "the cursor's stage in full on the status line" grep_screen merged_cell '^L3 self_attn\.attn '
+
 finish

@@ -32,13 +32,13 @@ check "the start says the verdicts changed" grep_screen replay_heatmap \
 check "the bisect view says how many changed" \
 	grep_screen replay_bisect '^\[replay\] 3 of 5 logged verdicts changed on these trees$'
 check "the bisect view says what the CLI says" grep -qxF -- "$moved" "$T/replay_bisect.screen"
-check "now: nothing bad" grep_screen replay_bisect '^now: the bad bound final is good: nothing bad to bisect$'
+check "now: nothing bad" grep_screen replay_bisect '^now: the last layer, final, is good: nothing went wrong, nothing to bisect$'
 check "never found on an all-ok tree" bash -c "! grep -Eq 'found|first bad layer L7|sudden|drift' '$T/replay_bisect.screen'"
 check "the changed steps are marked" \
 	test "$(grep -c ' now good cos 1\.000000  CHANGED$' "$T/replay_bisect.screen")" -eq 3
 check "L5 still holds" grep_screen replay_bisect '^  2  L5     good  auto   cos 1\.000000  rel 7\.5e-6  ok$'
 check "x then Enter: a live bisect of these trees, nothing bad" \
-	grep_screen replay_live '^\[no-bad\] the bad bound final is good: nothing bad to bisect$'
+	grep_screen replay_live '^\[no-bad\] the last layer, final, is good: nothing went wrong, nothing to bisect$'
 check "live: no replay banner" bash -c "! grep -q '^\[replay\]' '$T/replay_live.screen'"
 check "the session now holds the live bisect" test "$(grep -c 'verdict:' "$S")" -eq 1
 

@@ -74,7 +74,7 @@ static void test_monotone_all_boundaries(void **state)
 			assert_true(steps <= (size_t)estimate);
 			if (k == n) {
 				assert_int_equal(b.phase, DB_BP_NO_BAD);
-				assert_non_null(strstr(b.msg, "nothing bad"));
+				assert_non_null(strstr(b.msg, "nothing to bisect"));
 			} else {
 				assert_int_equal(b.phase, DB_BP_FOUND);
 				assert_int_equal(b.first_bad, (long)k);
@@ -148,7 +148,7 @@ static void test_all_good_all_bad(void **state)
 	init_n(&b, 8, DB_GOOD_BEFORE);
 	assert_int_equal(drive(&b, good), 1);   /* the bound alone says it */
 	assert_int_equal(b.phase, DB_BP_NO_BAD);
-	assert_string_equal(b.msg, "the bad bound L15 is good: nothing bad to bisect");
+	assert_string_equal(b.msg, "the last layer, L15, is good: nothing went wrong, nothing to bisect");
 	db_bisect_free(&b);
 
 	init_n(&b, 8, DB_GOOD_BEFORE);

@@ -310,6 +310,58 @@ static void test_flatten_and_entry_errors(void **state)
 	free(p.b);
 }
 
+/* torch >= 2.1's storage classes of the new dtypes in a v2 persistent id
+ * (Float8_e4m3fnStorage, Float4_e2m1fn_x2Storage), hand-built as such
+ * writers do; and the committed ATOM-style fixture of gen_quant.py. */
+static void test_new_dtype_storages(void **state)
+{
+	(void)state;
+	pb p = {0};
+	RAW(&p, "\x80\x02}(");
+	str(&p, "w8");
+	glob(&p, "torch._utils", "_rebuild_tensor_v2");
+	tensor_args_key(&p, "0", "Float8_e4m3fnStorage", 4, "K\x02K\x02\x86", "K\x02K\x01\x86");
+	RAW(&p, "tR");
+	str(&p, "w4");
+	glob(&p, "torch._utils", "_rebuild_tensor_v2");
+	tensor_args_key(&p, "1", "Float4_e2m1fn_x2Storage", 2, "K\x01K\x02\x86", "K\x02K\x01\x86");
+	RAW(&p, "tRu.");
+	static const uint8_t c8[4] = {0x38, 0xb8, 0x7e, 0x01}, c4[2] = {0x21, 0xf7};
+	zm_member m[] = {{"k/data.pkl", p.b, p.n, false}, {"k/data/0", c8, 4, false},
+	                 {"k/data/1", c4, 2, false}};
+	uint8_t *z;
+	db_err err;
+	db_file *f = open_members(m, 3, &err, &z);
+	if (!f)
+		fail_msg("%s", err.msg);
+	assert_int_equal(f->n_entries, 2);
+	assert_null(f->entries[0].err);
+	assert_int_equal(f->entries[0].t.dtype, DB_DT_F8_E4M3FN);
+	const db_tensor *t = &f->entries[0].t;
+	assert_true(db_decode1_f64(t->dtype, t->data, false) == 1.0);
+	assert_true(db_decode1_f64(t->dtype, t->data + 2, false) == 448.0);
+	assert_null(f->entries[1].err);
+	assert_int_equal(f->entries[1].t.dtype, DB_DT_F4_E2M1FN_X2);
+	assert_int_equal(f->entries[1].t.shape[1], 2);
+	db_file_close(f);
+	free(z);
+	free(p.b);
+	f = NULL;
+	assert_int_equal(db_file_open(FIXTURES "/quant/fp8_pt/weights/atom_rank0_layer0.pt", &f, &err), 0);
+	const db_entry *w = db_file_find(f, "layers.0.attn.wq_b.weight");
+	const db_entry *s = db_file_find(f, "layers.0.attn.wq_b.weight_scale");
+	assert_non_null(w);
+	assert_non_null(s);
+	assert_null(w->err);
+	assert_int_equal(w->t.dtype, DB_DT_F8_E4M3FN);
+	assert_int_equal(w->t.ndim, 2);
+	assert_int_equal(w->t.shape[0], 96);
+	assert_int_equal(w->t.shape[1], 64);
+	assert_int_equal(s->t.dtype, DB_DT_F32);
+	assert_int_equal(s->t.ndim, 0);
+	db_file_close(f);
+}
+
 static void test_dispatch(void **state)
 {
 	(void)state;
@@ -357,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_prefix_byteorder_and_deflate),
 		cmocka_unit_test(test_archive_refusals),
 		cmocka_unit_test(test_flatten_and_entry_errors),
+		cmocka_unit_test(test_new_dtype_storages),
 		cmocka_unit_test(test_dispatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -241,7 +241,7 @@ static void test_entry_errors_keep_others(void **state)
 	uint8_t data[6] = { 0x12, 0x34, 0, 0, 0x80, 0x3f };   /* F4 pair, then f32 1.0 */
 	char hdr[1024];
 	int n = snprintf(hdr, sizeof hdr,
-	                 "{\"q\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[0,2]},"
+	                 "{\"q\":{\"dtype\":\"F4\",\"shape\":[4,1],\"data_offsets\":[0,2]},"
 	                 "\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[2,6]},"
 	                 "\"d\":{\"dtype\":\"U8\",\"shape\":[");
 	for (int k = 0; k < 17; k++)
@@ -260,7 +260,8 @@ static void test_entry_errors_keep_others(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(f->n_entries, 3);
 	assert_non_null(f->entries[0].err);
-	assert_non_null(strstr(f->entries[0].err, "dtype F4 not supported"));
+	/* two FP4 values per byte need rows of an even length */
+	assert_non_null(strstr(f->entries[0].err, "F4 tensor's last dimension must be even"));
 	assert_non_null(strstr(f->entries[0].err, "mem.safetensors: entry 'q': byte 13: "));
 	assert_null(f->entries[1].err);
 	assert_true(db_decode1_f64(f->entries[1].t.dtype, f->entries[1].t.data, false) == 1.0);
@@ -311,6 +312,24 @@ static void test_every_dtype(void **state)
 		db_file_close(f);
 		free(buf);
 	}
+	/* F4: packed e2m1 read as float4_e2m1fn_x2, one byte per two values
+	 * of a row: [2, 4] is [2, 2] bytes */
+	uint8_t f4[4] = {0x21, 0x43, 0x65, 0x87}, *b4;
+	db_err e4;
+	db_file *f4f = open_st("{\"t\":{\"dtype\":\"F4\",\"shape\":[2,4],\"data_offsets\":[0,4]}}",
+	                       f4, 4, &b4, &e4);
+	if (!f4f)
+		fail_msg("F4: %s", e4.msg);
+	assert_null(f4f->entries[0].err);
+	assert_int_equal(f4f->entries[0].t.dtype, DB_DT_F4_E2M1FN_X2);
+	assert_int_equal(f4f->entries[0].t.ndim, 2);
+	assert_int_equal(f4f->entries[0].t.shape[0], 2);
+	assert_int_equal(f4f->entries[0].t.shape[1], 2);
+	assert_int_equal(f4f->entries[0].t.stride[0], 2);
+	assert_int_equal(f4f->entries[0].t.data[3], 0x87);
+	assert_false(db_dtype_comparable(DB_DT_F4_E2M1FN_X2));  /* only dequantized */
+	db_file_close(f4f);
+	free(b4);
 	/* F6 known but unsupported: 4 x 6 bits = 3 bytes */
 	uint8_t *buf;
 	db_err err;

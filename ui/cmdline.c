@@ -11,6 +11,7 @@
 #include "base/keys.h"
 #include "notes_ui.h"
 #include "base/script.h"
+#include "db_noise.h"
 
 typedef void (*cmd_fn)(struct tui *t, char *args);
 
@@ -52,10 +53,14 @@ static void cmd_metric(struct tui *t, char *args)
 {
 	for (int m = 0; m < M__COUNT; m++)
 		if (!strcmp(args, tui_metric_name((enum tui_metric)m))) {
+			if (m == M_NOISE && !db_noise_root(t->cmp)) {
+				tui_msg(t, true, "metric noise: no noise tree (dumpbisect --noise DIR ...)");
+				return;
+			}
 			t->metric = (enum tui_metric)m;
 			return;
 		}
-	tui_msg(t, true, "metric: one of cos, rel, rel_diff, max_abs");
+	tui_msg(t, true, "metric: one of cos, rel, rel_diff, max_abs, noise (with --noise)");
 }
 
 static void cmd_phase(struct tui *t, char *args)
@@ -185,7 +190,8 @@ static void cmd_view(struct tui *t, char *args)
 	} v[] = {
 		{"heatmap", A_VIEW_HEATMAP}, {"stages", A_VIEW_STAGES}, {"ranks", A_VIEW_RANKS},
 		{"tensor", A_VIEW_TENSOR}, {"curve", A_VIEW_CURVE}, {"bisect", A_VIEW_BISECT},
-		{"notes", A_VIEW_NOTES}, {"variants", A_VIEW_VARIANTS}, {"help", A_HELP},
+		{"notes", A_VIEW_NOTES}, {"variants", A_VIEW_VARIANTS},
+		{"time", A_VIEW_TIME}, {"help", A_HELP},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
 		if (!strcmp(args, v[i].name)) {

@@ -62,26 +62,12 @@ static const char *msg_path(const char *path, const char *prefix, char *buf, siz
 		rel = below(path, cwd);
 	if (rel)
 		path = rel;
-	int room = COLS - draw_width(prefix), w = draw_width(path);
-	if (w <= room || room < 8) {
+	int room = COLS - draw_width(prefix);
+	if (draw_width(path) <= room || room < 8) {
 		snprintf(buf, len, "%s", path);
 		return buf;
 	}
-	/* the tail: the last room*2/3 columns, from a character boundary */
-	int tail_w = room * 2 / 3;
-	size_t i = strlen(path);
-	for (size_t k = i; k > 0; k--) {
-		if (((unsigned char)path[k - 1] & 0xC0) == 0x80)
-			continue;       /* inside a UTF-8 sequence */
-		if (draw_width(path + k - 1) > tail_w)
-			break;
-		i = k - 1;
-	}
-	/* the head, with the ellipsis, in the columns left */
-	char head[PATH_MAX];
-	draw_fit(path, room - draw_width(path + i), head, sizeof head);
-	snprintf(buf, len, "%s%s", head, path + i);
-	return buf;
+	return draw_fit_mid(path, room, room * 2 / 3, buf, len);
 }
 
 static void note_write(struct tui *t, const char *title, void *arg)
@@ -155,14 +141,20 @@ static void note_write(struct tui *t, const char *title, void *arg)
 	if (!dir || db_notes_create(dir, title, &sec, &path, &num, &err) < 0) {
 		tui_msg(t, true, "note not written: %s", dir ? err.msg : "out of memory");
 	} else {
-		char prefix[32], shown[PATH_MAX];
-		snprintf(prefix, sizeof prefix, "wrote note %02d: ", num);
-		tui_msg(t, false, "%s%s", prefix, msg_path(path, prefix, shown, sizeof shown));
+		/* the editor first: only a note it saved (or none was asked for)
+		 * is called written; the file stays either way (its data) */
+		char prefix[224], shown[PATH_MAX], why[128];
+		int ed = tui_edit_file(t, path, why, sizeof why);
+		if (ed < 0)
+			snprintf(prefix, sizeof prefix, "note %02d left as its template ($EDITOR %s): ",
+			         num, why);
+		else
+			snprintf(prefix, sizeof prefix, "wrote note %02d: ", num);
+		tui_msg(t, ed < 0, "%s%s", prefix, msg_path(path, prefix, shown, sizeof shown));
 		if (t->session) {
 			db_session_add_note(t->session, path);
 			tui_session_save(t);
 		}
-		tui_edit_file(t, path);
 	}
 	free(path);
 	free(dir);
@@ -199,15 +191,23 @@ static void mark_write(struct tui *t, const char *args, void *arg)
 	}
 	const db_pair *q = &t->cmp->pairs[p];
 	db_session *s = session(t);
-	if (!s || db_session_add_mark(s, q->f.layer, q->f.stage, q->merged ? -1 : q->f.rank, st,
+	/* made at rank "all", it is about every rank: not the one the cell
+	 * happens to show (its worst) */
+	bool all = !t->rank_sel || q->merged;
+	if (!s || db_session_add_mark(s, q->f.layer, q->f.stage, all ? -1 : q->f.rank, st,
 	                              text) < 0) {
 		tui_msg(t, true, "out of memory");
 		return;
 	}
 	char lab[300];
-	tui_pair_label(t, p, lab, sizeof lab);
+	if (all && q->f.layer >= 0)
+		snprintf(lab, sizeof lab, "L%d %s (all ranks)", q->f.layer, q->f.stage);
+	else if (all)
+		snprintf(lab, sizeof lab, "%s (all ranks)", q->f.stage);
+	else
+		tui_pair_label(t, p, lab, sizeof lab);
 	tui_msg(t, false, "marked %s %s%s", lab, db_mark_status_name(st),
-	        t->session_path ? "" : " (in memory: no --session)");
+	        t->session_path ? "" : " (not kept: no session)");
 	tui_session_save(t);
 }
 
@@ -228,7 +228,8 @@ void tui_export(struct tui *t, const char *dir)
 	db_session *s = session(t);
 	char *def = NULL;
 	if (!dir) {
-		const char *sp = t->session_path;
+		/* beside --session's file; the automatic one's is not the user's */
+		const char *sp = t->session_auto ? NULL : t->session_path;
 		const char *slash = sp ? strrchr(sp, '/') : NULL;
 		size_t n = slash ? (size_t)(slash - sp) : 0;
 		def = malloc(n + 32);

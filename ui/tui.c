@@ -29,6 +29,7 @@
 #include "base/script.h"
 #include "base/session_ui.h"
 #include "base/signals.h"
+#include "base/triage_ui.h"
 #include "watch_ui.h"
 
 static struct timespec t_start;
@@ -75,7 +76,12 @@ static void global_action(struct tui *t, enum tui_action a)
 	size_t p;
 	switch (a) {
 	case A_VIEW_CLOSE:
-		if (t->n_views <= 1)
+		if (t->n_views <= 1 && t->session_none && !t->quit_warned && t->session &&
+		    ((t->bisect && t->bisect->sm.n_steps) || t->session->n_marks)) {
+			t->quit_warned = true;  /* the one loss a quit would make */
+			tui_msg(t, true, "the bisect and marks end here (no session): q again "
+			        "quits, e exports a report first");
+		} else if (t->n_views <= 1)
 			t->quit = true;
 		else
 			tui_pop(t);
@@ -106,6 +112,7 @@ static void global_action(struct tui *t, enum tui_action a)
 	case A_VIEW_CURVE: tui_push(t, &curve_view, tui_selected_pair(t)); break;
 	case A_VIEW_BISECT: tui_push(t, &bisect_view, DB_NO_PAIR); break;
 	case A_VIEW_NOTES: tui_push(t, &notes_view, DB_NO_PAIR); break;
+	case A_VIEW_TIME: tui_push(t, &time_view, DB_NO_PAIR); break;
 	case A_NOTE_NEW: tui_note_new(t, NULL); break;
 	case A_MARK: tui_mark(t, ""); break;
 	case A_EXPORT: tui_export(t, NULL); break;
@@ -148,7 +155,7 @@ static void global_action(struct tui *t, enum tui_action a)
 			tui_push(t, &variants_view, DB_NO_PAIR);
 		break;
 	case A_METRIC_TOGGLE: t->metric = t->metric == M_COS ? M_REL : M_COS; break;
-	case A_METRIC_NEXT: t->metric = (enum tui_metric)((t->metric + 1) % M__COUNT); break;
+	case A_METRIC_NEXT: t->metric = tui_metric_next(t); break;
 	default: {
 		const struct tui_action_info *ai = tui_action(a);
 		tui_msg(t, false, "%s: not available in the %s view", ai->name,
@@ -207,6 +214,23 @@ static void after_first_frame(struct tui *t)
 	db_compare_verify_start(t->cmp);
 }
 
+/* Once the first scan is done, the workbench moves to the pass the
+ * bisect's triage names, unless a selection was chosen first (a key, a
+ * session's view state or its bisect's pass). */
+static bool opened_on_triaged, key_before_open;
+
+static void open_on_triaged(struct tui *t)
+{
+	if (opened_on_triaged)
+		return;
+	opened_on_triaged = true;
+	if (key_before_open || t->n_views > 1 ||
+	    (t->session && (db_session_view_get(t->session, "pass") || t->session->pass ||
+	                    t->session->phase)))
+		return;
+	tui_select_triaged(t, "opened on ");
+}
+
 static bool views_busy(struct tui *t)
 {
 	for (int i = 0; i < t->n_views; i++)
@@ -233,6 +257,7 @@ static void loop(struct tui *t)
 		bool fin = !tui_computing(t), busy = views_busy(t) || checking;
 		size_t done = atomic_load(&t->cmp->n_done);
 		if (fin && !shown_fin) {
+			open_on_triaged(t);
 			tui_update_first_div(t);
 			if (timing)
 				fprintf(timing, "scan_done_ms %.3f\n", ms_since(&t_start));
@@ -291,6 +316,7 @@ static void loop(struct tui *t)
 		key_cpu0 = cpu_ms();
 		key_pending = true;
 		tui_key_name(key, key_name, sizeof key_name);
+		key_before_open |= !opened_on_triaged;
 		handle_key(t, key);
 	}
 }
@@ -300,11 +326,16 @@ static void loop(struct tui *t)
 /* The workbench's options: one table for the parsing and the usage. */
 static db_cmp_args cli_cmp;
 static const char *cli_session, *cli_notes, *cli_ref, *cli_tgt;
-static bool cli_no_mouse, cli_keys_man;
+static bool cli_no_mouse, cli_keys_man, cli_no_session;
 static const db_opt cli_opts[] = {
 	DB_CMP_OPTS(cli_cmp, "profile name or YAML file (default: auto-detect;\n"
 	                     "the session's when resuming)"),
-	{"session", 0, "FILE", &cli_session, NULL, "create or resume a session file"},
+	DB_NOISE_OPT(cli_cmp),
+	DB_SLOTS_OPT(cli_cmp),
+	{"session", 0, "FILE", &cli_session, NULL, "create or resume a session file (default: the\n"
+	 "trees' own, kept under $XDG_STATE_HOME/dumpbisect)"},
+	{"no-session", 0, NULL, NULL, &cli_no_session, "keep no session: marks and the bisect\n"
+	 "end with the run"},
 	{"ref", 0, "DIR", &cli_ref, NULL, "the reference tree (instead of the session's)"},
 	{"target", 0, "DIR", &cli_tgt, NULL, "the target tree (instead of the session's)"},
 	{"notes", 0, "DIR", &cli_notes, NULL, "notes folder (default: notes/ beside the session)"},
@@ -439,15 +470,52 @@ int tui_main(int argc, char **argv)
 	t->session_path = cli_session;
 	t->notes_dir = cli_notes;
 	t->mouse = !cli_no_mouse;
+	if (cli_session && cli_no_session)
+		return db_cmd_usage_error(&cli, "--session and --no-session: give one");
+	/* No --session: the trees' automatic session (no work lost on q) */
+	static char auto_path[PATH_MAX];
+	char auto_msg[sizeof t->msg] = "";
+	t->session_none = cli_no_session;
+	if (!cli_session && !cli_no_session && (cli_ref || pos[0])) {
+		const char *tg[DB_MAX_VARIANTS];
+		size_t ntg = 0;
+		if (cli_ref || cli_tgt)
+			tg[ntg++] = cli_tgt;
+		else
+			for (int i = 1; i < npos; i++)
+				tg[ntg++] = pos[i];
+		char *ap = tui_session_auto_path(cli_ref ? cli_ref : pos[0], tg, ntg);
+		if (ap && strlen(ap) < sizeof auto_path) {
+			strcpy(auto_path, ap);
+			t->session_path = auto_path;
+			t->session_auto = true;
+		}
+		free(ap);
+	}
 	db_err err = {{0}};
 	if (t->session_path) {
 		FILE *probe = fopen(t->session_path, "r");
 		if (probe) {
 			fclose(probe);
-			if (db_session_load(t->session_path, &t->session, &err) < 0) {
+			if (db_session_load(t->session_path, &t->session, &err) < 0 && t->session_auto) {
+				/* never reset: it stays as it is, this run keeps nothing */
+				snprintf(auto_msg, sizeof auto_msg, "not reopened (kept as it is): %.400s",
+				         err.msg);
+				t->session_path = NULL;
+				t->session_auto = false;
+				t->session_none = true;
+			} else if (!t->session) {
 				fprintf(stderr, "dumpbisect: %s\n", err.msg);
 				return 2;
+			} else if (t->session_auto) {
+				t->session_auto_on_disk = true;
 			}
+		} else if (errno != ENOENT && t->session_auto) {
+			snprintf(auto_msg, sizeof auto_msg, "no session kept: %.300s: %s",
+			         t->session_path, strerror(errno));
+			t->session_path = NULL;
+			t->session_auto = false;
+			t->session_none = true;
 		} else if (errno != ENOENT) {
 			fprintf(stderr, "dumpbisect: %s: %s\n", db_esc(t->session_path), strerror(errno));
 			return 2;
@@ -481,6 +549,13 @@ int tui_main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* --noise and --slots are kept in the session, as the trees are */
+	if (t->session && !co.noise && t->session->noise)
+		co.noise = t->session->noise;
+	if (t->session && !co.slots && t->session->slots)
+		co.slots = atoi(t->session->slots);
+	if (co.slots && (!tgt || !strcmp(tgt, t->ref_path)))
+		t->tgt_path = t->ref_path;      /* one tree: slot 0 against slot k */
 	if (t->session_path && !t->session) {
 		/* Absolute paths: the session may be resumed from elsewhere. */
 		char ra[PATH_MAX], ta[PATH_MAX];
@@ -489,6 +564,12 @@ int tui_main(int argc, char **argv)
 		                            tok ? ta : t->tgt_path);
 		if (t->session && t->profile_opt)
 			t->session->profile = strdup(t->profile_opt);
+		if (t->session && cli_cmp.noise) {
+			char na[PATH_MAX];
+			t->session->noise = strdup(realpath(cli_cmp.noise, na) ? na : cli_cmp.noise);
+		}
+		if (t->session && cli_cmp.slots)
+			t->session->slots = strdup(cli_cmp.slots);
 	}
 
 	setlocale(LC_ALL, "");
@@ -554,7 +635,11 @@ int tui_main(int argc, char **argv)
 	if (kbad)
 		tui_msg(t, true, "%s%s", kerr,
 		        kbad > 1 ? " (and more; defaults kept)" : " (defaults kept)");
-	else
+	else if (auto_msg[0])
+		tui_msg(t, true, "these trees' session %s", auto_msg);
+	else if (t->session_auto_on_disk)
+		tui_session_say(t, false, "reopened these trees' session ", "");
+	if (!kbad)
 		tui_bisect_replay(t);   /* a resumed session on changed dumps */
 	db_compare_start(t->cmp);
 	if (!cli_no_watch && !start_after_frame)

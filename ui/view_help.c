@@ -92,6 +92,10 @@ static void help_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int hgt)
 {
 	struct help *h = v->priv;
 	int W = getmaxx(w);
+	/* the last line says there is more and how to get to it */
+	bool more = (int)h->n > hgt;
+	if (more)
+		hgt--;
 	h->page = hgt;
 	/* nav.cur is the first line shown */
 	int maxtop = (int)h->n - hgt > 0 ? (int)h->n - hgt : 0;
@@ -105,6 +109,11 @@ static void help_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int hgt)
 			break;
 		draw_text(w, y0 + r, 0, W, h->lines[i].title ? C_HILITE : C_DEFAULT,
 		          h->lines[i].title ? A_BOLD : 0, h->lines[i].text);
+	}
+	if (more) {
+		int last = h->nav.cur + hgt < (int)h->n ? h->nav.cur + hgt : (int)h->n;
+		draw_textf(w, y0 + hgt, 0, W, C_DIM, A_REVERSE, " lines %d-%d of %zu: it scrolls "
+		           "(<Down> <PgDown> <Space>, g G); ? or q closes ", h->nav.cur + 1, last, h->n);
 	}
 }
 

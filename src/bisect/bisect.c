@@ -55,6 +55,46 @@ db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
 	return DB_V_GOOD;
 }
 
+/* Machine epsilon of a float dtype (2^-mantissa bits); 0 for others. */
+static double dtype_eps(db_dtype d)
+{
+	switch (d) {
+	case DB_DT_BF16: return 0x1p-7;
+	case DB_DT_F16: return 0x1p-10;
+	case DB_DT_F32: return 0x1p-23;
+	case DB_DT_F64: return 0x1p-52;
+	case DB_DT_F8_E4M3FN: case DB_DT_F8_E4M3FNUZ: return 0x1p-3;
+	case DB_DT_F8_E5M2: case DB_DT_F8_E5M2FNUZ: return 0x1p-2;
+	default: return 0;
+	}
+}
+
+db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool strict)
+{
+	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK &&
+	    (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND))
+		return p->noise == DB_NOISE_BEYOND ? DB_V_BAD : DB_V_GOOD;
+	/* a slot of the same prompt in one batch: any bit off is bad (the
+	 * default predicate; --cos / --rel / --band still choose) */
+	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK &&
+	    p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK)
+		return p->m.byte_equal == 1.0 ? DB_V_GOOD : DB_V_BAD;
+	/* no noise run: a pair across layouts (TP 1 vs 2, a replica or an
+	 * unsharded merge) drifts by reduction order, a few ulps of the
+	 * largest value of the coarser dtype (bf16: 2-4 x 2^-8 of max|x|, the
+	 * drift band); the default predicate takes up to 4 ulps as that drift.
+	 * In float32 the drift band is 1e5 ulps away: still bad there. */
+	bool across = p->replica || (p->merged && p->n_ref_shards != p->n_tgt_shards);
+	double eps = dtype_eps(p->dtype_ref) > dtype_eps(p->dtype_tgt) ? dtype_eps(p->dtype_ref)
+	                                                               : dtype_eps(p->dtype_tgt);
+	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK && across &&
+	    p->status == DB_ST_OK && p->band == DB_BAND_DRIFT && p->m.rel <= 4 * eps)
+		return DB_V_GOOD;
+	if (strict && p->band > DB_BAND_OK && p->band != DB_BAND_NONE)
+		return DB_V_BAD;
+	return db_predicate_eval(pr, &p->m, p->band);
+}
+
 static int parse_band(const char *s, db_band *b)
 {
 	static const db_band all[] = {DB_BAND_OK, DB_BAND_DRIFT, DB_BAND_ALGO,
@@ -305,7 +345,7 @@ static void recompute(db_bisect *b)
 			b->phase = DB_BP_NO_BAD;
 			if (b->good == (long)b->n_layers - 1)
 				snprintf(b->msg, sizeof b->msg,
-				         "the bad bound %s is good: nothing bad to bisect",
+				         "the last layer, %s, is good: nothing went wrong, nothing to bisect",
 				         db_layer_label(b->layers[b->good], l1, sizeof l1));
 			else
 				snprintf(b->msg, sizeof b->msg,
@@ -321,7 +361,7 @@ static void recompute(db_bisect *b)
 			b->n_remaining += v[i] != DB_V_SKIP;
 		/* one probe for the bound, then the search over the rest */
 		b->probes_left = 1 + ceil_log2(b->n_remaining);
-		snprintf(b->msg, sizeof b->msg, "checking the bad bound: %s",
+		snprintf(b->msg, sizeof b->msg, "checking the last layer, %s, first: the search needs a bad end",
 		         db_layer_label(b->layers[cand], l1, sizeof l1));
 		free(v);
 		return;

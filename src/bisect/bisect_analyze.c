@@ -9,6 +9,7 @@
 
 #include "bisect_priv.h"
 #include "db_grid.h"
+#include "db_noise.h"
 
 #define STEP_DROP 0.001         /* seed: a single-step cos drop > 0.001 is the culprit */
 #define STANDOUT_K 4.0          /* a step K× the median of the others stands out */
@@ -30,6 +31,7 @@ void db_bisect_result_free(db_bisect_result *r)
 	free(r->input_ids_stage);
 	free(r->first_bad_stage);
 	free(r->first_bad_substage);
+	free(r->at_or_before);
 	free(r->bad_ranks);
 	free(r->walk);
 	memset(r, 0, sizeof *r);
@@ -93,6 +95,7 @@ typedef struct series {
 	db_band *band;
 	db_verdict *v;
 	size_t n;
+	bool stats;             /* a probe was measured on statistics only */
 } series;
 
 static void series_free(series *s)
@@ -125,6 +128,7 @@ static int build_series(db_bisect_run *r, series *s)
 			continue;
 		s->layer[s->n] = l;
 		s->cos[s->n] = fin_cos(pr.m.cos);
+		s->stats |= pr.m.stats_only;
 		s->rel[s->n] = fin_rel(pr.m.rel);
 		s->band[s->n] = pr.band;
 		s->v[s->n] = pr.auto_verdict;
@@ -175,149 +179,6 @@ static const char *c_layer_class(const db_bisect_run *r, int layer)
 	return r->c->profile ? db_profile_layer_class(r->c->profile, layer) : NULL;
 }
 
-/* stage is in one tree only at layer while some other layer has it in both:
- * "only in the reference" / "only in the target", else NULL. */
-static const char *one_sided_here(const db_bisect_run *r, int layer, const char *stage)
-{
-	const char *which = NULL;
-	bool elsewhere = false;
-	for (size_t i = 0; i < r->c->n_pairs; i++) {
-		const db_pair *p = &r->c->pairs[i];
-		if (strcmp(p->f.stage, stage) || !db_bisect_pair_in(r, p))
-			continue;
-		if (p->f.layer == layer && p->status == DB_ST_REF_ONLY)
-			which = "only in the reference";
-		else if (p->f.layer == layer && p->status == DB_ST_TARGET_ONLY)
-			which = "only in the target";
-		else if (p->f.layer != layer && p->f.layer >= 0 && p->ref && p->tgt)
-			elsewhere = true;
-	}
-	return elsewhere ? which : NULL;
-}
-
-static int walk_layer(db_bisect_run *r, int layer, double prev_cos,
-                      db_bisect_result *res)
-{
-	db_compare *c = r->c;
-	/* distinct stages of the layer, in execution order */
-	const char **stages = malloc((c->n_pairs + 1) * sizeof *stages);
-	if (!stages)
-		return -1;
-	size_t ns = 0;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
-		if (p->f.layer != layer || !db_bisect_pair_in(r, p))
-			continue;
-		bool seen = false;
-		for (size_t j = 0; j < ns && !seen; j++)
-			seen = !strcmp(stages[j], p->f.stage);
-		if (!seen)
-			stages[ns++] = p->f.stage;
-	}
-	res->walk = calloc(ns ? ns : 1, sizeof *res->walk);
-	if (!res->walk) {
-		free(stages);
-		return -1;
-	}
-	long culprit = -1;
-	for (size_t j = 0; j < ns; j++) {
-		bool mismatch, partial;
-		size_t pi = db_bisect_pick_pair(r, layer, stages[j], &mismatch, &partial);
-		/* a module one side lacks here but both have elsewhere (a port that
-		 * dropped it at this layer) is a finding; missing everywhere is a
-		 * dump choice, not a bug */
-		const char *one_side = NULL;
-		if (pi == DB_NO_PAIR && !mismatch && partial)
-			one_side = one_sided_here(r, layer, stages[j]);
-		if (pi == DB_NO_PAIR && !mismatch && !one_side)
-			continue;
-		db_substage_row *w = &res->walk[res->n_walk++];
-		w->one_side = one_side;
-		const char *top = c->profile
-			? db_profile_parent(c->profile, stages[j], stages, ns, w->top, sizeof w->top)
-			: NULL;
-		if (top != w->top)
-			snprintf(w->top, sizeof w->top, "%s", top ? top : stages[j]);
-		w->stage = stages[j];
-		w->pair = pi;
-		if (pi == DB_NO_PAIR) {
-			w->cos = w->rel = NAN;
-			w->band = DB_BAND_BUG;
-			w->step_drop = NAN;
-		} else {
-			const db_pair *p = &c->pairs[pi];
-			w->cos = p->m.cos;
-			w->rel = p->m.rel;
-			w->band = p->band;
-			w->step_drop = prev_cos - fin_cos(p->m.cos);
-			prev_cos = fin_cos(p->m.cos);
-		}
-		if (culprit < 0) {
-			bool leaves = w->band > DB_BAND_OK ||
-			              (pi != DB_NO_PAIR &&
-			               db_predicate_eval(&r->o.pred, &c->pairs[pi].m, w->band) == DB_V_BAD);
-			if (leaves || (isfinite(w->step_drop) && w->step_drop > STEP_DROP)) {
-				culprit = (long)res->n_walk - 1;
-				w->culprit = true;
-			}
-		}
-	}
-	/* stage pointers point into c->pairs (stable until a rescan) */
-	free(stages);
-	if (culprit < 0)
-		return 0;
-	const db_substage_row *w = &res->walk[culprit];
-	res->first_bad_stage = strdup(w->top);
-	if (strcmp(w->stage, w->top))
-		res->first_bad_substage = strdup(w->stage);
-	if (!res->first_bad_stage || (strcmp(w->stage, w->top) && !res->first_bad_substage))
-		return -1;
-	if (w->pair != DB_NO_PAIR)
-		db_pair_hint(c, &c->pairs[w->pair], &res->first_bad_hint);
-	/* bad ranks at the culprit, when only some are */
-	size_t n_ranks = 0, n_bad = 0;
-	int *bad = malloc((c->n_pairs + 1) * sizeof *bad);
-	if (!bad)
-		return -1;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		db_pair *p = &c->pairs[i];
-		if (p->merged || p->f.rank < 0 || p->f.layer != layer ||
-		    strcmp(p->f.stage, w->stage) || !db_bisect_pair_in(r, p))
-			continue;
-		bool is_bad = p->status == DB_ST_SHAPE_MISMATCH;
-		if (p->status == DB_ST_OK) {
-			db_compare_pair(c, p);
-			is_bad = p->band > DB_BAND_OK ||
-			         db_predicate_eval(&r->o.pred, &p->m, p->band) == DB_V_BAD;
-		} else if (!is_bad) {
-			continue;
-		}
-		n_ranks++;
-		if (!is_bad)
-			continue;
-		bool dup = false;
-		for (size_t k = 0; k < n_bad && !dup; k++)
-			dup = bad[k] == p->f.rank;
-		if (!dup)
-			bad[n_bad++] = p->f.rank;
-	}
-	if (n_bad) {
-		for (size_t a = 1; a < n_bad; a++)   /* insertion sort: few ranks */
-			for (size_t b = a; b > 0 && bad[b - 1] > bad[b]; b--) {
-				int t = bad[b];
-				bad[b] = bad[b - 1];
-				bad[b - 1] = t;
-			}
-		res->bad_ranks = bad;
-		res->n_bad_ranks = n_bad;
-		res->all_ranks_bad = n_bad == n_ranks;
-	} else {
-		free(bad);
-		res->ranks_unknown = n_ranks == 0 && w->pair != DB_NO_PAIR && c->pairs[w->pair].merged;
-	}
-	return 0;
-}
-
 /* A backward phase (gradients, in the order backward wrote them): an error
  * flows to the layers below, so the culprit is the first tensor of a layer
  * that diverges in execution order; the walk of that layer and its ranks
@@ -350,7 +211,7 @@ static int analyze_backward(db_bisect_run *r, db_bisect_result *res, db_err *err
 	         "none: phase %s runs its layers backward (the first layer dumped is the "
 	         "highest), so errors flow down and the first diverging tensor in execution "
 	         "order is the culprit", r->phase ? r->phase : "-");
-	if (walk_layer(r, first->f.layer, 1.0, res) < 0)
+	if (db_bisect_walk_layer(r, first->f.layer, 1.0, NULL, res) < 0)
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	if (!res->first_bad_stage && !(res->first_bad_stage = strdup(first->f.stage)))
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
@@ -361,15 +222,31 @@ static int analyze_backward(db_bisect_run *r, db_bisect_result *res, db_err *err
 	return 0;
 }
 
+/* The default predicate with a noise run: the verdicts are the noise
+ * run's (db_predicate_eval_pair), not the bands'. */
+static bool noise_judged(const db_bisect_run *r)
+{
+	return db_noise_root(r->c) && r->o.pred.kind == DB_PRED_BAND &&
+	       r->o.pred.worst_good == DB_BAND_OK;
+}
+
 int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 {
 	char l1[32];
 	memset(res, 0, sizeof *res);
 	res->standout_layer = INT_MIN;
+	res->slots = r->c->n_slots > 0;
 	res->probe_how = r->probe_how;
 	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
 	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);
 	snprintf(res->phase, sizeof res->phase, "%s", r->phase ? r->phase : "");
+	snprintf(res->pass, sizeof res->pass, "%s", r->pass ? r->pass : "");
+	snprintf(res->pass_why, sizeof res->pass_why, "%s", r->pass_why);
+	for (size_t i = 0; r->c->slots_alone && r->pass && i < r->c->n_slot_passes; i++) {
+		const db_slot_pass *sp = &r->c->slot_passes[i];
+		if (!strcmp(sp->pass, r->pass) && !strcmp(sp->phase, r->phase ? r->phase : ""))
+			snprintf(res->ref_pass, sizeof res->ref_pass, "%s", sp->ref_pass);
+	}
 	const char *ids = input_ids_differ(r);
 	if (ids) {
 		res->input_ids_mismatch = true;
@@ -405,7 +282,12 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			snprintf(res->summary, sizeof res->summary,
 			         "every layer is good but %s is bad: the bug is after the last layer",
 			         r->final_stage ? r->final_stage : "the final output");
-		} else if (si >= 0 && standout(r, &s, si) == si) {
+		} else if (si >= 0 && (standout(r, &s, si) == si ||
+		                       /* slots, judged bitwise, or layers judged
+		                        * against a noise run: bad after a good
+		                        * layer is the drop, whatever the bands */
+		                       ((r->c->n_slots || noise_judged(r)) &&
+		                        (si == 0 || s.v[si - 1] == DB_V_GOOD)))) {
 			res->kind = DB_KIND_SUDDEN;
 			res->has_first_bad = true;
 			res->first_bad_layer = f;
@@ -414,9 +296,21 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			const char *pst = db_probe_stage_at(r->c, r->phase, r->pass, r->stage, f);
 			if (pst)
 				snprintf(res->probe, sizeof res->probe, "%s", pst);
-			rc = walk_layer(r, f, prev, res);
+			/* the layer's input: the probe of the dumped layer before */
+			db_probe in;
+			if (si > 0)
+				db_bisect_probe(r, s.layer[si - 1], &in);
+			rc = db_bisect_walk_layer(r, f, prev, si > 0 ? &in : NULL, res);
 			if (!res->first_bad_stage && rc == 0)
 				res->first_bad_stage = strdup(res->probe);
+			if (s.stats)    /* no cos from statistics: say so, never "cos 0" */
+				snprintf(res->summary, sizeof res->summary,
+				         "first bad layer %s%s%s%s: %s statistics only, rel %.3g",
+				         db_layer_label(f, l1, sizeof l1),
+				         res->layer_class ? " (class " : "",
+				         res->layer_class ? res->layer_class : "",
+				         res->layer_class ? ")" : "", res->probe, s.rel[si]);
+			else
 			snprintf(res->summary, sizeof res->summary,
 			         "first bad layer %s%s%s%s: %s cos %.6g -> %.6g, rel %.3g",
 			         db_layer_label(f, l1, sizeof l1),
@@ -434,7 +328,14 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 		}
 	} else if (b->phase == DB_BP_NO_BAD && !res->has_crossing) {
 		res->kind = DB_KIND_NONE;
-		snprintf(res->summary, sizeof res->summary, "nothing bad: %s", b->msg);
+		/* a "nothing bad" over one pass of many must say so */
+		if (r->n_passes > 1 && res->pass[0])
+			snprintf(res->summary, sizeof res->summary, "nothing bad in pass %s (of %zu "
+			         "passes%s): %s", res->pass, r->n_passes,
+			         r->pass_given ? "; --pass chose it"
+			                                                       : ", none diverges", b->msg);
+		else
+			snprintf(res->summary, sizeof res->summary, "nothing bad: %s", b->msg);
 	} else {
 		res->kind = DB_KIND_INCONCLUSIVE;
 		snprintf(res->summary, sizeof res->summary, "inconclusive: %s%s", b->msg,

@@ -30,13 +30,34 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	db_json_str(out, res->first_bad_stage);
 	fputs(", \"first_bad_substage\": ", out);
 	db_json_str(out, res->first_bad_substage);
+	fputs(", \"first_bad_role\": ", out);
+	db_json_str(out, res->n_walk && res->first_bad_stage ? db_stage_role_name(res->first_bad_role)
+	                                                     : NULL);
+	fputs(", \"first_bad_at_or_before\": ", out);
+	db_json_str(out, res->at_or_before);
 	fputs(", \"first_bad_hint\": ", out);
 	db_hint_json(out, &res->first_bad_hint);
 	fputs(", \"bad_ranks\": [", out);
 	for (size_t i = 0; i < res->n_bad_ranks; i++)
 		fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
-	fprintf(out, "], \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"probe\": {\"stage\": ",
-	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true");
+	fputc(']', out);
+	if (res->slots) {       /* --slots: the first slot whose bits differ */
+		fputs(", \"slot\": ", out);
+		if (res->n_bad_ranks)
+			fprintf(out, "%d", res->bad_ranks[0]);
+		else
+			fputs("null", out);
+		fputs(", \"bad_slots\": [", out);
+		for (size_t i = 0; i < res->n_bad_ranks; i++)
+			fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
+		fputc(']', out);
+	}
+	fprintf(out, ", \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"ranks_sliced\": %s",
+	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true",
+	        res->ranks_sliced ? "true" : "false");
+	fputs(", \"ranks_why\": ", out);
+	db_json_str(out, res->ranks_unknown && res->ranks_why[0] ? res->ranks_why : NULL);
+	fputs(", \"probe\": {\"stage\": ", out);
 	db_json_str(out, res->probe);
 	fputs(", \"how\": ", out);
 	db_json_str(out, db_probe_how_name(res->probe_how));
@@ -44,6 +65,12 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	db_json_str(out, res->probe_why);
 	fputs("}, \"phase\": ", out);
 	db_json_str(out, res->phase[0] ? res->phase : NULL);
+	fputs(", \"pass\": ", out);
+	db_json_field(out, res->pass, true);
+	fputs(", \"ref_pass\": ", out);
+	db_json_field(out, res->ref_pass, true);
+	fputs(", \"pass_why\": ", out);
+	db_json_str(out, res->pass_why[0] ? res->pass_why : NULL);
 	fputs(", \"crossing_layer\": ", out);
 	if (res->has_crossing)
 		json_layer(out, res->crossing_layer);
@@ -63,7 +90,33 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		db_json_num(out, s->rel);
 		fputc('}', out);
 	}
-	fputs(b->n_steps ? "\n]}\n" : "]}\n", out);
+	/* the walk after the steps: the first line stays the summary */
+	fputs(b->n_steps ? "\n], \"walk\": [" : "], \"walk\": [", out);
+	for (size_t i = 0; i < res->n_walk; i++) {
+		const db_substage_row *w = &res->walk[i];
+		fputs(i ? ",\n  {\"stage\": " : "\n  {\"stage\": ", out);
+		db_json_str(out, w->stage);
+		fputs(", \"top\": ", out);
+		db_json_str(out, w->top);
+		fputs(", \"role\": ", out);
+		db_json_str(out, db_stage_role_name(w->role));
+		fputs(", \"reason\": ", out);
+		db_json_str(out, w->reason ? w->reason : w->one_side);
+		fputs(", \"cos\": ", out);
+		db_json_num(out, w->cos);
+		fputs(", \"rel\": ", out);
+		db_json_num(out, w->rel);
+		fputs(", \"err_in\": ", out);
+		db_json_num(out, w->err_in);
+		fputs(", \"err_out\": ", out);
+		db_json_num(out, w->err_out);
+		fputs(", \"amplification\": ", out);
+		db_json_num(out, w->amp);
+		fputs(", \"sqnr_db\": ", out);
+		db_json_num(out, w->sqnr_db);
+		fprintf(out, ", \"culprit\": %s}", w->culprit ? "true" : "false");
+	}
+	fputs(res->n_walk ? "\n]}\n" : "]}\n", out);
 }
 
 void db_bisect_result_text(FILE *out, const db_bisect *b,
@@ -73,12 +126,21 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 	fprintf(out, "%s\n", db_esc(res->summary));
 	if (res->phase[0])
 		fprintf(out, "  phase:    %s\n", db_esc(res->phase));
+	if (res->pass_why[0] && res->ref_pass[0])
+		fprintf(out, "  pass:     %s, the alone run's pass %s (%s)\n", db_esc(res->pass),
+		        db_esc(res->ref_pass), db_esc(res->pass_why));
+	else if (res->pass_why[0])
+		fprintf(out, "  pass:     %s (%s)\n", db_esc(res->pass), db_esc(res->pass_why));
 	if (res->probe_why[0])
 		fprintf(out, "  probe:    %s\n", db_esc(res->probe_why));
 	if (res->first_bad_stage && res->kind == DB_KIND_SUDDEN) {
 		fprintf(out, "  stage:    %s\n", db_esc(res->first_bad_stage));
 		if (res->first_bad_substage)
 			fprintf(out, "  substage: %s\n", db_esc(res->first_bad_substage));
+		if (res->n_walk)
+			fprintf(out, "  role:     %s%s%s\n", db_stage_role_name(res->first_bad_role),
+			        res->at_or_before ? "; at or before it, not comparable: " : "",
+			        res->at_or_before ? db_esc(res->at_or_before) : "");
 		if (res->first_bad_hint.kind != DB_HINT_NONE) {
 			char h[256];
 			fprintf(out, "  hint:     %s\n",
@@ -86,14 +148,18 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		}
 	}
 	if (res->n_bad_ranks) {
-		fputs("  bad ranks:", out);
+		const char *w = res->slots ? "slot" : "rank";
+		fprintf(out, "  bad %ss:", w);
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
 			fprintf(out, " %d", res->bad_ranks[i]);
-		fputs(res->all_ranks_bad ? " (every rank)\n" : " (the other ranks are good)\n", out);
+		fprintf(out, res->all_ranks_bad ? " (every %s" : " (the other %ss are good", w);
+		fputs(res->ranks_sliced ? "; each shard against its slice of the other side)\n"
+		                        : ")\n", out);
 	}
 	if (res->ranks_unknown)
-		fputs("  bad ranks: not separable (the culprit is compared merged: the other side "
-		      "has another parallel layout)\n", out);
+		fprintf(out, "  bad ranks: not separable (the culprit is compared merged: the other "
+		        "side has another parallel layout%s%s)\n", res->ranks_why[0] ? "; " : "",
+		        db_esc(res->ranks_why));
 	if (res->has_crossing)
 		fprintf(out, "  crosses the band at %s\n",
 		        db_layer_label(res->crossing_layer, l, sizeof l));
@@ -102,17 +168,37 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		        "looser predicate (--band drift) to isolate it\n",
 		        db_layer_label(res->standout_layer, l, sizeof l));
 	if (res->n_walk) {
-		fputs("\nintra-layer walk:\n", out);
+		fputs("\nintra-layer walk (error = relative L2; in -> out, amplification, SQNR):\n", out);
 		for (size_t i = 0; i < res->n_walk; i++) {
 			const db_substage_row *w = &res->walk[i];
+			const char *mk = w->culprit ? ">" : " ";
 			if (w->one_side)
 				fprintf(out, "  %s %-32s %s (the other layers have it in both)\n",
-				        w->culprit ? ">" : " ", db_esc(w->stage), db_esc(w->one_side));
-			else
-				fprintf(out, "  %s %-32s cos %-12.8f rel %-10.3g %-8s dcos %+.3g\n",
-				        w->culprit ? ">" : " ", db_esc(w->stage), w->cos, w->rel,
-				        db_band_name(w->band), isfinite(w->step_drop) ? -w->step_drop : NAN);
+				        mk, db_esc(w->stage), db_esc(w->one_side));
+			else if (w->role == DB_ROLE_NOT_COMPARABLE)
+				fprintf(out, "  %s %-32s not comparable: %s\n", mk, db_esc(w->stage),
+				        db_esc(w->reason));
+			else {
+				char amp[32], sq[32];
+				if (isinf(w->amp))
+					snprintf(amp, sizeof amp, "x inf");
+				else
+					snprintf(amp, sizeof amp, "x%.3g", w->amp);
+				if (isinf(w->sqnr_db))
+					snprintf(sq, sizeof sq, "inf");
+				else
+					snprintf(sq, sizeof sq, "%.1f", w->sqnr_db);
+				fprintf(out, "  %s %-32s cos %-12.8f rel %-10.3g %-8s err %.3g -> %.3g %-8s "
+				        "SQNR %s dB  %s\n", mk, db_esc(w->stage), w->cos, w->rel,
+				        db_band_name(w->band), w->err_in, w->err_out, amp, sq,
+				        db_stage_role_name(w->role));
+			}
 		}
+		if (res->at_or_before)
+			fprintf(out, "  the culprit is at or before %s: %s before it could not be "
+			        "compared\n", db_esc(res->first_bad_substage ? res->first_bad_substage
+			                                                   : res->first_bad_stage),
+			        db_esc(res->at_or_before));
 	}
 	if (b->n_steps) {
 		fputs("\nsteps:\n", out);

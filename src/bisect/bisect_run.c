@@ -26,91 +26,6 @@ void db_bisect_opts_default(db_bisect_opts *o)
 	o->fill_gaps = true;
 }
 
-bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p)
-{
-	if (r->phase && strcmp(p->f.phase, r->phase))
-		return false;
-	if (r->pass && strcmp(p->f.pass, r->pass))
-		return false;
-	return true;
-}
-
-/* Worse first: higher band, then lower cos. */
-static bool worse(const db_pair *a, const db_pair *b)
-{
-	if (a->band != b->band)
-		return a->band > b->band;
-	double ca = isnan(a->m.cos) ? -2 : a->m.cos, cb = isnan(b->m.cos) ? -2 : b->m.cos;
-	return ca < cb;
-}
-
-size_t db_bisect_pick_pair(db_bisect_run *r, int layer, const char *stage,
-                           bool *shape_mismatch, bool *partial)
-{
-	db_compare *c = r->c;
-	size_t best = DB_NO_PAIR, best_merged = DB_NO_PAIR;
-	*shape_mismatch = false;
-	if (partial)
-		*partial = false;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		db_pair *p = &c->pairs[i];
-		if (p->f.layer != layer || strcmp(p->f.stage, stage) || !db_bisect_pair_in(r, p))
-			continue;
-		if (p->status == DB_ST_SHAPE_MISMATCH) {
-			*shape_mismatch = true;
-			continue;
-		}
-		if (p->status != DB_ST_OK) {
-			if (partial && (p->status == DB_ST_REF_ONLY || p->status == DB_ST_TARGET_ONLY))
-				*partial = true;
-			continue;
-		}
-		db_compare_pair(c, p);
-		if (p->band == DB_BAND_NONE)
-			continue;
-		size_t *slot = (p->merged || p->f.rank == -1) ? &best_merged : &best;
-		if (*slot == DB_NO_PAIR || worse(p, &c->pairs[*slot]))
-			*slot = i;
-	}
-	return best_merged != DB_NO_PAIR ? best_merged : best;
-}
-
-void db_bisect_probe(db_bisect_run *r, int layer, db_probe *out)
-{
-	memset(out, 0, sizeof *out);
-	out->layer = layer;
-	out->pair = DB_NO_PAIR;
-	out->m.cos = out->m.rel = NAN;
-	out->band = DB_BAND_NONE;
-	out->auto_verdict = DB_V_NONE;
-	const char *stage = db_probe_stage_at(r->c, r->phase, r->pass, r->stage, layer);
-	int l = layer;
-	if (layer == DB_LAYER_FINAL) {
-		stage = r->final_stage;
-		l = -1;
-	}
-	if (!stage)
-		return;
-	bool mismatch;
-	size_t i = db_bisect_pick_pair(r, l, stage, &mismatch, NULL);
-	if (i == DB_NO_PAIR && mismatch) {
-		/* Different shapes on the two sides: nothing to measure, but
-		 * certainly not equal. */
-		out->dumped = true;
-		out->band = DB_BAND_BUG;
-		out->auto_verdict = DB_V_BAD;
-		return;
-	}
-	if (i == DB_NO_PAIR)
-		return;
-	const db_pair *p = &r->c->pairs[i];
-	out->pair = i;
-	out->dumped = true;
-	out->m = p->m;
-	out->band = p->band;
-	out->auto_verdict = db_predicate_eval(&r->o.pred, &p->m, p->band);
-}
-
 char *db_bisect_dump_hint(const db_bisect_run *r, int layer)
 {
 	if (layer == DB_LAYER_FINAL || !r->c->profile)
@@ -142,15 +57,6 @@ int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err)
 	return db_bisect_record(&r->sm, &s, err);
 }
 
-/* p is the probe's tensor at its layer. With DB_PROBE_LAST every layer
- * that has a tensor on both sides has a probe (its last one). */
-static bool probe_pair(const db_bisect_run *r, const db_pair *p)
-{
-	if (strcmp(r->stage, DB_PROBE_LAST))
-		return !strcmp(p->f.stage, r->stage);
-	return p->status == DB_ST_OK || p->status == DB_ST_SHAPE_MISMATCH;
-}
-
 /* Candidates: 0..n_layers-1; or 0..the highest layer seen (gaps filled);
  * or the layers whose probe is dumped in either tree. */
 static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
@@ -164,7 +70,7 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			const db_pair *p = &c->pairs[i];
 			if (db_bisect_pair_in(r, p) && p->f.layer > hi &&
-			    (fill || probe_pair(r, p)))
+			    (fill || db_bisect_probe_pair(r, p)))
 				hi = p->f.layer;
 		}
 	/* Weights do not accumulate: a layer after the first diverging one may
@@ -173,7 +79,7 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			db_pair *p = &c->pairs[i];
 			if (p->f.layer < 0 || p->f.layer > hi || !db_bisect_pair_in(r, p) ||
-			    !probe_pair(r, p))
+			    !db_bisect_probe_pair(r, p))
 				continue;
 			db_compare_pair(c, p);
 			if (db_pair_diverges(p))
@@ -194,7 +100,7 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			const db_pair *p = &c->pairs[i];
 			if (p->f.layer >= 0 && (size_t)p->f.layer < span && db_bisect_pair_in(r, p) &&
-			    probe_pair(r, p))
+			    db_bisect_probe_pair(r, p))
 				have[p->f.layer] = true;
 		}
 	size_t k = 0;
@@ -224,18 +130,6 @@ static const char *find_final_stage(db_bisect_run *r)
 	return last;
 }
 
-/* Choose the probe of phase (NULL = any) into r (stage, how, why). */
-static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, db_err *err)
-{
-	char *st = NULL;
-	if (db_bisect_choose_probe(r->c, phase, pass, r->o.stage, &st, &r->probe_how,
-	                           r->probe_why, sizeof r->probe_why, err) < 0)
-		return -1;
-	free(r->stage);
-	r->stage = st;
-	return 0;
-}
-
 /* The selection runs its layers backward: the layer dumped first is higher
  * than the one dumped last (gradients, written as backward ran). */
 static bool runs_backward(const db_bisect_run *r)
@@ -251,72 +145,6 @@ static bool runs_backward(const db_bisect_run *r)
 			last = p;
 	}
 	return first && last && first->f.layer > last->f.layer;
-}
-
-/* The layer whose probe was dumped last in execution order, -1 none. */
-static int exec_last_layer(const db_bisect_run *r)
-{
-	const db_pair *last = NULL;
-	for (size_t i = 0; i < r->c->n_pairs; i++) {
-		const db_pair *p = &r->c->pairs[i];
-		if (p->f.layer >= 0 && db_bisect_pair_in(r, p) && probe_pair(r, p) &&
-		    (!last || p->seq > last->seq))
-			last = p;
-	}
-	return last ? last->f.layer : -1;
-}
-
-/* Default phase: the first (causal order) whose probe at its last dumped
- * layer (in execution order: the lowest for a backward phase) is bad; else the first that has a probe at all. Each phase gets
- * its own probe: the engine and the trainer name their modules apart.
- * Phases are separate runs fed the same tokens (an engine's drift does not
- * reach the trainer's forward), so a phase that is bad beyond drift wins
- * over an earlier one that only drifts (bf16 at another TP size does). */
-static int choose_phase(db_bisect_run *r, db_err *err)
-{
-	db_compare *c = r->c;
-	if (r->o.phase || c->n_phases == 0) {
-		if (r->o.phase && !(r->phase = strdup(r->o.phase)))
-			return db_err_set(err, NULL, NULL, -1, "out of memory");
-		return choose_probe(r, r->o.phase,
-		                    r->o.pass ? r->o.pass : db_default_pass(c, r->o.phase), err);
-	}
-	long first_with = -1, first_drift = -1;
-	db_err first_err = {{0}};
-	for (size_t ph = 0; ph < c->n_phases; ph++) {
-		const char *dp = db_default_pass(c, c->phases[ph]);
-		const char *pass = r->o.pass ? r->o.pass : dp;
-		db_err e = {{0}};
-		if (choose_probe(r, c->phases[ph], pass, &e) < 0) {
-			if (!first_err.msg[0])
-				first_err = e;
-			continue;
-		}
-		if (first_with < 0)
-			first_with = (long)ph;
-		r->phase = c->phases[ph];
-		r->pass = (char *)pass;
-		db_probe pr;
-		db_bisect_probe(r, exec_last_layer(r), &pr);
-		r->phase = r->pass = NULL;
-		if (pr.auto_verdict == DB_V_BAD && pr.band > DB_BAND_DRIFT) {
-			first_drift = -1;
-			first_with = (long)ph;
-			break;
-		}
-		if (pr.auto_verdict == DB_V_BAD && first_drift < 0)
-			first_drift = (long)ph;
-	}
-	if (first_drift >= 0)
-		first_with = first_drift;
-	if (first_with < 0) {
-		*err = first_err;
-		return -1;
-	}
-	if (!(r->phase = strdup(c->phases[first_with])))
-		return db_err_set(err, NULL, NULL, -1, "out of memory");
-	const char *dp = db_default_pass(c, r->phase);
-	return choose_probe(r, r->phase, r->o.pass ? r->o.pass : dp, err);
 }
 
 void db_bisect_run_free(db_bisect_run *r)
@@ -346,14 +174,9 @@ int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}
 	r->o.run_cmd = r->run_cmd;
-	if (choose_phase(r, err) < 0) {
+	if (db_bisect_choose_phase(r, err) < 0) {
 		db_bisect_run_free(r);
 		return -1;
-	}
-	const char *pass = o->pass ? o->pass : db_default_pass(c, r->phase);
-	if (pass && !(r->pass = strdup(pass))) {
-		db_bisect_run_free(r);
-		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}
 	r->o.phase = r->phase;
 	r->o.pass = r->pass;

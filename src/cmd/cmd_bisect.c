@@ -52,11 +52,15 @@ int db_cmd_bisect(int argc, char **argv)
 	db_bisect_opts_default(&o);
 	const db_opt opts[] = {
 		{"auto", 0, NULL, NULL, &autov, "judge every step by the predicate (headless)"},
-		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the profile's, e.g. hidden_out)"},
+		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the first of the profile's\n"
+		 "probe candidates the trees have, else each layer's\n"
+		 "last stage; see HOW THE PROBE IS CHOSEN)"},
 		DB_CMP_OPTS(ca, "profile name or YAML file (default: auto-detect;\n"
 		                "the session's when resuming)"),
+		DB_NOISE_OPT(ca),
+		DB_SLOTS_OPT(ca),
 		{"phase", 0, "PH", &o.phase, NULL, "phase to bisect (default: the first that diverges)"},
-		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the profile's selection)"},
+		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the first that diverges)"},
 		{"band", 0, "B", &band, NULL, "bad = worse than band B (ok, drift, algo, bug)"},
 		{"cos", 0, "X", &cosv, NULL, "bad when cos < X"},
 		{"rel", 0, "Y", &relv, NULL, "bad when rel > Y (--cos and --rel exclude --band)"},
@@ -183,6 +187,29 @@ int db_cmd_bisect(int argc, char **argv)
 		}
 	}
 	const char *ref = s ? s->ref : pos[0], *tgt = s ? s->target : pos[1];
+	if (co.slots && !tgt)   /* one tree: slot 0 against slot k */
+		tgt = ref;
+	if (s && ca.noise) {    /* kept in the session, as the trees */
+		free(s->noise);
+		if (!(s->noise = bcli_abspath(ca.noise))) {
+			db_err_set(&err, NULL, NULL, -1, "out of memory");
+			goto fail;
+		}
+	}
+	if (s && s->noise)
+		co.noise = s->noise;
+	if (s && ca.slots) {
+		free(s->slots);
+		if (!(s->slots = strdup(ca.slots))) {
+			db_err_set(&err, NULL, NULL, -1, "out of memory");
+			goto fail;
+		}
+	}
+	if (s && s->slots && !co.slots) {
+		co.slots = atoi(s->slots);
+		if (!tgt)
+			tgt = ref;
+	}
 	if (db_compare_open(ref, tgt, &co, &c, &err) < 0)
 		goto fail;
 	if (resumed) {

@@ -175,7 +175,7 @@ static int verb_start(int argc, char **argv)
 		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the profile's)"},
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
 		{"phase", 0, "PH", &o.phase, NULL, "phase to bisect (default: the first that diverges)"},
-		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the profile's selection)"},
+		{"pass", 0, "PASS", &o.pass, NULL, "pass (default: the first that diverges)"},
 		{"band", 0, "B", &band, NULL, "auto verdict bad = worse than band B"},
 		{"cos", 0, "X", &cosv, NULL, "auto verdict bad when cos < X"},
 		{"rel", 0, "Y", &relv, NULL, "auto verdict bad when rel > Y"},
@@ -225,10 +225,26 @@ static int verb_start(int argc, char **argv)
 		 * be silently dropped, so refuse (bisect reset drops them). */
 		if (db_session_load(path, &x.s, &err) < 0)
 			goto fail;
-		if (x.s->n_steps) {
+		/* Another --pass / --phase re-aims: a new bisect there, the one in
+		 * progress kept in the session's earlier list (replay judges it). */
+		bool reaim = (o.pass && strcmp(o.pass, x.s->pass ? x.s->pass : "")) ||
+		             (o.phase && strcmp(o.phase, x.s->phase ? x.s->phase : ""));
+		if (x.s->n_steps && !reaim) {
 			db_err_set(&err, path, NULL, -1, "a bisect is in progress (%zu steps): "
-			           "dumpbisect bisect reset --session %s first", x.s->n_steps, path);
+			           "dumpbisect bisect reset --session %s first (or start one on "
+			           "another --pass / --phase)", x.s->n_steps, path);
 			goto fail;
+		}
+		if (x.s->n_steps) {
+			const char *ph = x.s->phase ? x.s->phase : "", *pa = x.s->pass ? x.s->pass : "";
+			if (fmt == DB_FMT_TABLE)
+				printf("the bisect on %s%s%s%s%s (%zu steps) stays in the session's log\n",
+				       *ph ? "phase " : "", ph, *ph && *pa ? ", " : "", *pa ? "pass " : "",
+				       pa, x.s->n_steps);
+			if (db_session_archive_bisect(x.s, false) < 0) {
+				db_err_set(&err, path, NULL, -1, "out of memory");
+				goto fail;
+			}
 		}
 		free(x.s->ref);
 		free(x.s->target);

@@ -11,10 +11,12 @@
 #include "cmd_compare_watch.h"
 #include "cmd_util.h"
 #include "db_compare.h"
+#include "db_dequant.h"
 #include "db_esc.h"
 #include "db_export.h"
 #include "db_grid.h"
 #include "db_hints.h"
+#include "db_noise.h"
 #include "db_routing.h"
 #include "db_slot.h"
 #include "db_variants.h"
@@ -116,23 +118,42 @@ static bool any_pass(const db_compare *c)
 	return false;
 }
 
-static void print_table(const db_compare *c, FILE *out)
+/* diverging: the rows of the pairs that diverge only (the summary below
+ * still counts every pair). */
+static void print_table(const db_compare *c, FILE *out, bool diverging)
 {
 	bool utf8 = db_term_utf8();
 	bool ph = any_phase(c), pa = any_pass(c);
-	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n\n", db_esc(c->profile->name),
+	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n", db_esc(c->profile->name),
 	        db_esc(c->why), db_esc(c->ref_root), db_esc(c->tgt_root));
+	char xn[400];
+	if (*db_compare_xform_note(c, xn, sizeof xn))
+		fprintf(out, "layout  %s\n", db_esc(xn));
+	if (db_noise_root(c))
+		fprintf(out, "noise   %s (%zu floors; beyond noise: rel > %g x max(floor, %g))\n",
+		        db_esc(db_noise_root(c)), db_noise_floors(c), c->profile->thresholds.noise_k,
+		        c->profile->thresholds.noise_min_rel);
+	db_slots_text(out, c);
+	fputc('\n', out);
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
-	        pa ? "pass   " : "", "layer", "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
+	        pa ? "pass   " : "", "layer", c->n_slots ? "slot" : "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
 	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
+	size_t hidden = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
+		st[p->status]++;
+		if (p->status == DB_ST_OK && p->band <= DB_BAND_INPUTS)
+			counts[p->band]++;
+		if (diverging && !db_pair_diverges(p)) {
+			hidden++;
+			continue;
+		}
 		char shape[128], layer[16], rank[16], cos[32], rel[32];
 		if (p->ndim_ref >= 0)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
 		else
 			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
-		if (p->status == DB_ST_SHAPE_MISMATCH || p->slot.side ||
+		if (p->status == DB_ST_SHAPE_MISMATCH || (p->slot.side && p->slot.side != DB_SLOT_IN_TREE) ||
 		    (p->status == DB_ST_NOT_COMPARABLE && p->ndim_tgt >= 0 &&
 		     (p->ndim_ref != p->ndim_tgt ||
 		      memcmp(p->shape_ref, p->shape_tgt, (size_t)p->ndim_ref * sizeof *p->shape_ref)))) {
@@ -148,6 +169,8 @@ static void print_table(const db_compare *c, FILE *out)
 			snprintf(rank, sizeof rank, p->f.rank >= 0 ? "%d" : "-", p->f.rank);
 		if (p->status == DB_ST_OK && p->m.cos == p->m.cos)
 			snprintf(cos, sizeof cos, "%.8f", p->m.cos);
+		else if (p->status == DB_ST_OK && p->m.stats_only)
+			snprintf(cos, sizeof cos, "stats-only");
 		else
 			snprintf(cos, sizeof cos, "-");
 		if (p->status == DB_ST_OK && p->m.rel == p->m.rel)
@@ -169,9 +192,16 @@ static void print_table(const db_compare *c, FILE *out)
 		char be[16];
 		put_pad(out, p->status == DB_ST_OK ? db_fmt_byte_equal(p->m.byte_equal, utf8, be, sizeof be) : "-", 7);
 		fputs(p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status), out);
+		char nz[96];
+		/* the noise verdict where it matters: out of the ok band, or beyond */
+		if (p->noise && (p->band != DB_BAND_OK || p->noise == DB_NOISE_BEYOND))
+			fprintf(out, " (%s)", db_noise_str(p, nz, sizeof nz));
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
+		char dq[400];
+		if (*db_pair_dequant_note(p, dq, sizeof dq))
+			fprintf(out, " (%s)", db_esc(dq));
 		char slot[128];
 		db_hint sh;
 		if (p->slot.side)
@@ -192,10 +222,10 @@ static void print_table(const db_compare *c, FILE *out)
 		if (h.kind != DB_HINT_NONE)
 			fprintf(out, "  hint %s", db_hint_text(&h, !utf8, ht, sizeof ht));
 		fputc('\n', out);
-		st[p->status]++;
-		if (p->status == DB_ST_OK && p->band <= DB_BAND_INPUTS)
-			counts[p->band]++;
 	}
+	if (diverging)
+		fprintf(out, "(--diverging: %zu pair%s in the ok band not shown)\n", hidden,
+		        hidden == 1 ? "" : "s");
 	fprintf(out, "\n%zu pairs: %zu ok, %zu drift, %zu algo, %zu bug, %zu scramble; "
 	        "%zu ref_only, %zu target_only, %zu shape_mismatch, %zu error", c->n_pairs,
 	        counts[DB_BAND_OK], counts[DB_BAND_DRIFT], counts[DB_BAND_ALGO], counts[DB_BAND_BUG],
@@ -228,23 +258,51 @@ static void print_table(const db_compare *c, FILE *out)
 	}
 	if (st[DB_ST_REF_ONLY] && st[DB_ST_TARGET_ONLY])
 		explain_unpaired(c, out);
+	db_passes_text(out, c);
 	long fd = db_first_divergence(c, NULL, NULL, -2);
+	const char *noise = db_noise_root(c);
 	if (fd < 0) {
-		fputs("no divergence: every pair is in the ok band\n", out);
+		if (noise)
+			fprintf(out, "no divergence beyond noise: every pair is within %g x its noise floor "
+			        "(or in the ok band where %s has none)\n", c->profile->thresholds.noise_k,
+			        db_esc(noise));
+		else if (c->slots_alone)
+			fputs("no divergence: every slot is bit-identical to the prompt run alone\n", out);
+		else if (c->n_slots)
+			fputs("no divergence: every slot is bit-identical to slot 0\n", out);
+		else
+			fputs("no divergence: every pair is in the ok band\n", out);
 		return;
 	}
 	const db_pair *p = &c->pairs[fd];
 	if (ph)
 		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
-	char lab[512];
-	db_pair_label(p, lab, sizeof lab);
-	if (p->status == DB_ST_OK)
-		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]\n", lab, p->m.cos, p->m.rel,
-		        db_band_name(p->band));
+	char lab[512], nz[96];
+	db_pair_label_cell(c, p, lab, sizeof lab);
+	if (p->status == DB_ST_OK && p->m.stats_only)
+		fprintf(out, "first divergence: %s: statistics only, rel %.4e [%s]%s%s\n", lab,
+		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
+		        db_noise_str(p, nz, sizeof nz));
+	else if (p->status == DB_ST_OK)
+		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s%s\n", lab, p->m.cos,
+		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
+		        db_noise_str(p, nz, sizeof nz));
 	else
 		fprintf(out, "first divergence: %s: %s\n", lab, db_status_name(p->status));
+	if (p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK && p->slot.alone)
+		fprintf(out, "  (judged bitwise: slot %d holds the prompt the reference ran alone, so "
+		        "batch-invariant kernels owe it the same bits; max |diff| %.3g, band %s)\n",
+		        p->slot.k, p->m.max_abs, db_band_name(p->band));
+	else if (p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK)
+		fprintf(out, "  (judged bitwise: slot %d holds the prompt of slot 0 in the same batch, "
+		        "so the same kernels owe it the same bits; max |diff| %.3g, band %s)\n",
+		        p->slot.k, p->m.max_abs, db_band_name(p->band));
+	else if (fd == db_first_not_identical(c))
+		fputs("  (bit-identical regime: every pair before it is bit-identical, the same code and "
+		      "kernels: it is where the runs part, whatever its band)\n", out);
 	/* drift first (another TP size or dtype): also name where it gets worse */
-	long fb = p->status == DB_ST_OK && p->band == DB_BAND_DRIFT ? db_first_beyond_drift(c) : -1;
+	long fb = !noise && p->status == DB_ST_OK && p->band == DB_BAND_DRIFT
+	          ? db_first_beyond_drift(c) : -1;
 	if (fb >= 0) {
 		const db_pair *q = &c->pairs[fb];
 		db_pair_label(q, lab, sizeof lab);
@@ -286,7 +344,7 @@ static void print_variant_summary(const db_variants *vs, FILE *out)
 
 /* compare REF T1 T2 ...: each target its own comparison with REF. */
 static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char *const *pos,
-                            int npos, int fmt)
+                            int npos, int fmt, bool diverging)
 {
 	if (fmt == DB_FMT_CSV)
 		return db_cmd_usage_error(cmd, "--format csv takes one target; with %d use json",
@@ -316,7 +374,7 @@ static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char
 		db_variant_matrix_free(&m);
 		for (size_t v = 0; v < vs.n; v++) {
 			printf("\n== variant %zu ==\n", v + 1);
-			print_table(vs.v[v], stdout);
+			print_table(vs.v[v], stdout, diverging);
 		}
 	}
 	int rc = 0;
@@ -332,14 +390,18 @@ static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char
 int db_cmd_compare(int argc, char **argv)
 {
 	const char *format = "table", *timeout = NULL;
-	bool watch = false;
+	bool watch = false, diverging = false;
 	db_cmp_args ca = {0};
 	const db_opt opts[] = {
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
+		DB_NOISE_OPT(ca),
+		DB_SLOTS_OPT(ca),
 		{"format", 0, "F", &format, NULL, "table (default), csv or json"},
 		{"watch", 0, NULL, NULL, &watch, "print the summary again as files arrive\n"
 		 "(json: one object per summary)"},
 		{"timeout", 0, "S", &timeout, NULL, "--watch: stop after S seconds (default: Ctrl-C)"},
+		{"diverging", 0, NULL, NULL, &diverging, "table and csv: only the pairs that diverge\n"
+		 "(the summary still counts every pair)"},
 		{"slot", 0, "[SIDE:]DIM:START:LEN", &ca.slot, NULL,
 		 "measure a pair whose shapes differ along DIM on\n"
 		 "rows START..START+LEN-1 of SIDE (ref or target;\n"
@@ -374,6 +436,9 @@ int db_cmd_compare(int argc, char **argv)
 		if (!watch)
 			return db_cmd_usage_error(&cmd, "--timeout goes with --watch");
 	}
+	if (diverging && (fmt == DB_FMT_JSON || watch))
+		return db_cmd_usage_error(&cmd, "--diverging goes with the table or csv (json "
+		                          "keeps every pair: its indices name them)");
 	if (watch) {
 		if (npos > 2 || fmt == DB_FMT_CSV)
 			return db_cmd_usage_error(&cmd, "--watch takes one target and table or json");
@@ -381,7 +446,7 @@ int db_cmd_compare(int argc, char **argv)
 		                        fmt == DB_FMT_JSON, tmo);
 	}
 	if (npos > 2)
-		return compare_variants(&cmd, &ca, pos, npos, fmt);
+		return compare_variants(&cmd, &ca, pos, npos, fmt, diverging);
 	db_compare *c;
 	if ((rc = db_cmd_open_compare(&cmd, &ca, pos, npos, &c)) != 0)
 		return rc;
@@ -390,9 +455,9 @@ int db_cmd_compare(int argc, char **argv)
 	if (fmt == DB_FMT_JSON)
 		db_export_metrics_json(stdout, c);
 	else if (fmt == DB_FMT_CSV)
-		db_export_metrics_csv(stdout, c);
+		db_export_metrics_csv_where(stdout, c, diverging ? db_pair_diverges : NULL);
 	else
-		print_table(c, stdout);
+		print_table(c, stdout, diverging);
 	rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
 	if (c->cache_err[0])
 		fprintf(stderr, "dumpbisect compare: metrics cache not saved: %s (the numbers are right; "

@@ -22,6 +22,7 @@ int db_cmd_export(int argc, char **argv)
 		{"target", 0, "DIR", &tgt, NULL, "the target tree instead of the session's"},
 		{"notes", 0, "DIR", &notes, NULL, "the notes to list (default: notes/ beside the session)"},
 		DB_CMP_OPTS(ca, DB_PROFILE_SESSION_HELP),
+		DB_NOISE_OPT(ca),
 	};
 	const db_cmd cmd = {
 		.name = "export",
@@ -57,7 +58,12 @@ int db_cmd_export(int argc, char **argv)
 		co.profile = s->profile;
 		co.profile_from = DB_SESSION_PROFILE_WHY;
 	}
-	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
+	if (!co.noise)
+		co.noise = s->noise;    /* the session's noise tree, unless --noise */
+	if (!co.slots && s->slots)
+		co.slots = atoi(s->slots);      /* kept as the trees are */
+	if (db_compare_open(s->ref, s->target ? s->target : co.slots ? s->ref : NULL, &co, &c,
+	                    &err) < 0)
 		goto fail;
 	db_compare_run(c);
 	if (db_session_run_open(s, c, true, &r, &err) < 0)

@@ -35,6 +35,49 @@ static void json_first_bad(FILE *f, const db_bisect *b)
 		fputs("null", f);
 }
 
+/* The bisects the session was re-aimed away from (db_session.h
+ * 'earlier'): each judged as the current one; *changed counts theirs. */
+static int replay_earlier(const db_session *s, db_compare *c, bool json, size_t *changed,
+                          db_err *err)
+{
+	if (json)
+		fputs(", \"earlier\": [", stdout);
+	else
+		printf("\nearlier bisects (re-aimed away from):\n");
+	for (size_t i = 0; i < s->n_earlier; i++) {
+		const db_session *e = s->earlier[i];
+		db_replay rp;
+		if (db_replay_session(e, c, &rp, err) < 0)
+			return -1;
+		size_t n = e->n_steps, ch = rp.n_changed + (rp.moved ? 1 : 0);
+		*changed += ch;
+		if (json) {
+			fputs(i ? ", {\"phase\": " : "{\"phase\": ", stdout);
+			db_json_str(stdout, e->phase ? e->phase : "");
+			fputs(", \"pass\": ", stdout);
+			db_json_str(stdout, e->pass ? e->pass : "");
+			printf(", \"steps\": %zu, \"holding\": %zu, \"all_hold\": %s, \"first_bad_then\": ",
+			       n, n - rp.n_changed, rp.n_changed ? "false" : "true");
+			json_first_bad(stdout, &rp.then);
+			fputs(", \"first_bad_now\": ", stdout);
+			json_first_bad(stdout, &rp.fresh->sm);
+			printf(", \"first_bad_moved\": %s}", rp.moved ? "true" : "false");
+		} else {
+			char b1[64], b2[64];
+			printf("  %zu. phase %s pass %s: %zu of %zu verdicts hold; first bad layer: then %s, "
+			       "now %s%s\n", i + 1, e->phase && *e->phase ? e->phase : "-",
+			       e->pass && *e->pass ? e->pass : "-", n - rp.n_changed, n,
+			       db_replay_first_bad(&rp.then, b1, sizeof b1),
+			       db_replay_first_bad(&rp.fresh->sm, b2, sizeof b2),
+			       rp.moved ? " (moved)" : "");
+		}
+		db_replay_free(&rp);
+	}
+	if (json)
+		fputs("]", stdout);
+	return 0;
+}
+
 int db_cmd_replay(int argc, char **argv)
 {
 	const char *ref = NULL, *tgt = NULL, *format = "table";
@@ -44,6 +87,7 @@ int db_cmd_replay(int argc, char **argv)
 		{"ref", 0, "DIR", &ref, NULL, "the reference tree instead of the session's"},
 		{"target", 0, "DIR", &tgt, NULL, "the target tree instead of the session's (fixed dumps)"},
 		DB_CMP_OPTS(ca, DB_PROFILE_SESSION_HELP),
+		DB_NOISE_OPT(ca),
 		{"format", 0, "F", &format, NULL, "table (default) or json"},
 		{"tui", 0, NULL, NULL, &tui, "open the session in the workbench instead"},
 	};
@@ -83,7 +127,12 @@ int db_cmd_replay(int argc, char **argv)
 		co.profile = s->profile;
 		co.profile_from = DB_SESSION_PROFILE_WHY;
 	}
-	if (db_compare_open(s->ref, s->target, &co, &c, &err) < 0)
+	if (!co.noise)
+		co.noise = s->noise;    /* the session's noise tree, unless --noise */
+	if (!co.slots && s->slots)
+		co.slots = atoi(s->slots);      /* kept as the trees are */
+	if (db_compare_open(s->ref, s->target ? s->target : co.slots ? s->ref : NULL, &co, &c,
+	                    &err) < 0)
 		goto fail;
 	if (db_replay_session(s, c, &rp, &err) < 0)
 		goto fail;
@@ -117,7 +166,10 @@ int db_cmd_replay(int argc, char **argv)
 		json_first_bad(stdout, then);
 		fputs(", \"first_bad_now\": ", stdout);
 		json_first_bad(stdout, now);
-		printf(", \"first_bad_moved\": %s}\n", moved ? "true" : "false");
+		printf(", \"first_bad_moved\": %s", moved ? "true" : "false");
+		if (s->n_earlier && replay_earlier(s, c, true, &changed, &err) < 0)
+			goto fail;
+		fputs("}\n", stdout);
 	} else {
 		printf("replay of %s (%zu steps) against\n  ref    %s\n  target %s\n\n", db_esc(file),
 		       s->n_steps, db_esc(s->ref), s->target ? db_esc(s->target) : "(same tree)");
@@ -133,6 +185,8 @@ int db_cmd_replay(int argc, char **argv)
 		printf("\n%zu of %zu verdicts hold\n", s->n_steps - changed, s->n_steps);
 		printf("first bad layer: then %s, now %s%s\n", db_replay_first_bad(then, b1, sizeof b1),
 		       db_replay_first_bad(now, b2, sizeof b2), moved ? " (moved)" : "");
+		if (s->n_earlier && replay_earlier(s, c, false, &changed, &err) < 0)
+			goto fail;
 	}
 	if (fflush(stdout) != 0) {
 		db_err_set(&err, NULL, NULL, -1, "writing the result: %s", strerror(errno));

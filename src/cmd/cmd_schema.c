@@ -9,6 +9,7 @@
 
 #include "cmd_util.h"
 #include "db_compare.h"
+#include "db_dequant.h"
 #include "db_esc.h"
 #include "db_json.h"
 
@@ -141,7 +142,15 @@ int db_cmd_schema(int argc, char **argv)
 			printf("error        %s  %s\n", lab, db_esc(p->error));
 			break;
 		case DB_ST_OK:
-			printf("dtype        %s  ref %s target %s\n", lab, dr, dt);
+			printf("dtype        %s  ref %s target %s", lab, dr, dt);
+			/* quantized codes: which rule dequantizes them for compare */
+			for (int sd = 0; sd < 2; sd++) {
+				const db_qgroup *g = db_pair_qgroup(p, sd == 0);
+				if (g)
+					printf(" (%s: %s codes, compared dequantized)",
+					       sd ? "target" : "ref", g->rule->name);
+			}
+			putchar('\n');
 			break;
 		case DB_ST_NOT_COMPARABLE:     /* kind_of skips it */
 			break;

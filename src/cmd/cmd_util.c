@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db_cmd.h"
+#include "db_grid.h"
 #include "db_json.h"
 
 int (*db_cmd_tui_hook)(int argc, char **argv);
@@ -243,6 +244,16 @@ int db_cmp_args_apply(const db_cmd *c, const db_cmp_args *a, db_compare_opts *o)
 		o->cache_dir = "";
 	if (a->slot)
 		o->slot = a->slot;
+	if (a->noise)
+		o->noise = a->noise;
+	if (a->slots) {
+		char *end;
+		long n = strtol(a->slots, &end, 10);
+		if (end == a->slots || *end || n < 2 || n > 4096)
+			return db_cmd_usage_error(c, "--slots wants the number of sequences in the batch "
+			                          "(2 or more), not '%s'", a->slots);
+		o->slots = (int)n;
+	}
 	if (a->threads && (o->threads = db_parse_threads(a->threads)) < 0)
 		return db_cmd_usage_error(c, "--threads needs a positive number, not '%s'",
 		                          a->threads);
@@ -261,7 +272,11 @@ int db_parse_threads(const char *s)
 const char *db_pair_glyph(const db_pair *p, bool utf8)
 {
 	switch (p->status) {
-	case DB_ST_OK: return db_band_glyph(p->band, utf8);
+	/* a slot judged bitwise: a bit off is not "ok", whatever the band */
+	case DB_ST_OK:
+		if (p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK && db_pair_diverges(p))
+			return utf8 ? "\u2262" : "#";
+		return db_band_glyph(p->band, utf8);
 	case DB_ST_REF_ONLY: return "<";
 	case DB_ST_TARGET_ONLY: return ">";
 	case DB_ST_SHAPE_MISMATCH: return utf8 ? "≠" : "!";
@@ -271,7 +286,8 @@ const char *db_pair_glyph(const db_pair *p, bool utf8)
 	return "?";
 }
 
-void db_pair_label(const db_pair *p, char *buf, size_t len)
+/* The label with ranks as the rank part ("rank 1", "every rank (2)"). */
+static void pair_label(const db_pair *p, const char *ranks, char *buf, size_t len)
 {
 	char raw[1024];
 	size_t n = 0, cap = sizeof raw;
@@ -281,16 +297,41 @@ void db_pair_label(const db_pair *p, char *buf, size_t len)
 		n = (size_t)snprintf(raw, cap, "%s", p->f.stage);
 	if (n < cap && p->occurrence)
 		n += (size_t)snprintf(raw + n, cap - n, " #%d", p->occurrence);
-	if (n < cap && p->merged)
+	if (n < cap && ranks)
+		n += (size_t)snprintf(raw + n, cap - n, " %s", ranks);
+	else if (n < cap && p->merged)
 		n += (size_t)snprintf(raw + n, cap - n, " (merged ranks)");
+	else if (n < cap && p->slot.side == DB_SLOT_IN_TREE)
+		n += (size_t)snprintf(raw + n, cap - n, " slot %d", p->slot.k);
 	else if (n < cap && p->f.rank >= 0)
 		n += (size_t)snprintf(raw + n, cap - n, " rank %d", p->f.rank);
 	if (n < cap && p->f.pass[0])
 		n += (size_t)snprintf(raw + n, cap - n, " pass %s", p->f.pass);
+	/* a slot against the prompt run alone: the passes were aligned */
+	if (n < cap && p->slot.alone && p->ref && strcmp(p->ref->f.pass, p->f.pass))
+		n += (size_t)snprintf(raw + n, cap - n, " (ref pass %s)", p->ref->f.pass);
 	if (n < cap && p->f.phase[0])
 		snprintf(raw + n, cap - n, " phase %s", p->f.phase);
 	/* stage, pass and phase come from the dump's names */
 	db_esc_buf(buf, len, raw);
+}
+
+void db_pair_label(const db_pair *p, char *buf, size_t len)
+{
+	pair_label(p, NULL, buf, len);
+}
+
+void db_pair_label_cell(const db_compare *c, const db_pair *p, char *buf, size_t len)
+{
+	size_t *rp = NULL, n = 0, bad = 0;
+	if (!p->merged && p->f.rank >= 0)
+		n = db_rank_pairs(c, (size_t)(p - c->pairs), &rp);
+	for (size_t i = 0; i < n; i++)
+		bad += db_pair_diverges(&c->pairs[rp[i]]);
+	free(rp);
+	char ranks[48];
+	snprintf(ranks, sizeof ranks, "every rank (of %zu)", n);
+	pair_label(p, n >= 2 && bad == n ? ranks : NULL, buf, len);
 }
 
 int db_cmd_open_compare(const db_cmd *c, const db_cmp_args *a, const char *const *pos, int npos,
@@ -300,7 +341,10 @@ int db_cmd_open_compare(const db_cmd *c, const db_cmp_args *a, const char *const
 	if (db_cmp_args_apply(c, a, &o) != 0)
 		return 2;
 	db_err err = {{0}};
-	if (db_compare_open(pos[0], npos > 1 ? pos[1] : NULL, &o, out, &err) != 0)
+	/* --slots: one tree is both sides (slot 0 against slot k); two trees:
+	 * the reference ran the prompt alone */
+	if (db_compare_open(pos[0], npos > 1 ? pos[1] : o.slots ? pos[0] : NULL, &o, out,
+	                    &err) != 0)
 		return db_cmd_error(c, "%s", err.msg);
 	return 0;
 }

@@ -22,5 +22,8 @@ const char *db_pair_glyph(const db_pair *p, bool utf8);
 /* "L3 attn_out" / "final_logits", with rank/pass/phase when set; escaped
  * for a terminal (db_esc_buf), as the names come from the dumps. */
 void db_pair_label(const db_pair *p, char *buf, size_t len);
+/* The same, but "every rank (of 2)" for one rank's pair when every
+ * rank of its cell diverges: the culprit is not that rank. */
+void db_pair_label_cell(const db_compare *c, const db_pair *p, char *buf, size_t len);
 
 #endif

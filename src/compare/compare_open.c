@@ -14,6 +14,8 @@
 #include <time.h>
 
 #include "pair/compare_priv.h"
+#include "measure/xform.h"
+#include "db_noise.h"
 #include "db_slot.h"
 #include "layout/index_priv.h"
 #include "util/strmap.h"
@@ -212,6 +214,8 @@ void db_compare_free(db_compare *c)
 		free(pr->cache_dir);
 		db_drop_dirs(pr);
 		db_cells_drop(c);
+		db_xform_drop(c);
+		db_noise_free(pr->noise);
 		pthread_mutex_destroy(&pr->cache_mu);
 		pthread_mutex_destroy(&pr->cells_mu);
 		free(pr);
@@ -223,6 +227,7 @@ void db_compare_free(db_compare *c)
 		db_profile_free(c->profile);
 	free(c->ref_root);
 	free(c->tgt_root);
+	free(c->slot_passes);
 	free(c);
 }
 
@@ -281,6 +286,32 @@ static int check_stage_rules(db_compare *c, db_err *err)
 	return 0;
 }
 
+/* --noise: the reference against the noise tree, with c's profile and
+ * options, measured before any pair of c so that each is judged as it is
+ * measured; only the floors are kept. */
+static int open_noise(db_compare *c, const db_compare_opts *opts, db_err *err)
+{
+	db_compare_opts o = *opts;
+	o.noise = NULL;
+	o.verify_later = false;
+	if (!o.profile || !*o.profile)
+		o.profile = c->profile->origin && strncmp(c->profile->origin, "built-in", 8)
+		            ? c->profile->origin : c->profile->name;
+	db_compare *nc;
+	if (db_compare_open(c->ref_root, opts->noise, &o, &nc, err) != 0) {
+		char m[sizeof err->msg];
+		snprintf(m, sizeof m, "%s", err->msg);
+		return db_err_set(err, NULL, NULL, -1, "--noise %s: %s", opts->noise, m);
+	}
+	db_compare_run(nc);
+	db_cmp_priv *pr = c->priv;
+	pr->noise = db_noise_build(nc, opts->noise);
+	db_compare_free(nc);
+	if (!pr->noise)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	return 0;
+}
+
 int db_compare_open(const char *ref, const char *tgt,
                     const db_compare_opts *opts, db_compare **out, db_err *err)
 {
@@ -312,6 +343,16 @@ int db_compare_open(const char *ref, const char *tgt,
 			return -1;
 		}
 		pr->has_slot = true;
+	}
+	if (opts->slots) {
+		/* one tree: slot 0's rows are the reference side; two: the
+		 * reference is the prompt alone */
+		if (opts->slots < 2) {
+			db_compare_free(c);
+			return db_err_set(err, NULL, NULL, -1, "--slots wants 2 or more sequences");
+		}
+		pr->n_slots = opts->slots;
+		pr->slots_alone = tgt && !same_dir(ref, tgt);
 	}
 	if (!c->ref_root || !c->tgt_root)
 		goto oom;
@@ -359,9 +400,15 @@ pair:
 		return -1;
 	}
 	db_slots_assign(c, pr->has_slot ? &pr->slot : NULL);
+	if (pr->n_slots && (pr->slots_alone ? db_slots_alone(c, pr->n_slots, err)
+	                                    : db_slots_split(c, pr->n_slots, err)) != 0) {
+		db_compare_free(c);
+		return -1;
+	}
 	if (db_build_phases(c) != 0 || alloc_owner(c) != 0)
 		goto oom;
-	if (check_stage_rules(c, err) != 0) {
+	if (check_stage_rules(c, err) != 0 ||
+	    (opts->noise && *opts->noise && open_noise(c, opts, err) != 0)) {
 		db_compare_free(c);
 		return -1;
 	}
@@ -413,6 +460,11 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	int brc = db_build_pairs(&tmp, err);
 	if (brc == 0)
 		db_slots_assign(&tmp, pr->has_slot ? &pr->slot : NULL);
+	if (brc == 0 && pr->n_slots) {
+		tmp.slot_passes = NULL;     /* c's stay until the swap */
+		brc = pr->slots_alone ? db_slots_alone(&tmp, pr->n_slots, err)
+		                      : db_slots_split(&tmp, pr->n_slots, err);
+	}
 	if (brc != 0 || db_build_phases(&tmp) != 0 || check_stage_rules(&tmp, err) != 0) {
 		db_free_pairs(&tmp);
 		db_index_free(tmp.ref);
@@ -439,10 +491,14 @@ int db_compare_rescan(db_compare *c, db_err *err)
 		size_t *v = db_strmap_get(&old, k);
 		if (np->status == DB_ST_OK && v) {
 			db_pair *op = &c->pairs[*v];
-			if (atomic_load(&op->state) == DB_PAIR_DONE && same_inputs(op, np)) {
+			if (atomic_load(&op->state) == DB_PAIR_DONE && same_inputs(op, np) &&
+			    op->slot.len == np->slot.len) {
 				np->status = op->status;
 				np->m = op->m;
 				np->band = op->band;
+				np->noise = op->noise;
+				np->noise_floor = op->noise_floor;
+				np->noise_ratio = op->noise_ratio;
 				atomic_store(&np->slot.start, atomic_load(&op->slot.start));
 				np->slot.side = op->slot.side;  /* 0: no block matched */
 				if (op->error)
@@ -460,7 +516,14 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	c->tgt = tmp.tgt;
 	c->pairs = tmp.pairs;
 	c->n_pairs = tmp.n_pairs;
+	if (pr->n_slots) {
+		free(c->slot_passes);
+		c->slot_passes = tmp.slot_passes;
+		c->n_slot_passes = tmp.n_slot_passes;
+		memcpy(c->slots_align, tmp.slots_align, sizeof c->slots_align);
+	}
 	c->pairs_gen = tmp.pairs_gen;
+	c->quant = tmp.quant;
 	c->phases = tmp.phases;
 	c->n_phases = tmp.n_phases;
 	atomic_store(&c->n_done, done);
@@ -488,6 +551,21 @@ long db_first_beyond_drift(const db_compare *c)
 	return -1;
 }
 
+/* The bit-identical regime's first divergence, when it comes before fd
+ * and is in the selection. */
+static long regime_first(const db_compare *c, const char *phase, const char *pass, int rank,
+                         long fd)
+{
+	long bi = db_first_not_identical(c);
+	if (bi < 0 || (fd >= 0 && bi >= fd))
+		return fd;
+	const db_pair *p = &c->pairs[bi];
+	if (!rank_sel(p, rank) || (phase && *phase && strcmp(phase, p->f.phase)) ||
+	    (pass && *pass && strcmp(pass, p->f.pass)))
+		return fd;
+	return bi;
+}
+
 long db_first_divergence(const db_compare *c, const char *phase,
                          const char *pass, int rank)
 {
@@ -500,9 +578,9 @@ long db_first_divergence(const db_compare *c, const char *phase,
 			continue;
 		if (pass && *pass && strcmp(pass, p->f.pass))
 			continue;
-		return (long)i;
+		return regime_first(c, phase, pass, rank, (long)i);
 	}
-	return -1;
+	return regime_first(c, phase, pass, rank, -1);
 }
 
 size_t db_compare_settling(const db_compare *c)

@@ -21,6 +21,10 @@ bool db_pair_worse(const db_pair *a, const db_pair *b)
 	int sb = b->status != DB_ST_OK ? DB_BAND_INPUTS + 1 : (int)b->band;
 	if (sa != sb)
 		return sa > sb;
+	/* slots judged bitwise: bits off beats bit-identical in one band */
+	if (a->status == DB_ST_OK && a->slot.side == DB_SLOT_IN_TREE &&
+	    (a->m.byte_equal == 1.0) != (b->m.byte_equal == 1.0))
+		return b->m.byte_equal == 1.0;
 	if (a->status == DB_ST_OK) {
 		double ca = a->m.cos, cb = b->m.cos;
 		if (isnan(ca) != isnan(cb))

@@ -34,6 +34,17 @@ db_band db_band_of(const db_metrics *m, const db_thresholds *t)
 {
 	if (!m || !t)
 		return DB_BAND_NONE;
+	if (m->stats_only) {
+		if (m->md5_eq == 1)
+			return DB_BAND_OK;      /* the same bytes */
+		if (isnan(m->rel))
+			return DB_BAND_NONE;    /* no statistic on both sides */
+		db_band b = m->rel <= t->stats_ok_rel ? DB_BAND_OK
+		          : m->rel <= t->stats_drift_rel ? DB_BAND_DRIFT
+		          : m->rel <= t->stats_algo_rel ? DB_BAND_ALGO : DB_BAND_BUG;
+		/* other bytes with the same statistics: drift at least */
+		return m->md5_eq == 0 && b < DB_BAND_DRIFT ? DB_BAND_DRIFT : b;
+	}
 	if (isnan(m->cos))
 		return DB_BAND_BUG;     /* one side all zeros, the other not */
 	if (m->cos <= t->scramble_cos)
@@ -49,7 +60,8 @@ db_band db_band_for(const db_profile *p, const char *stage, const db_metrics *m)
 {
 	db_band b = db_band_of(m, &p->thresholds);
 	/* the regex last: most pairs are equal or not token ids */
-	if (b != DB_BAND_NONE && (!(m->max_abs == 0) || m->nonfinite_mismatch > 0) &&
+	if (b != DB_BAND_NONE && (m->stats_only ? m->rel > 0 || m->md5_eq == 0 : !(m->max_abs == 0) ||
+	                                m->nonfinite_mismatch > 0) &&
 	    db_profile_is_input_ids(p, stage))
 		b = DB_BAND_INPUTS;
 	return b;

@@ -20,7 +20,7 @@ static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
 	"phase_order, stage_order, dict_order, model_after, substages, substage_separator, "
 	"shard, pass, thresholds, probe, weight_phases, layer_classes, dump_command, input_ids, routing_ids, "
-	"rename, rewrite, token_dim, pass_shift";
+	"rename, rewrite, token_dim, pass_shift, quant";
 
 typedef struct seen {
 	const yaml_node_t *name, *path, *thresholds;
@@ -117,6 +117,8 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return yp_each_pair(c, vn, "token_dim", yp_token_dim_pair, NULL);
 	if (!strcmp(k, "rewrite"))
 		return yp_each_pair(c, vn, "rewrite", yp_rewrite_pair, NULL);
+	if (!strcmp(k, "quant"))
+		return yp_get_quant(c, vn);
 	return yp_fail(c, kn, "unknown key '%s' (known: %s)", k, TOP_KEYS);
 }
 
@@ -314,6 +316,7 @@ void db_profile_free(db_profile *p)
 		free(p->rewrites[i].to);
 	}
 	free(p->rewrites);
+	yp_free_quant(p);
 	free(atomic_load(&p->re_error));
 	free(p);
 }
@@ -329,4 +332,20 @@ void db_thresholds_default(db_thresholds *t)
 	t->algo_cos = 0.9;
 	t->algo_rel = 0.30;
 	t->scramble_cos = 0.1;
+	/* TP 1 against TP 2 moves msprobe's statistics by ~5e-6 (float32
+	 * reduction order); a bug by 1e-2 and far more */
+	t->stats_ok_rel = 1e-4;
+	t->stats_drift_rel = 1e-3;
+	t->stats_algo_rel = 1e-2;
+	/* --noise: two correct runs of one layout differ in rel (a max over
+	 * the tensor) by a few ulps of its largest value from stage to stage,
+	 * a bug by orders of magnitude: 4x the floor is still noise. A floor
+	 * of 0 (the noise run bit-identical there) counts as 1e-6, about eight
+	 * float32 ulps of the largest value, so float32 last-bit differences
+	 * are not called a bug; any bf16 difference (>= 3.9e-3) still is. */
+	t->noise_k = 4;
+	t->noise_min_rel = 1e-6;
+	/* an order of magnitude: rounding noise at another TP size grows by
+	 * a few × through a matmul, a bug by far more */
+	t->amplify = 10.0;
 }

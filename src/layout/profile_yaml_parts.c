@@ -291,28 +291,34 @@ int yp_thr_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t 
 {
 	db_thresholds *t = &c->p->thresholds;
 	static const char *const names[] = {
-		"ok_cos", "ok_rel", "drift_cos", "drift_rel", "algo_cos", "algo_rel", "scramble_cos"
+		"ok_cos", "ok_rel", "drift_cos", "drift_rel", "algo_cos", "algo_rel", "scramble_cos",
+		"noise_k", "noise_min_rel", "amplify"
 	};
 	double *slots[] = {
 		&t->ok_cos, &t->ok_rel, &t->drift_cos, &t->drift_rel, &t->algo_cos, &t->algo_rel,
-		&t->scramble_cos
+		&t->scramble_cos, &t->noise_k, &t->noise_min_rel, &t->amplify
 	};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (!strcmp(k, names[i]))
 			return yp_get_double(c, vn, names[i], slots[i]);
 	return yp_fail(c, kn, "thresholds: unknown key '%s' (known: ok_cos, ok_rel, drift_cos, "
-	            "drift_rel, algo_cos, algo_rel, scramble_cos)", k);
+	            "drift_rel, algo_cos, algo_rel, scramble_cos, noise_k, noise_min_rel)", k);
 }
 
 int yp_check_thresholds(ctx *c, const yaml_node_t *n)
 {
 	const db_thresholds *t = &c->p->thresholds;
+	if (!(t->amplify > 1))
+		return yp_fail(c, n, "thresholds: amplify must be > 1 (got %g)", t->amplify);
 	if (!(t->ok_cos >= t->drift_cos && t->drift_cos >= t->algo_cos && t->algo_cos >= t->scramble_cos))
 		return yp_fail(c, n, "thresholds: need ok_cos >= drift_cos >= algo_cos >= scramble_cos "
 		            "(got %g, %g, %g, %g)", t->ok_cos, t->drift_cos, t->algo_cos, t->scramble_cos);
 	if (!(t->ok_rel <= t->drift_rel && t->drift_rel <= t->algo_rel && t->ok_rel >= 0))
 		return yp_fail(c, n, "thresholds: need 0 <= ok_rel <= drift_rel <= algo_rel (got %g, %g, %g)",
 		            t->ok_rel, t->drift_rel, t->algo_rel);
+	if (!(t->noise_k >= 1 && t->noise_min_rel > 0))
+		return yp_fail(c, n, "thresholds: need noise_k >= 1 and noise_min_rel > 0 (got %g, %g)",
+		            t->noise_k, t->noise_min_rel);
 	return 0;
 }
 

@@ -57,5 +57,8 @@ int yp_pass_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t
 int yp_thr_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg);
 int yp_check_thresholds(ctx *c, const yaml_node_t *n);
 int yp_get_classes(ctx *c, const yaml_node_t *n);
+/* quant: rules (profile_yaml_quant.c) */
+int yp_get_quant(ctx *c, const yaml_node_t *n);
+void yp_free_quant(db_profile *p);
 
 #endif

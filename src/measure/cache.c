@@ -8,6 +8,8 @@
  * empty; it is rewritten whole (temp + fsync + rename). Bands are not
  * stored: they are recomputed from the metrics with the current profile. */
 #include "pair/compare_priv.h"
+#include "db_dequant.h"
+#include "xform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 
 #include "read/binio.h"
 #include "db_hints.h"
+#include "db_noise.h"
 #include "db_routing.h"
 #include "util/hash.h"
 #include "util/strmap.h"
@@ -289,10 +292,16 @@ out:
 	free(buf);
 }
 
+static bool quantized(const db_compare *c, const db_pair *p)
+{
+	return db_pair_dequantized(p) || db_pair_xform(c, p, NULL);
+}
+
 bool db_cache_lookup(db_compare *c, db_pair *p)
 {
-	/* a batch slot's start is not in an entry: found again */
-	if (p->status != DB_ST_OK || p->slot.side)
+	/* a batch slot's start is not in an entry: found again; a dequantized
+	 * pair's companions and floor are not in the key nor the entry */
+	if (p->status != DB_ST_OK || p->slot.side || quantized(c, p))
 		return false;
 	cache *k = get_cache(c);
 	if (!k || !k->file)
@@ -318,6 +327,7 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	p->m = m;
 	p->band = db_pair_band(c, p);
 	db_replica_settle(c, p);
+	db_noise_judge(c, p);
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
 	atomic_fetch_add(&c->n_cached, 1);
 	atomic_fetch_add(&c->n_done, 1);
@@ -326,7 +336,8 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 
 void db_cache_store(db_compare *c, const db_pair *p)
 {
-	if (p->status != DB_ST_OK || p->slot.side)
+	/* statistics-only metrics are read from a few numbers: not cached */
+	if (p->status != DB_ST_OK || p->slot.side || quantized(c, p) || p->m.stats_only)
 		return;
 	cache *k = get_cache(c);
 	if (!k || !k->file)

@@ -1,5 +1,6 @@
 /* Root-cause hints (db_hints.h). */
 #include "db_hints.h"
+#include "quant_hints.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -33,11 +34,16 @@ static const char *const kind_names[] = {
 	[DB_HINT_SHIFT] = "shift",
 	[DB_HINT_ROWS_PERMUTED] = "rows_permuted",
 	[DB_HINT_BATCH_SLOT] = "batch_slot",
+	[DB_HINT_NOT_TRANSFORMED] = "not_transformed",
+	[DB_HINT_SCALE_INVERTED] = "scale_inverted",
+	[DB_HINT_NIBBLES_SWAPPED] = "nibbles_swapped",
+	[DB_HINT_TO_NOT_VIEW] = "to_not_view",
+	[DB_HINT_SCALE_BLOCK] = "scale_block",
 };
 
 const char *db_hint_kind_name(db_hint_kind k)
 {
-	return k <= DB_HINT_BATCH_SLOT ? kind_names[k] : "none";
+	return k <= DB_HINT_SCALE_BLOCK ? kind_names[k] : "none";
 }
 
 static int64_t item_numel(const db_item *it)
@@ -60,7 +66,7 @@ static double *load(const db_index *ix, const db_item *it, int64_t *n)
 	double *v = NULL;
 	if (path && db_file_open(path, &f, &err) == 0) {
 		const db_entry *en = db_file_find(f, it->key);
-		if (en && !en->err && db_tensor_numel(&en->t) == item_numel(it)) {
+		if (en && !en->err && en->t.data && db_tensor_numel(&en->t) == item_numel(it)) {
 			*n = db_tensor_numel(&en->t);
 			v = malloc((size_t)(*n ? *n : 1) * sizeof *v);
 			/* a file that shrinks meanwhile: no values, no hint */
@@ -434,6 +440,9 @@ static void from_values(const db_compare *c, const db_pair *p, db_hint *h)
 void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *h)
 {
 	memset(h, 0, sizeof *h);
+	/* --slots: the label names the slot; both sides are one tensor */
+	if (p->slot.side == DB_SLOT_IN_TREE)
+		return;
 	bool slot = p->slot.side && p->status == DB_ST_OK;
 	if (!db_pair_diverges(p) && !slot)
 		return;
@@ -455,7 +464,9 @@ void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *h)
 		h->slot_given = p->slot.given;
 		return;
 	}
-	if (p->status != DB_ST_OK && p->status != DB_ST_SHAPE_MISMATCH)
+	if ((p->status != DB_ST_OK && p->status != DB_ST_SHAPE_MISMATCH) || p->m.stats_only)
+		return;         /* statistics only: every hint below reads the values */
+	if (db_quant_hint(c, p, h))     /* weights read dequantized or transformed */
 		return;
 	if (nan_origin(c, p, h) || zeros(p, h) || partial_sum(c, p, h) || scale(p, h))
 		return;
@@ -512,6 +523,7 @@ void db_hint_json(FILE *out, const db_hint *h)
 		        h->slot_given ? "true" : "false");
 		break;
 	default:
+		db_quant_hint_json(out, h);
 		break;
 	}
 	fputc('}', out);
@@ -562,6 +574,10 @@ char *db_hint_text(const db_hint *h, bool ascii, char *buf, size_t len)
 			snprintf(buf, len, "inputs_differ: %lld token ids differ", (long long)h->differ);
 		else
 			snprintf(buf, len, "inputs_differ: the token ids have another shape");
+		break;
+	case DB_HINT_NOT_TRANSFORMED: case DB_HINT_SCALE_INVERTED: case DB_HINT_NIBBLES_SWAPPED:
+	case DB_HINT_TO_NOT_VIEW: case DB_HINT_SCALE_BLOCK:
+		db_quant_hint_text(h, ascii, buf, len);
 		break;
 	case DB_HINT_BATCH_SLOT:
 		if (h->slot_start >= 0)

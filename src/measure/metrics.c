@@ -19,7 +19,7 @@
 
 #include "metrics_gather.h"
 #include "metrics_kern.h"
-#include "metrics_simd.h"
+#include "util/simd.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +33,24 @@ void db_accum_init(db_accum *a)
 	a->max_abs = -1.0;      /* so the first compared element sets argmax */
 	a->argmax = -1;
 	a->same_dtype = -1;     /* unknown until a range is accumulated */
+	a->q_worst_at = -1;
+}
+
+void db_accum_floor(db_accum *a, int64_t first, const double *x, const double *y,
+                    const double *tol, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		double d = fabs(y[i] - x[i]);
+		if (!isfinite(d))
+			continue;
+		a->q_n++;
+		double r = tol[i] > 0 ? d / tol[i] : d > 0 ? INFINITY : 0;
+		a->q_beyond += d > tol[i];
+		if (r > a->q_worst) {
+			a->q_worst = r;
+			a->q_worst_at = first + i;
+		}
+	}
 }
 
 /* ---- byte equality ---------------------------------------------------- */
@@ -282,9 +300,22 @@ void db_accum_merge(db_accum *into, const db_accum *from)
 	into->inf_ref += from->inf_ref;
 	into->inf_tgt += from->inf_tgt;
 	into->nonfinite_mismatch += from->nonfinite_mismatch;
+	if (from->stats_only) {
+		into->stats_only = true;
+		memcpy(into->st_rel, from->st_rel, sizeof into->st_rel);
+		into->md5_eq = from->md5_eq;
+	}
 	if (from->same_dtype >= 0)
 		into->same_dtype = into->same_dtype < 0 ? from->same_dtype
 		                                        : (into->same_dtype && from->same_dtype);
+	into->q_n += from->q_n;
+	into->q_beyond += from->q_beyond;
+	if (from->q_worst > into->q_worst ||
+	    (from->q_worst == into->q_worst && from->q_worst_at >= 0 &&
+	     (into->q_worst_at < 0 || from->q_worst_at < into->q_worst_at))) {
+		into->q_worst = from->q_worst;
+		into->q_worst_at = from->q_worst_at;
+	}
 }
 
 /* Edge cases (see db_metrics.h): n == 0 (empty, or every position
@@ -307,6 +338,24 @@ void db_accum_finish(const db_accum *a, db_metrics *m)
 		m->byte_equal = a->n_elems ? (double)a->byte_eq / (double)a->n_elems : 1.0;
 	m->argmax = -1;
 	m->cos = 1.0;
+	m->q_n = a->q_n;
+	m->q_beyond = a->q_beyond;
+	m->q_worst = a->q_worst;
+	m->q_worst_at = a->q_worst_at;
+	m->md5_eq = -1;
+	if (a->stats_only) {
+		/* what statistics cannot tell stays NaN, never a made-up 1 */
+		m->stats_only = true;
+		m->md5_eq = a->md5_eq;
+		memcpy(m->st_rel, a->st_rel, sizeof m->st_rel);
+		m->cos = m->rel_l2 = m->rel_diff = m->max_abs = m->mean_abs = NAN;
+		m->byte_equal = NAN;
+		m->rel = NAN;
+		for (int i = 0; i < 4; i++)
+			if (!isnan(a->st_rel[i]) && !(m->rel >= a->st_rel[i]))
+				m->rel = a->st_rel[i];
+		return;
+	}
 	if (a->n == 0)
 		return;
 	m->max_abs = a->max_abs;
@@ -328,6 +377,8 @@ void db_accum_finish(const db_accum *a, db_metrics *m)
 
 int db_metrics_check(const db_tensor *x, const db_tensor *y, db_err *err)
 {
+	if (!x->data || !y->data)
+		return db_err_set(err, NULL, NULL, -1, "statistics only: no tensor data was dumped");
 	if (!db_dtype_comparable(x->dtype) || !db_dtype_comparable(y->dtype))
 		return db_err_set(err, NULL, NULL, -1, "not comparable: %s vs %s",
 		                  db_dtype_name(x->dtype), db_dtype_name(y->dtype));

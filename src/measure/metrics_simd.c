@@ -9,7 +9,7 @@
  * fused multiply-add would round differently from the portable kernel. */
 #include "metrics_kern.h"
 
-#include "metrics_simd.h"
+#include "util/simd.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "db_reader.h"
+#include "dequant.h"
 
 static bool is_int(db_dtype d)
 {
@@ -30,6 +31,8 @@ static int load(const db_index *ix, const db_item *it, double **v, int64_t *n, d
 	const db_entry *en = rc == 0 ? db_file_find(f, it->key) : NULL;
 	if (rc == 0 && (!en || en->err))
 		rc = db_err_set(err, path, it->key, -1, "%s", en ? en->err : "entry is gone");
+	else if (rc == 0 && !en->t.data)
+		rc = db_err_set(err, path, it->key, -1, "statistics only: no ids to compare");
 	if (rc == 0) {
 		*n = db_tensor_numel(&en->t);
 		*v = malloc((size_t)(*n ? *n : 1) * sizeof **v);
@@ -86,5 +89,5 @@ db_band db_pair_band(const db_compare *c, const db_pair *p)
 	db_err e;
 	if (b != DB_BAND_NONE && db_routing_compare(c, p, &r, &e) == 1)
 		b = r.rerouted ? DB_BAND_BUG : DB_BAND_OK;
-	return b;
+	return db_quant_band(b, &p->m);
 }

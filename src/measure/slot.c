@@ -137,6 +137,17 @@ char *db_slot_str(const db_pair *p, char *buf, size_t len)
 	if (!p->slot.side)
 		return buf;
 	int64_t s = atomic_load(&((db_pair *)p)->slot.start);
+	if (p->slot.side == DB_SLOT_IN_TREE && p->slot.alone) {
+		snprintf(buf, len, "slot %d: dim %d [%lld:%lld] vs the prompt run alone", p->slot.k,
+		         p->slot.dim, (long long)s, (long long)(s + p->slot.len));
+		return buf;
+	}
+	if (p->slot.side == DB_SLOT_IN_TREE) {
+		snprintf(buf, len, "slot %d: dim %d [%lld:%lld] vs slot 0 [%lld:%lld]", p->slot.k,
+		         p->slot.dim, (long long)s, (long long)(s + p->slot.len),
+		         (long long)p->slot.ref_start, (long long)(p->slot.ref_start + p->slot.len));
+		return buf;
+	}
 	const char *side = p->slot.side == 1 ? "ref" : "target";
 	if (s >= 0)
 		snprintf(buf, len, "batch slot: %s dim %d [%lld:%lld]", side, p->slot.dim,

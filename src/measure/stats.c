@@ -27,6 +27,22 @@ int db_stats_compute(const db_tensor *t, db_stats *s, db_err *err)
 	memset(s, 0, sizeof *s);
 	if (db_dtype_size(t->dtype) == 0)
 		return db_err_set(err, NULL, NULL, -1, "unknown dtype");
+	if (!t->data) {
+		/* statistics only: what the dumper wrote; std from Norm and Mean */
+		const db_tstat *st = t->st;
+		if (!st)
+			return db_err_set(err, NULL, NULL, -1, "no tensor data");
+		int64_t n = db_tensor_numel(t);
+		s->n = (uint64_t)n;
+		s->min = st->has_min ? st->min : NAN;
+		s->max = st->has_max ? st->max : NAN;
+		s->mean = st->has_mean ? st->mean : NAN;
+		s->sum = st->has_mean ? st->mean * (double)n : NAN;
+		double var = st->has_norm && st->has_mean && n > 0
+			? st->norm * st->norm / (double)n - st->mean * st->mean : NAN;
+		s->std = var >= 0 ? sqrt(var) : (var < 0 ? 0 : NAN);
+		return 0;
+	}
 	int c = db_dtype_components(t->dtype);
 	int64_t numel = db_tensor_numel(t), per = SBLK / c;
 	bool contig = db_tensor_is_contiguous(t), deq = dequantize(t);

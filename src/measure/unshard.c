@@ -181,6 +181,9 @@ static int get_tensors(db_wctx *w, const db_index *ix, const db_item *const *ite
 	for (size_t i = 0; i < n; i++)
 		if (db_wctx_tensor(w, ix, items[i], &out[i], &files[i], err) != 0)
 			return -1;
+		else if (!out[i]->data)
+			/* statistics of shards do not add up to the whole's */
+			return db_err_set(err, NULL, NULL, -1, "statistics only: shards cannot be merged");
 	return 0;
 }
 

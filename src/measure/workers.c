@@ -6,6 +6,9 @@
 #include "util/budget.h"
 #include "db_bus.h"
 #include "db_hints.h"
+#include "dequant.h"
+#include "xform.h"
+#include "db_noise.h"
 #include "db_routing.h"
 #include "read/walk.h"
 
@@ -203,6 +206,13 @@ static void slot_accum(const db_pair *p, const db_tensor *x, const db_tensor *y,
 {
 	int64_t s = atomic_load(&((db_pair *)p)->slot.start);
 	db_tensor v;
+	if (p->slot.side == DB_SLOT_IN_TREE) {  /* one tensor: slot 0's block vs slot k's */
+		db_tensor r;
+		db_slot_view(x, p->slot.dim, p->slot.ref_start, p->slot.len, &r);
+		db_slot_view(y, p->slot.dim, s, p->slot.len, &v);
+		db_accum_range(a, &r, &v, b, e);
+		return;
+	}
 	db_slot_view(p->slot.side == 1 ? x : y, p->slot.dim, s, p->slot.len, &v);
 	if (p->slot.side == 1)
 		db_accum_range(a, &v, y, b, e);
@@ -252,7 +262,11 @@ static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                        int64_t e, db_accum *a, db_err *err)
 {
 	if (p->merged)
-		return db_unshard_accum(c, w, p, b, e, a, err);
+		return db_merged_quant(p) ? db_dequant_accum(c, w, p, NULL, b, e, a, err)
+		                          : db_unshard_accum(c, w, p, b, e, a, err);
+	const db_xform *xf = db_pair_xform(c, p, w);
+	if (xf || (p->ref && p->ref->quant) || (p->tgt && p->tgt->quant))
+		return db_dequant_accum(c, w, p, xf, b, e, a, err);
 	/* first: resolving may read other pairs' files into w */
 	if (p->slot.side && atomic_load(&((db_pair *)p)->slot.start) < 0 &&
 	    slot_resolve(c, w, p, err) < 0)
@@ -263,6 +277,8 @@ static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	if (db_wctx_tensor_fd(w, c->ref, p->ref, &x, &fx, &fdx, err) != 0 ||
 	    db_wctx_tensor_fd(w, c->tgt, p->tgt, &y, &fy, &fdy, err) != 0)
 		return -1;
+	if (!x->data || !y->data)       /* statistics only: one chunk's work */
+		return b == 0 ? db_accum_stats(a, x, y, err) : 0;
 	if (p->slot.side) {
 		slot_accum(p, x, y, b, e, a);
 		return 0;
@@ -380,9 +396,11 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *m
 		db_accum_finish(a, &p->m);
 		if (p->dtype_differs)
 			p->m.byte_equal = NAN;
+		db_qblocks_settle(c, p);        /* dequantized pairs: each scale block */
 		p->band = db_pair_band(c, p);
 		db_cache_store(c, p);
 		db_replica_settle(c, p);        /* after the store: the metrics stay cached */
+		db_noise_judge(c, p);
 	}
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
 	atomic_fetch_add(&c->n_done, 1);

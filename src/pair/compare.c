@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "companions.h"
 #include "compare_build.h"
 #include "compare_priv.h"
 #include "layout/index_priv.h"
@@ -69,6 +70,22 @@ static int collect(const db_cmp_priv *pr, const db_index *ix, const db_item ***o
 	return rc < 0 ? -1 : 0;
 }
 
+/* Quantized weights replaced by their dequantized copies, companions left
+ * out (companions.c). */
+static int quant_group(db_compare *c, const db_index *ix, const db_item ***items, size_t *n)
+{
+	const db_item **out = NULL;
+	size_t nout = 0;
+	db_qset *qs = c->quant;
+	if (db_companions_group(c->profile, ix, *items, *n, &qs, &out, &nout) != 0)
+		return -1;
+	c->quant = qs;
+	free(*items);
+	*items = out;
+	*n = nout;
+	return 0;
+}
+
 unsigned long db_next_pairs_gen(void)
 {
 	static _Atomic unsigned long gen;
@@ -80,10 +97,16 @@ int db_build_pairs(db_compare *c, db_err *err)
 	db_cmp_priv *pr = c->priv;
 	const db_item **ri = NULL, **ti = NULL;
 	size_t nri = 0, nti = 0;
+	c->quant = NULL;        /* a new generation (a rescan's copy held the old one) */
 	if (collect(pr, c->ref, &ri, &nri, err) || collect(pr, c->tgt, &ti, &nti, err)) {
 		free(ri);
 		free(ti);
 		return -1;
+	}
+	if (quant_group(c, c->ref, &ri, &nri) || quant_group(c, c->tgt, &ti, &nti)) {
+		free(ri);
+		free(ti);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	}
 	if (!nri || !nti) {
 		const db_index *ix = !nri ? c->ref : c->tgt;
@@ -301,6 +324,8 @@ void db_free_pairs(db_compare *c)
 	c->pairs = NULL;
 	c->n_pairs = 0;
 	c->pairs_gen = db_next_pairs_gen();
+	db_qsets_free(c->quant);
+	c->quant = NULL;
 	for (size_t i = 0; i < c->n_phases; i++)
 		free(c->phases[i]);
 	free(c->phases);

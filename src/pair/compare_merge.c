@@ -129,6 +129,14 @@ static bool token_split(const db_item **many, size_t nm, const db_item **few, si
 	return tok == w->shape[0] && many[0]->shape[0] != w->shape[0];
 }
 
+static bool weight_phase(const db_profile *p, const char *phase)
+{
+	for (size_t k = 0; p && phase && k < p->n_weight_phases; k++)
+		if (db_glob_match(p->weight_phases[k], phase))
+			return true;
+	return false;
+}
+
 static void set_not_comparable(db_pair *p, const char *msg)
 {
 	p->status = DB_ST_NOT_COMPARABLE;
@@ -231,8 +239,12 @@ static int add_merged(db_compare *c, db_pvec *pv, group *g, db_strmap *pairs_by_
 			         l->d.group, l->par.group_size, nm);
 		}
 		/* no dims, but the meta says sequence parallel: activations whose
-		 * token slices add up to the other side's tensor concat on dim 0 */
+		 * token slices add up to the other side's tensor concat on dim 0.
+		 * Never weights: a column-parallel weight's row blocks add up the
+		 * same way, and a fused one ([gate_r; up_r] per rank) concatenated
+		 * is not the other side's [gate; up] (a false bug) */
 		if (!sharded && l->d.kind != DB_DIMS_UNKNOWN && l->par.sp_size > 1 &&
+		    !weight_phase(c->profile, rs[0]->f.phase) &&
 		    (from_ref ? token_split(rs, nr, ts, nt) : token_split(ts, nt, rs, nr))) {
 			memset(&rule, 0, sizeof rule);
 			rule.how = DB_UNSHARD_CONCAT;

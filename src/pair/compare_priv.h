@@ -176,6 +176,8 @@ typedef struct db_cmp_priv {
 	size_t n_settling;      /* files the last scan left out as unfinished */
 	db_slot_spec slot;      /* --slot, when has_slot */
 	bool has_slot;
+	int n_slots;            /* --slots N, 0 off (db_slots_split) */
+	bool slots_alone;       /* two trees: db_slots_alone */
 	void *cache;            /* cache.c state, created on first use */
 	pthread_mutex_t cache_mu;       /* guards creating it */
 	/* Opened from snapshots on trusted directory stamps (compare_reopen.c):
@@ -191,6 +193,8 @@ typedef struct db_cmp_priv {
 	size_t n_dirs;
 	pthread_mutex_t cells_mu;       /* guards building cells */
 	db_cells cells;
+	void *xform;            /* measure/xform.c's decision for pairs_gen */
+	struct db_noise *noise; /* --noise: the floors (db_noise.h), or NULL */
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };

@@ -11,6 +11,7 @@
 
 #include "compare_build.h"
 #include "compare_priv.h"
+#include "db_quant.h"
 #include "layout/index_priv.h"
 
 static const char *const status_names[] = {
@@ -42,6 +43,16 @@ bool db_pair_diverges(const db_pair *p)
 	/* a layout that cannot be undone says nothing about the model */
 	if (p->status == DB_ST_NOT_COMPARABLE)
 		return false;
+	/* slots of one batch hold the same prompt: the same kernels owe the
+	 * same bits, so any bit that differs is the divergence (its band is
+	 * shown beside it) */
+	if (p->status == DB_ST_OK && p->slot.side == DB_SLOT_IN_TREE)
+		return !(p->m.byte_equal == 1.0);
+	/* --noise: the run's own noise decides, where it has a floor */
+	if (p->status == DB_ST_OK && p->noise == DB_NOISE_WITHIN)
+		return false;
+	if (p->status == DB_ST_OK && p->noise == DB_NOISE_BEYOND)
+		return true;
 	return p->status != DB_ST_OK || p->band > DB_BAND_OK;
 }
 
@@ -134,6 +145,14 @@ void db_pair_classify(db_pair *p)
 	}
 	if (p->status == DB_ST_ERROR)
 		return;
+	/* a quantized weight whose companions do not fit it */
+	for (int s = 0; s < 2; s++) {
+		const db_item *it = s ? t : r;
+		if (it && it->quant && it->quant->err && !p->merged) {
+			db_pair_set_error(p, it->quant->err);
+			return;
+		}
+	}
 	if (p->ndim_ref < 0) {
 		p->status = DB_ST_TARGET_ONLY;
 		return;
@@ -148,7 +167,9 @@ void db_pair_classify(db_pair *p)
 		p->status = DB_ST_SHAPE_MISMATCH;
 		return;
 	}
-	if (!db_dtype_comparable(p->dtype_ref) || !db_dtype_comparable(p->dtype_tgt)) {
+	/* codes with their scales compare dequantized */
+	if ((!db_dtype_comparable(p->dtype_ref) && !(r && r->quant)) ||
+	    (!db_dtype_comparable(p->dtype_tgt) && !(t && t->quant))) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "not comparable: dtype %s vs %s",
 		         db_dtype_name(p->dtype_ref), db_dtype_name(p->dtype_tgt));

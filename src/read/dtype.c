@@ -9,7 +9,7 @@
  * says no and compare reports such pairs as "not comparable". */
 #include "db_dtype.h"
 
-#include "measure/metrics_simd.h"
+#include "util/simd.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -45,6 +45,7 @@ static const struct {
 	[DB_DT_QINT32] = {"qint32", 4},
 	[DB_DT_QUINT4X2] = {"quint4x2", 1},
 	[DB_DT_QUINT2X4] = {"quint2x4", 1},
+	[DB_DT_F4_E2M1FN_X2] = {"float4_e2m1fn_x2", 1},
 };
 
 static bool dtype_valid(db_dtype dt)
@@ -84,9 +85,22 @@ bool db_dtype_is_quantized(db_dtype dt)
 	return dt >= DB_DT_QINT8 && dt <= DB_DT_QUINT2X4;
 }
 
+bool db_dtype_is_fp8(db_dtype dt)
+{
+	return dt >= DB_DT_F8_E4M3FN && dt <= DB_DT_F8_E8M0FNU;
+}
+
+/* Two FP4 values per byte mean nothing as one number: compared only once
+ * their scales dequantize them (measure/dequant.c). */
 bool db_dtype_comparable(db_dtype dt)
 {
-	return dtype_valid(dt) && !db_dtype_is_quantized(dt);
+	return dtype_valid(dt) && !db_dtype_is_quantized(dt) && dt != DB_DT_F4_E2M1FN_X2;
+}
+
+double db_e2m1_f64(unsigned c)
+{
+	static const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+	return c & 8 ? -mag[c & 7] : mag[c & 7];
 }
 
 int db_dtype_components(db_dtype dt)
@@ -193,6 +207,7 @@ static inline double decode_bits(db_dtype dt, uint64_t v)
 	case DB_DT_I32: case DB_DT_QINT32: return (int32_t)v;
 	case DB_DT_I64: return (double)(int64_t)v;
 	case DB_DT_U8: case DB_DT_QUINT8: case DB_DT_QUINT4X2: case DB_DT_QUINT2X4:
+	case DB_DT_F4_E2M1FN_X2:        /* the raw byte, as the packed ints */
 		return (uint8_t)v;
 	case DB_DT_U16: return (uint16_t)v;
 	case DB_DT_U32: return (uint32_t)v;

@@ -50,6 +50,15 @@ static const gdef allowed[] = {
 	{"torch.QInt32Storage", DB_PKG_STORAGE_CLASS, DB_DT_QINT32, 4, 0},
 	{"torch.QUInt4x2Storage", DB_PKG_STORAGE_CLASS, DB_DT_QUINT4X2, 1, 0},
 	{"torch.QUInt2x4Storage", DB_PKG_STORAGE_CLASS, DB_DT_QUINT2X4, 1, 0},
+	/* torch >= 2.1 defines a storage class per new dtype too, and files
+	 * whose pickle names one in a v2 persistent id exist (other writers,
+	 * and the fixtures torch 1.13 cannot write otherwise) */
+	{"torch.Float8_e4m3fnStorage", DB_PKG_STORAGE_CLASS, DB_DT_F8_E4M3FN, 1, 0},
+	{"torch.Float8_e5m2Storage", DB_PKG_STORAGE_CLASS, DB_DT_F8_E5M2, 1, 0},
+	{"torch.Float8_e4m3fnuzStorage", DB_PKG_STORAGE_CLASS, DB_DT_F8_E4M3FNUZ, 1, 0},
+	{"torch.Float8_e5m2fnuzStorage", DB_PKG_STORAGE_CLASS, DB_DT_F8_E5M2FNUZ, 1, 0},
+	{"torch.Float8_e8m0fnuStorage", DB_PKG_STORAGE_CLASS, DB_DT_F8_E8M0FNU, 1, 0},
+	{"torch.Float4_e2m1fn_x2Storage", DB_PKG_STORAGE_CLASS, DB_DT_F4_E2M1FN_X2, 1, 0},
 	{"torch.storage.UntypedStorage", DB_PKG_STORAGE_CLASS, DB_DT_U8, 1, 1},
 	{"torch.UntypedStorage", DB_PKG_STORAGE_CLASS, DB_DT_U8, 1, 1},
 	{"torch.storage._UntypedStorage", DB_PKG_STORAGE_CLASS, DB_DT_U8, 1, 1},
@@ -79,9 +88,9 @@ static const gdef allowed[] = {
 	{"torch.qint32", DB_PKG_DTYPE, DB_DT_QINT32, 4, 0},
 	{"torch.quint4x2", DB_PKG_DTYPE, DB_DT_QUINT4X2, 1, 0},
 	{"torch.quint2x4", DB_PKG_DTYPE, DB_DT_QUINT2X4, 1, 0},
+	{"torch.float4_e2m1fn_x2", DB_PKG_DTYPE, DB_DT_F4_E2M1FN_X2, 1, 0},
 	/* torch has these; we list such tensors with an entry error */
 	{"torch.complex32", DB_PKG_DTYPE, DB_DT_UNKNOWN, 0, 0},
-	{"torch.float4_e2m1fn_x2", DB_PKG_DTYPE, DB_DT_UNKNOWN, 0, 0},
 	{"torch.bits8", DB_PKG_DTYPE, DB_DT_UNKNOWN, 0, 0},
 	{"torch.bits16", DB_PKG_DTYPE, DB_DT_UNKNOWN, 0, 0},
 	{"torch.bits1x8", DB_PKG_DTYPE, DB_DT_UNKNOWN, 0, 0},

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "db_bus.h"
+#include "msprobe_json.h"
 #include "pt.h"
 #include "reader_impl.h"
 #include "st_npy.h"
@@ -40,6 +41,8 @@ db_format db_detect_format(const uint8_t *d, size_t n)
 		return DB_FMT_NPY;
 	if (db_pt_is_legacy(d, n))
 		return DB_FMT_PT_LEGACY;
+	if (db_msprobe_sniff(d, n))
+		return DB_FMT_MSPROBE_JSON;
 	/* safetensors: u64 header length, then JSON starting with '{'. A header
 	 * that does not start with '{' is still handed over when the length is
 	 * plausible, so the reader can say what is wrong with it. */
@@ -86,6 +89,9 @@ static int parse(db_file *f, db_err *err)
 	case DB_FMT_SAFETENSORS:
 		f->format = DB_FMT_SAFETENSORS;
 		return db_read_safetensors(f, d, n, err);
+	case DB_FMT_MSPROBE_JSON:
+		f->format = DB_FMT_MSPROBE_JSON;
+		return db_read_msprobe(f, d, n, err);
 	default:
 		break;
 	}
@@ -94,7 +100,7 @@ static int parse(db_file *f, db_err *err)
 		o += (size_t)snprintf(hex + o, sizeof hex - o, "%s%02x", i ? " " : "", d[i]);
 	return db_err_set(err, f->path, NULL, 0,
 	                  "unknown format (starts with %s): not a torch.save zip or legacy file, "
-	                  "safetensors, .npy or .npz", hex);
+	                  "safetensors, .npy, .npz or msprobe dump.json", hex);
 }
 
 static db_file *new_file(const char *name, db_err *err)
@@ -319,6 +325,7 @@ const char *db_format_name(db_format fmt)
 	case DB_FMT_SAFETENSORS: return "safetensors";
 	case DB_FMT_NPY: return "npy";
 	case DB_FMT_NPZ: return "npz";
+	case DB_FMT_MSPROBE_JSON: return "msprobe_json";
 	default: return "unknown";
 	}
 }

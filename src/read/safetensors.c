@@ -32,7 +32,8 @@ static const st_dtype st_dtypes[] = {
 	{ "I32", DB_DT_I32, 32 }, { "U32", DB_DT_U32, 32 }, { "F32", DB_DT_F32, 32 },
 	{ "I64", DB_DT_I64, 64 }, { "U64", DB_DT_U64, 64 }, { "F64", DB_DT_F64, 64 },
 	{ "C64", DB_DT_C64, 64 },               /* 2 x f32 */
-	{ "F4", DB_DT_UNKNOWN, 4 },
+	/* packed e2m1, two per byte: read as float4_e2m1fn_x2, last dim halved */
+	{ "F4", DB_DT_F4_E2M1FN_X2, 4 },
 	{ "F6_E2M3", DB_DT_UNKNOWN, 6 }, { "F6_E3M2", DB_DT_UNKNOWN, 6 },
 };
 
@@ -186,6 +187,13 @@ static int st_add(db_file *f, const char *fn, const st_info *in,
 	for (size_t k = 0; !bad && k < in->shape->n; k++)
 		if (in->shape->items[k].u > (uint64_t)INT64_MAX)
 			bad = db_err_set(&eerr, fn, in->name, in->hpos, "shape[%zu] too large", k);
+	/* F4 counts 4-bit values; a byte of the buffer holds two of one row
+	 * only when the last dim is even (the bit total alone can be even
+	 * with odd rows) */
+	bool f4 = in->dtype->dt == DB_DT_F4_E2M1FN_X2;
+	if (!bad && f4 && (in->shape->n == 0 || in->shape->items[in->shape->n - 1].u % 2))
+		bad = db_err_set(&eerr, fn, in->name, in->hpos,
+		                 "F4 tensor's last dimension must be even (two values per byte)");
 	if (bad)
 		return db_file_add_entry_error(f, in->name, &eerr, err);
 	db_entry *e = db_file_add_entry(f, in->name);
@@ -197,6 +205,8 @@ static int st_add(db_file *f, const char *fn, const st_info *in,
 	int64_t s = 1;
 	for (int k = t->ndim - 1; k >= 0; k--) {
 		t->shape[k] = (int64_t)in->shape->items[k].u;
+		if (f4 && k == t->ndim - 1)
+			t->shape[k] /= 2;
 		t->stride[k] = s;
 		s *= t->shape[k] ? t->shape[k] : 1;
 	}

@@ -2,6 +2,7 @@
  * JSON (the compare --format json schema) and CSV; heatmap.svg lives in
  * export_svg.c. Every file is written atomically. */
 #include "db_export.h"
+#include "db_dequant.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include "db_cell.h"
 #include "db_grid_cache.h"
 #include "db_hints.h"
+#include "db_noise.h"
 #include "db_esc.h"
 #include "db_json.h"
 #include "db_notes.h"
@@ -40,6 +42,12 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	else
 		fprintf(out, "%d", p->f.rank);
+	if (p->slot.side == DB_SLOT_IN_TREE)
+		fprintf(out, ", \"slot\": %d", p->slot.k);
+	if (p->slot.alone && p->ref) {  /* the passes were aligned */
+		fputs(", \"ref_pass\": ", out);
+		db_json_field(out, p->ref->f.pass, true);
+	}
 	fputs(", \"layer\": ", out);
 	if (p->f.layer < 0)
 		fputs("null", out);
@@ -91,6 +99,26 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	if (p->status == DB_ST_OK && m->stats_only) {
+		/* measured on the dumper's statistics: what they can tell */
+		const char *sn[] = {"max", "min", "mean", "norm"};
+		fputs(", \"statistics_only\": true, \"stat_rel\": {", out);
+		for (int k = 0; k < 4; k++) {
+			fprintf(out, "%s\"%s\": ", k ? ", " : "", sn[k]);
+			db_json_num(out, m->st_rel[k]);
+		}
+		fputs("}, \"md5_equal\": ", out);
+		fputs(m->md5_eq < 0 ? "null" : m->md5_eq ? "true" : "false", out);
+	}
+	if (db_noise_root(c)) { /* --noise: the floor and where this pair stands */
+		fputs(", \"noise_floor\": ", out);
+		db_json_num(out, p->noise_floor);
+		fputs(", \"noise_ratio\": ", out);
+		db_json_num(out, p->noise_ratio);
+		fputs(", \"noise\": ", out);
+		db_json_str(out, p->noise == DB_NOISE_WITHIN ? "within" : p->noise == DB_NOISE_BEYOND
+		                 ? "beyond" : p->noise == DB_NOISE_NO_FLOOR ? "no_floor" : NULL);
+	}
 	db_hint h;
 	db_pair_hint(c, p, &h);
 	fputs(", \"hint\": ", out);
@@ -100,6 +128,15 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
 		fprintf(out, ", \"routing\": {\"tokens\": %lld, \"rerouted\": %lld, \"k\": %d}",
 		        (long long)rt.tokens, (long long)rt.rerouted, rt.k);
+	if (db_pair_dequantized(p)) {
+		fputs(", \"dequant\": ", out);
+		db_pair_dequant_json(out, p);
+	}
+	const char *xf = db_pair_xform_name(c, p);
+	if (xf) {
+		fputs(", \"transform\": ", out);
+		db_json_str(out, xf);
+	}
 	if (p->status == DB_ST_OK)
 		fprintf(out, ", \"nan_ref\": %llu, \"nan_target\": %llu, \"inf_ref\": %llu, "
 		        "\"inf_target\": %llu", (unsigned long long)m->nan_ref,
@@ -124,6 +161,18 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		fprintf(out, "%ld", fb);
 	else
 		fputs("null", out);
+	/* what first_divergence was judged by: the noise run, the
+	 * bit-identical regime, or the bands */
+	fputs(", \"judged_by\": ", out);
+	db_json_str(out, db_judged_by_key(c));
+	if (db_noise_root(c)) {
+		fputs(", \"noise\": ", out);
+		db_json_str(out, db_noise_root(c));
+		fprintf(out, ", \"noise_k\": %.17g, \"noise_min_rel\": %.17g",
+		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
+	}
+	db_slots_json(out, c);
+	db_passes_json(out, c);
 }
 
 int db_export_metrics_json(FILE *out, const db_compare *c)
@@ -137,6 +186,11 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 	fputs(", \"target\": ", out);
 	db_json_str(out, c->tgt_root);
 	db_export_divergence_json(out, c);
+	char xn[400];
+	if (*db_compare_xform_note(c, xn, sizeof xn)) {      /* only when one was found */
+		fputs(", \"transform\": ", out);
+		db_json_str(out, xn);
+	}
 	fputs(", \"pairs\": [", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
@@ -148,10 +202,17 @@ int db_export_metrics_json(FILE *out, const db_compare *c)
 
 int db_export_metrics_csv(FILE *out, const db_compare *c)
 {
+	return db_export_metrics_csv_where(out, c, NULL);
+}
+
+int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(const db_pair *))
+{
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
 	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
+		if (keep && !keep(p))
+			continue;
 		char shape[256];
 		if (p->ndim_ref >= 0)
 			db_fmt_shape(p->ndim_ref, p->shape_ref, shape, sizeof shape);
@@ -365,6 +426,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		db_esc_md_code(s->path, f);
 		fputc('\n', f);
 	}
+	char jb[1024];
+	fputs("- verdicts judged by: ", f);
+	db_esc_md_text(db_judged_by_text(c, jb, sizeof jb), f);
+	fputc('\n', f);
 	fputs("\n## Summary\n\n", f);
 	if (r) {
 		db_esc_md_text(r->summary, f);
@@ -416,10 +481,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		if (r && r->layer_class)
 			fprintf(f, "\nLayer class: **%s**.\n", r->layer_class);
 		if (r && r->n_bad_ranks) {
-			fputs("\nBad ranks:", f);
+			fputs(r->all_ranks_bad ? "\nBad ranks: every rank (" : "\nBad ranks:", f);
 			for (size_t i = 0; i < r->n_bad_ranks; i++)
-				fprintf(f, " %d", r->bad_ranks[i]);
-			fputs(" (the others are good).\n", f);
+				fprintf(f, r->all_ranks_bad && !i ? "%d" : " %d", r->bad_ranks[i]);
+			fputs(r->all_ranks_bad ? ").\n" : " (the others are good).\n", f);
 		}
 		if (r && r->has_crossing)
 			fprintf(f, "\nThe probe leaves the band at %s.\n",
@@ -435,17 +500,12 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		fprintf(f, "rel_diff = %.3g: %s. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band **%s**.\n",
 		        p->m.rel_diff, severity_meaning(p->m.rel_diff), p->m.cos, p->m.rel,
 		        p->m.rel_l2, db_band_name(p->band));
-		if (r && r->n_walk) {
-			fputs("\nIntra-layer walk (single-step cos drop > 0.001 or leaving ok marks the culprit):\n\n"
-			      "| sub-stage | cos | rel | band | step drop | |\n|---|---|---|---|---|---|\n", f);
-			for (size_t i = 0; i < r->n_walk; i++) {
-				const db_substage_row *w = &r->walk[i];
-				fputs("| ", f);
-				db_esc_md_cell(w->stage, f);
-				fprintf(f, " | %.8f | %.4g | %s | %.3g | %s |\n", w->cos, w->rel,
-				        db_band_name(w->band), w->step_drop, w->culprit ? "**culprit**" : "");
-			}
-		}
+		char nz[96];
+		if (*db_noise_str(p, nz, sizeof nz))
+			fprintf(f, "\nAgainst the noise run: **%s**.\n", nz);
+		else if (p->slot.side == DB_SLOT_IN_TREE)
+			fprintf(f, "\nJudged bitwise: **%s** (max |diff| %.3g).\n",
+			        p->m.byte_equal == 1.0 ? "bit-identical" : "bits off", p->m.max_abs);
 	} else if (p) {
 		fprintf(f, "Status %s%s", db_status_name(p->status), p->error ? ": " : "");
 		db_esc_md_text(p->error, f);
@@ -453,6 +513,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	} else {
 		fputs("None.\n", f);
 	}
+	db_export_walk_md(f, r);
 
 	fputs("\n## Bisect log\n\n", f);
 	if (x->b && x->b->n_steps) {
@@ -496,7 +557,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 			fputs("- [", f);
 			db_esc_md_text(ne[i].name, f);
 			fputs("](", f);
-			md_url(f, ne[i].path);
+			/* relative to report.md, wherever the notes are */
+			char *rel = db_rel_path(x->out_dir ? x->out_dir : ".", ne[i].path);
+			md_url(f, rel ? rel : ne[i].path);
+			free(rel);
 			fputs(") — ", f);
 			db_esc_md_text(ne[i].title, f);
 			fputc('\n', f);
@@ -580,6 +644,7 @@ int db_export_all(const db_export_ctx *x, const char *out_dir, db_err *err)
 		                  strerror(errno));
 	/* one grid for the SVG and report.md's table: the caller's, else built */
 	db_export_ctx xg = *x;
+	xg.out_dir = out_dir;
 	db_grid g;
 	if (!x->grid) {
 		if (db_export_grid(x, &g) < 0)

@@ -105,7 +105,7 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
                   const db_session *s)
 {
 	size_t ncols = g->n_cols ? g->n_cols : 1;
-	int w = LABEL_W + (int)ncols * CELL_W + 10, h = HEAD_H + (int)g->n_rows * CELL_H + 40;
+	int w = LABEL_W + (int)ncols * CELL_W + 10, h = HEAD_H + (int)g->n_rows * CELL_H + 60;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 	        "viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n", w, h, w, h);
 	fputs("<style>.v{text-anchor:middle;fill:#fff}.l{text-anchor:end}.h{text-anchor:middle}</style>\n", f);
@@ -159,6 +159,11 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
 		        "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x, ly, band_fill(bands[i]), x + 16,
 		        ly + 10, db_band_name(bands[i]));
 	}
+	/* the colours are bands; the verdicts may be another judge's */
+	char jb[1024];
+	fprintf(f, "<text x=\"4\" y=\"%.0f\">verdicts judged by: ", ly + 30);
+	xml_text(f, db_judged_by_text(c, jb, sizeof jb));
+	fputs("</text>\n", f);
 	fputs("</svg>\n", f);
 	return ferror(f) ? -1 : 0;
 }

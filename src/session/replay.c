@@ -50,7 +50,9 @@ int db_replay_session(const db_session *s, db_compare *c, db_replay *rp, db_err 
 	if (db_bisect_run_auto(rp->fresh, NULL, NULL, err) < 0)
 		goto fail;
 	const db_bisect *now = &rp->fresh->sm;
-	rp->moved = !(rp->then.phase == now->phase &&
+	/* a search left unfinished moved nowhere: its steps, when they hold,
+	 * are the start of the search done now */
+	rp->moved = db_bisect_done(&rp->then) && !(rp->then.phase == now->phase &&
 	              (rp->then.phase != DB_BP_FOUND ||
 	               rp->then.layers[rp->then.first_bad] == now->layers[now->first_bad]));
 	return 0;

@@ -80,6 +80,8 @@ void db_session_free(db_session *s)
 	free(s->ref);
 	free(s->target);
 	free(s->profile);
+	free(s->noise);
+	free(s->slots);
 	free(s->phase);
 	free(s->pass);
 	free(s->probe);
@@ -92,7 +94,56 @@ void db_session_free(db_session *s)
 	for (size_t i = 0; i < s->n_view; i++)
 		free_kv(&s->view[i]);
 	free(s->view);
+	for (size_t i = 0; i < s->n_earlier; i++)
+		db_session_free(s->earlier[i]);
+	free(s->earlier);
 	free(s);
+}
+
+int db_session_archive_bisect(db_session *s, bool keep_probe)
+{
+	if (s->n_steps) {
+		db_session *e = calloc(1, sizeof *e);
+		db_session **v = realloc(s->earlier, (s->n_earlier + 1) * sizeof *v);
+		if (!e || !v) {
+			free(e);
+			if (v)
+				s->earlier = v;
+			return -1;
+		}
+		s->earlier = v;
+		e->phase = s->phase ? strdup(s->phase) : NULL;
+		e->pass = s->pass ? strdup(s->pass) : NULL;
+		e->probe = s->probe ? strdup(s->probe) : NULL;
+		if ((s->phase && !e->phase) || (s->pass && !e->pass) || (s->probe && !e->probe)) {
+			db_session_free(e);
+			return -1;
+		}
+		/* the candidates and steps move over */
+		e->pred = s->pred;
+		e->good = s->good;
+		e->layers = s->layers;
+		e->n_layers = s->n_layers;
+		e->steps = s->steps;
+		e->n_steps = s->n_steps;
+		e->created = e->updated = s->updated;
+		s->earlier[s->n_earlier++] = e;
+	} else {
+		free(s->layers);
+		free(s->steps);
+	}
+	s->layers = NULL;
+	s->n_layers = 0;
+	s->steps = NULL;
+	s->n_steps = 0;
+	free(s->phase);
+	free(s->pass);
+	s->phase = s->pass = NULL;
+	if (!keep_probe) {
+		free(s->probe);
+		s->probe = NULL;
+	}
+	return 0;
 }
 
 int db_session_sync_bisect(db_session *s, const db_bisect *b, db_err *err)

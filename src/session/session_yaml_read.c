@@ -267,15 +267,46 @@ static void *new_items(rd *r, yaml_node_t *n, const char *key, size_t size, size
 /* The session's string field under key k; NULL if k names none. */
 static char **str_field(db_session *s, const char *k)
 {
-	static const char *const keys[] = {"ref", "target", "profile", "phase", "pass", "probe"};
-	char **fields[] = {&s->ref, &s->target, &s->profile, &s->phase, &s->pass, &s->probe};
+	static const char *const keys[] = {"ref", "target", "profile", "noise", "slots", "phase",
+	                                   "pass", "probe"};
+	char **fields[] = {&s->ref, &s->target, &s->profile, &s->noise, &s->slots, &s->phase,
+	                   &s->pass, &s->probe};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		if (!strcmp(k, keys[i]))
 			return fields[i];
 	return NULL;
 }
 
-static int parse_root(rd *r, yaml_node_t *root, db_session *s)
+static int parse_root(rd *r, yaml_node_t *root, db_session *s, bool top);
+
+/* 'earlier': the bisects re-aimed away from, each a mapping of the
+ * bisect's keys. */
+static int parse_earlier(rd *r, yaml_node_t *vn, db_session *s)
+{
+	if (want_seq(r, vn, "earlier") < 0)
+		return -1;
+	size_t n = seq_len(vn);
+	db_session **v = calloc(n ? n : 1, sizeof *v);
+	if (!v)
+		return fail_at(r, vn, "out of memory");
+	for (size_t i = 0; i < s->n_earlier; i++)
+		db_session_free(s->earlier[i]);
+	free(s->earlier);
+	s->earlier = v;
+	s->n_earlier = 0;
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *it = seq_item(r, vn, i);
+		db_session *e = db_session_new(NULL, NULL);
+		if (!e)
+			return fail_at(r, it, "out of memory");
+		s->earlier[s->n_earlier++] = e;
+		if (parse_root(r, it, e, false) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_root(rd *r, yaml_node_t *root, db_session *s, bool top)
 {
 	if (!root || root->type != YAML_MAPPING_NODE) {
 		if (!root)
@@ -291,7 +322,10 @@ static int parse_root(rd *r, yaml_node_t *root, db_session *s)
 		int64_t x;
 		if (!k)
 			return -1;
-		if (!strcmp(k, "dumpbisect_session")) {
+		if (!strcmp(k, "earlier") && top) {
+			if (parse_earlier(r, vn, s) < 0)
+				return -1;
+		} else if (!strcmp(k, "dumpbisect_session")) {
 			if (want_i64(r, vn, k, 1, DB_SESSION_VERSION, &x) < 0)
 				return -1;
 			have_version = true;
@@ -373,7 +407,7 @@ static int parse_root(rd *r, yaml_node_t *root, db_session *s)
 			}
 		}
 	}
-	if (!have_version)
+	if (!have_version && top)
 		return fail_at(r, root, "not a dumpbisect session (no 'dumpbisect_session: 1')");
 	for (size_t i = 0; i < s->n_steps; i++) {
 		bool found = false;
@@ -411,7 +445,7 @@ int db_session_parse(const char *text, size_t len, const char *origin,
 	if (!rc && !(s = db_session_new(NULL, NULL)))
 		rc = db_err_set(err, origin, NULL, -1, "out of memory");
 	if (!rc)
-		rc = parse_root(&r, yaml_document_get_root_node(&doc), s);
+		rc = parse_root(&r, yaml_document_get_root_node(&doc), s, true);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	if (rc < 0) {

@@ -142,6 +142,61 @@ static void seq_end(emit *m)
 	ev(m, &e, yaml_sequence_end_event_initialize(&e));
 }
 
+/* The candidates and the steps of s's bisect. */
+static void emit_layers_steps(emit *m, const db_session *s)
+{
+	char buf[32];
+	scalar(m, "layers");
+	seq_start(m, 1);
+	for (size_t i = 0; i < s->n_layers; i++) {
+		if (s->layers[i] == DB_LAYER_FINAL)
+			scalar(m, "final");
+		else {
+			snprintf(buf, sizeof buf, "%d", s->layers[i]);
+			scalar(m, buf);
+		}
+	}
+	seq_end(m);
+	scalar(m, "steps");
+	seq_start(m, 0);
+	for (size_t i = 0; i < s->n_steps; i++) {
+		const db_bisect_step *st = &s->steps[i];
+		map_start(m, 1);
+		key_layer(m, "layer", st->layer);
+		key_fmt(m, "verdict", "%s", db_verdict_name(st->verdict));
+		key_fmt(m, "by", "%s", st->by_user ? "user" : "auto");
+		key_fmt(m, "auto", "%s", db_verdict_name(st->auto_verdict));
+		key_num(m, "cos", st->cos);
+		key_num(m, "rel", st->rel);
+		key_fmt(m, "band", "%s", db_band_name(st->band));
+		key_fmt(m, "time", "%lld", (long long)st->time);
+		map_end(m);
+	}
+	seq_end(m);
+}
+
+/* The bisects re-aimed away from (db_session_archive_bisect). */
+static void emit_earlier(emit *m, const db_session *s)
+{
+	char buf[64];
+	if (!s->n_earlier)
+		return;
+	scalar(m, "earlier");
+	seq_start(m, 0);
+	for (size_t i = 0; i < s->n_earlier; i++) {
+		const db_session *e = s->earlier[i];
+		map_start(m, 0);
+		key_str(m, "phase", e->phase);
+		key_str(m, "pass", e->pass);
+		key_str(m, "probe", e->probe);
+		key_str(m, "predicate", db_predicate_str(&e->pred, buf, sizeof buf));
+		key_layer(m, "good", e->good);
+		emit_layers_steps(m, e);
+		map_end(m);
+	}
+	seq_end(m);
+}
+
 char *db_session_dump(const db_session *s, size_t *len)
 {
 	sbuf b = {0};
@@ -160,6 +215,8 @@ char *db_session_dump(const db_session *s, size_t *len)
 	key_str(&m, "ref", s->ref);
 	key_str(&m, "target", s->target);
 	key_str(&m, "profile", s->profile);
+	key_str(&m, "noise", s->noise);
+	key_str(&m, "slots", s->slots);
 	key_str(&m, "phase", s->phase);
 	key_str(&m, "pass", s->pass);
 	key_str(&m, "probe", s->probe);
@@ -167,33 +224,7 @@ char *db_session_dump(const db_session *s, size_t *len)
 	key_layer(&m, "good", s->good);
 	key_fmt(&m, "created", "%lld", (long long)s->created);
 	key_fmt(&m, "updated", "%lld", (long long)s->updated);
-	scalar(&m, "layers");
-	seq_start(&m, 1);
-	for (size_t i = 0; i < s->n_layers; i++) {
-		if (s->layers[i] == DB_LAYER_FINAL)
-			scalar(&m, "final");
-		else {
-			snprintf(buf, sizeof buf, "%d", s->layers[i]);
-			scalar(&m, buf);
-		}
-	}
-	seq_end(&m);
-	scalar(&m, "steps");
-	seq_start(&m, 0);
-	for (size_t i = 0; i < s->n_steps; i++) {
-		const db_bisect_step *st = &s->steps[i];
-		map_start(&m, 1);
-		key_layer(&m, "layer", st->layer);
-		key_fmt(&m, "verdict", "%s", db_verdict_name(st->verdict));
-		key_fmt(&m, "by", "%s", st->by_user ? "user" : "auto");
-		key_fmt(&m, "auto", "%s", db_verdict_name(st->auto_verdict));
-		key_num(&m, "cos", st->cos);
-		key_num(&m, "rel", st->rel);
-		key_fmt(&m, "band", "%s", db_band_name(st->band));
-		key_fmt(&m, "time", "%lld", (long long)st->time);
-		map_end(&m);
-	}
-	seq_end(&m);
+	emit_layers_steps(&m, s);
 	scalar(&m, "marks");
 	seq_start(&m, 0);
 	for (size_t i = 0; i < s->n_marks; i++) {
@@ -218,6 +249,7 @@ char *db_session_dump(const db_session *s, size_t *len)
 	for (size_t i = 0; i < s->n_view; i++)
 		key_str(&m, s->view[i].key, s->view[i].value);
 	map_end(&m);
+	emit_earlier(&m, s);
 	map_end(&m);
 	ev(&m, &e, yaml_document_end_event_initialize(&e, 1));
 	ev(&m, &e, yaml_stream_end_event_initialize(&e));

@@ -1,5 +1,6 @@
 #include "json_parse.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ typedef struct jp_state {
 	size_t len, i;
 	size_t err_pos;
 	const char *err_msg;
+	bool py;        /* NaN, Infinity, -Infinity as Python's json writes them */
 	jp_doc *doc;
 	/* the items (and keys) of the open arrays and objects, innermost on
 	 * top; each is copied to the arena, exactly sized, when it closes */
@@ -503,6 +505,19 @@ static int jp_value(jp_state *st, db_jp *v, int depth)
 		v->type = DB_JP_NULL;
 		return jp_literal(st, "null");
 	default:
+		if (st->py) {
+			static const struct { const char *w; double v; } py[] = {
+				{"NaN", NAN}, {"Infinity", INFINITY}, {"-Infinity", -INFINITY}};
+			for (size_t k = 0; k < 3; k++) {
+				size_t n = strlen(py[k].w);
+				if (st->len - st->i >= n && !memcmp(st->s + st->i, py[k].w, n)) {
+					v->type = DB_JP_NUM;
+					v->num = py[k].v;
+					st->i += n;
+					return 0;
+				}
+			}
+		}
 		return jp_number(st, v);
 	}
 }
@@ -525,7 +540,13 @@ void db_jp_free(db_jp *v)
 int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
                 const char **err_msg)
 {
-	jp_state st = { (const unsigned char *)text, len, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0, 0 };
+	return db_jp_parse_py(text, len, false, out, err_pos, err_msg);
+}
+
+int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *err_pos,
+                   const char **err_msg)
+{
+	jp_state st = { (const unsigned char *)text, len, 0, 0, NULL, py, NULL, NULL, 0, 0, NULL, 0, 0 };
 	jp_doc *d = calloc(1, sizeof *d);
 	st.doc = d;
 	int rc = d ? jp_value(&st, &d->root, 0) : jp_fail(&st, 0, "out of memory");

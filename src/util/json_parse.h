@@ -44,6 +44,10 @@ struct db_jp {
  * description. */
 int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
                 const char **err_msg);
+/* py: also NaN, Infinity and -Infinity, which Python's json module writes
+ * for non-finite floats (msprobe's dump.json). */
+int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *err_pos,
+                   const char **err_msg);
 void db_jp_free(db_jp *v);
 /* Member of an object by key (exact bytes), or NULL. */
 const db_jp *db_jp_get(const db_jp *obj, const char *key);

@@ -18,9 +18,10 @@ CHECKS = ["compare.exit", "compare.layer", "compare.stage", "compare.artefact",
           "compare.phase", "bisect.exit", "bisect.kind", "bisect.layer", "bisect.stage",
           "bisect.ranks", "order"]
 # first divergence: [L<layer> ]<stage> rank <r>[ pass <p>][ phase <ph>]: ...
-# (a pair compared merged across ranks says "(merged ranks)" for the rank)
+# (a pair compared merged across ranks says "(merged ranks)" for the rank;
+# one whose cell diverges on every rank "every rank (of N)")
 # ("first divergence beyond drift:" names the bug when drift comes first)
-HEADLINE = re.compile(r"^first divergence(?: beyond drift)?: (?:L(\d+) )?(\S+) (?:rank (\S+)|\(merged ranks\))"
+HEADLINE = re.compile(r"^first divergence(?: beyond drift)?: (?:L(\d+) )?(\S+) (?:rank (\S+)|\(merged ranks\)|every rank \(of \d+\))"
                       r"(?: pass (\S+))?(?: phase (\S+))?:")
 
 
@@ -148,7 +149,7 @@ def check_case(c, out, orders):
     # bisect --auto --format json
     res["bisect.exit"] = (brc == "1", "exit %s, want 1 (%s)" % (brc, read(os.path.join(out, name + ".bisect.err")).strip()[:200]))
     if bj is None:
-        for k in ("bisect.kind", "bisect.layer", "bisect.stage", "bisect.ranks"):
+        for k in ("bisect.kind", "bisect.layer", "bisect.stage", "bisect.ranks", "bisect.pass"):
             res[k] = (False, berr)
     else:
         kind = bj.get("kind")
@@ -180,6 +181,20 @@ def check_case(c, out, orders):
             ok = br == want and allb in (want == sorted(ranks), "<absent>")
         res["bisect.ranks"] = (ok, "bad_ranks %r all_ranks_bad %r, want %r (%s)" % (
             br, allb, want, c["ranks"]))
+        # the pass: the case's own (a decode-step bug acts from step S on),
+        # else the first pass holding the bug's layer in the phase bisected
+        # (the bug acts in every forward from the prefill on)
+        want_pass = c.get("pass", "-")
+        if want_pass in ("-", "") and cj is not None:
+            ps = [p.get("pass") for p in cj.get("pairs", [])
+                  if p.get("layer") == layer and p.get("pass") is not None
+                  and p.get("phase") == bj.get("phase")]
+            want_pass = min(ps, key=lambda v: (0, v, "") if isinstance(v, int) else (1, 0, str(v))) \
+                if ps else None
+        elif want_pass not in ("-", ""):
+            want_pass = int(want_pass) if want_pass.isdigit() else want_pass
+        res["bisect.pass"] = ("pass" in bj and bj.get("pass") == want_pass,
+                              "pass %r, want %r" % (bj.get("pass", "<absent>"), want_pass))
         if phase_re is not None:
             for k in ("first_bad_phase", "phase"):
                 if k in bj:
@@ -187,7 +202,13 @@ def check_case(c, out, orders):
                                            "%s %r, want /%s/" % (k, bj[k], c["phase"]))
 
     # stage order within a layer, in the pairs' order (execution order)
-    if c["order"] != "-":
+    # compare names the pass too, where the case gives one (decode steps)
+    # ("first diverging pass: N", printed when the tree has several passes)
+    if c.get("pass", "-") not in ("-", ""):
+        m = re.search(r"^first diverging pass: (\S+)", txt, re.M)
+        res["compare.pass"] = (m is not None and m.group(1) == c["pass"],
+                               "first diverging pass %r, want %s" % (m and m.group(1), c["pass"]))
+    if c.get("order", "-") != "-":
         lists = [orders[o] for o in c["order"].split("+")]
         if cj is None:
             res["order"] = (False, cerr)
@@ -235,14 +256,17 @@ def main():
             if line:
                 xf.add(line)
     cases = read_tsv(os.path.join(fix, "cases.tsv"))
+    # the decode-step cases (a bug from step S on), when the tree has them
+    if os.path.exists(os.path.join(fix, "cases_steps.tsv")):
+        cases += read_tsv(os.path.join(fix, "cases_steps.tsv"))
     orders = read_orders(os.path.join(fix, "orders.txt"))
     known = {c["case"] for c in cases}
-    checks = CHECKS + ["bisect.phase"]
+    checks = CHECKS + ["bisect.phase", "bisect.pass", "compare.pass"]
     w = max(len(c["case"]) for c in cases)
     short = {"compare.exit": "c.exit", "compare.layer": "c.layer", "compare.stage": "c.stage",
              "compare.artefact": "c.artef", "compare.phase": "c.phase", "bisect.exit": "b.exit",
              "bisect.kind": "b.kind", "bisect.layer": "b.layer", "bisect.stage": "b.stage",
-             "bisect.ranks": "b.ranks", "bisect.phase": "b.phase", "order": "order"}
+             "bisect.ranks": "b.ranks", "bisect.phase": "b.phase", "bisect.pass": "b.pass", "compare.pass": "c.pass", "order": "order"}
     print("%-*s  %s" % (w, "case", " ".join("%-7s" % short[k] for k in checks)))
     details, nfail, nxfail, nxpass, npass = [], 0, 0, 0, 0
     for c in cases:

@@ -48,7 +48,7 @@ enum tui_keymap {
 	ACTION_(VIEW_RANKS, GENERIC, "a", "All ranks of the cell and the merged comparison") \
 	ACTION_(VIEW_TENSOR, GENERIC, "i", "Tensor view: stats, top |diff|, per-token error") \
 	ACTION_(VIEW_CURVE, GENERIC, "L", "Layer curve of the probe stage") \
-	ACTION_(VIEW_BISECT, GENERIC, "b", "Layer bisect") \
+	ACTION_(VIEW_BISECT, GENERIC, "b", "Layer bisect (on another phase / pass: a new one)") \
 	ACTION_(VIEW_NOTES, GENERIC, "o", "List the notes") \
 	ACTION_(NOTE_NEW, GENERIC, "w", "Write a new numbered note from this view") \
 	ACTION_(MARK, GENERIC, "m", "Mark the selection as a finding") \
@@ -61,19 +61,23 @@ enum tui_keymap {
 	ACTION_(RANK_PREV, GENERIC, "R", "Previous rank") \
 	ACTION_(VARIANT_NEXT, GENERIC, "v", "Next variant (dumpbisect REF T1 T2 ...)") \
 	ACTION_(VARIANT_PREV, GENERIC, "V", "Previous variant") \
+	ACTION_(VIEW_TIME, GENERIC, "T", "Time view: passes against layers, worst per cell") \
 	ACTION_(VIEW_VARIANTS, GENERIC, "X", "Variants side by side: probe per layer and variant") \
 	ACTION_(METRIC_TOGGLE, GENERIC, "c", "Toggle the metric between cos and rel") \
-	ACTION_(METRIC_NEXT, GENERIC, "C", "Cycle the metric: cos, rel, rel_diff, max_abs") \
+	ACTION_(METRIC_NEXT, GENERIC, "C", "Cycle metric: cos, rel, rel_diff, max_abs, x noise") \
 	ACTION_(FIRST_DIVERGENCE, GENERIC, "f", "Jump to the first divergence") \
 	ACTION_(TRANSPOSE, HEATMAP, "t", "Transpose: layers as columns") \
-	ACTION_(PROBE_PREV, CURVE, "[", "Previous probe stage") \
-	ACTION_(PROBE_NEXT, CURVE, "]", "Next probe stage") \
+	ACTION_(PROBE_PREV, CURVE, "[", "Previous stage (the bisect keeps its probe)") \
+	ACTION_(PROBE_NEXT, CURVE, "]", "Next stage (the bisect keeps its probe)") \
 	ACTION_(BISECT_ACCEPT, BISECT, "<Enter>", "Accept the auto verdict") \
-	ACTION_(BISECT_GOOD, BISECT, "g", "Verdict: good") \
-	ACTION_(BISECT_BAD, BISECT, "b", "Verdict: bad") \
-	ACTION_(BISECT_SKIP, BISECT, "s", "Verdict: skip this layer") \
+	/* verdicts on keys that mean nothing else anywhere: b, s and g open \
+	 * the bisect, the sub-stages and the first row in every view, so \
+	 * "b b" can never judge a step by accident */ \
+	ACTION_(BISECT_GOOD, BISECT, "+", "Verdict: good (the probed layer is still right)") \
+	ACTION_(BISECT_BAD, BISECT, "-", "Verdict: bad (the probed layer is already wrong)") \
+	ACTION_(BISECT_SKIP, BISECT, "=", "Verdict: skip this layer (no verdict)") \
 	ACTION_(BISECT_UNDO, BISECT, "u", "Undo the last step") \
-	ACTION_(BISECT_RESET, BISECT, "x", "Reset the bisect") \
+	ACTION_(BISECT_RESET, BISECT, "x", "Reset the bisect (another phase / pass: a new one)") \
 	ACTION_(BISECT_RESCAN, BISECT, "<C-r>", "Rescan the trees (new layer dumped)") \
 	ACTION_(BISECT_REPLAY_BACK, BISECT, "<Left> [", "Replay: one step back in the log") \
 	ACTION_(BISECT_REPLAY_FORWARD, BISECT, "<Right> ]", "Replay: next step (live after the last)") \

@@ -1,18 +1,16 @@
 /* Selection, grid, metrics text, filter, view stack; see app.h. */
 #include "app.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <ctype.h>
 #include <math.h>
-#include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_dequant.h"
 #include "db_bisect.h"
 #include "db_cell.h"
-#include "db_re.h"
+#include "db_noise.h"
 #include "draw.h"
 #include "hint_ui.h"
 
@@ -253,8 +251,18 @@ void tui_init_selection(struct tui *t)
 /* The heatmap's top line; here with the selection it shows. */
 void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 {
-	int W = getmaxx(w), x = 0;
-	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	int W0 = getmaxx(w), x = 0;
+	draw_fill(w, y, 0, W0, C_DEFAULT, 0);
+	/* the metric (and the filter, cut in the middle past 16 columns) keep
+	 * their room: the phases, pass and rank give way before they do */
+	const char *metric = tui_metric_label(t->metric);
+	char pat[300];
+	if (t->filter_re)
+		draw_fit_mid(t->filter_pat, draw_width(t->filter_pat) > 16 ? 16 : 300, -1, pat,
+		             sizeof pat);
+	int right = draw_width("  metric ") + draw_width(metric) +
+	            (t->filter_re ? draw_width("  filter /") + draw_width(pat) : 0);
+	int W = W0 - right < 20 ? 20 : W0 - right;
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "phase ");
 	if (!tui_phase(t)) {
 		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "-");
@@ -274,8 +282,13 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%s]", tui_pass(t));
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %zu/%zu%s", t->pass + 1, t->n_passes,
 		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
+		/* the pass the bisect's triage names (triage_ui.c) */
+		if (t->triaged && t->pass_why[0] && !strcmp(t->triaged_pass, tui_pass(t)) &&
+		    !strcmp(t->triaged_phase, tui_phase(t) ? tui_phase(t) : ""))
+			x += draw_text(w, y, x, W - x, C_MARK, 0, " first diverging");
 	}
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  rank ");
+	/* --slots: slot k is rank k (src/compare/slots.c) */
+	x += draw_text(w, y, x, W - x, C_DIM, 0, t->cmp->n_slots ? "  slot " : "  rank ");
 	if (t->rank_sel)
 		x += draw_textf(w, y, x, W - x, C_TAB, 0, "[%d]", tui_rank(t));
 	else
@@ -290,14 +303,12 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 	/* What "all" shows, when it fits beside the metric and the filter. */
 	const char *how = t->has_merged ? " (merged where sharded, else worst)"
 	                                : " (the worst per cell)";
-	int rest = draw_width("  metric max_abs") +
-	           (t->filter_re ? draw_width(t->filter_pat) + 10 : 0);
-	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) + rest <= W)
+	if (!t->rank_sel && t->n_ranks > 1 && x + draw_width(how) <= W)
 		x += draw_text(w, y, x, W - x, C_DIM, 0, how);
-	x += draw_text(w, y, x, W - x, C_DIM, 0, "  metric ");
-	x += draw_text(w, y, x, W - x, C_TAB, 0, tui_metric_name(t->metric));
+	x += draw_text(w, y, x, W0 - x, C_DIM, 0, "  metric ");
+	x += draw_text(w, y, x, W0 - x, C_TAB, 0, metric);
 	if (t->filter_re)
-		draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  filter /%s", t->filter_pat);
+		draw_textf(w, y, x, W0 - x, C_HILITE, A_BOLD, "  filter /%s", pat);
 }
 
 double tui_metric_value(const db_pair *p, enum tui_metric m)
@@ -307,14 +318,45 @@ double tui_metric_value(const db_pair *p, enum tui_metric m)
 	case M_REL: return p->m.rel;
 	case M_REL_DIFF: return p->m.rel_diff;
 	case M_MAX_ABS: return p->m.max_abs;
+	case M_NOISE:
+		return p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND ? p->noise_ratio
+		                                                                   : NAN;
 	default: return NAN;
 	}
 }
 
 const char *tui_metric_name(enum tui_metric m)
 {
-	static const char *const names[M__COUNT] = {"cos", "rel", "rel_diff", "max_abs"};
+	static const char *const names[M__COUNT] = {"cos", "rel", "rel_diff", "max_abs", "noise"};
 	return m < M__COUNT ? names[m] : "?";
+}
+
+const char *tui_metric_label(enum tui_metric m)
+{
+	return m == M_NOISE ? G("× noise", "x noise") : tui_metric_name(m);
+}
+
+enum tui_metric tui_metric_next(const struct tui *t)
+{
+	enum tui_metric m = (enum tui_metric)((t->metric + 1) % M__COUNT);
+	if (m == M_NOISE && !db_noise_root(t->cmp))
+		m = (enum tui_metric)((m + 1) % M__COUNT);
+	return m;
+}
+
+/* "x93", "x0.35", "x8e+05": a noise ratio in 7 columns */
+static void fmt_ratio(double x, char *buf, size_t len)
+{
+	if (isnan(x))
+		snprintf(buf, len, "-");
+	else if (x == 0)
+		snprintf(buf, len, "x0");
+	else if (x < 10)
+		snprintf(buf, len, "x%.2f", x);
+	else if (x < 1e5)
+		snprintf(buf, len, "x%.0f", x);
+	else
+		snprintf(buf, len, "x%.0e", x);
 }
 
 void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
@@ -340,160 +382,21 @@ void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
 	double x = tui_metric_value(p, m);
 	if (m == M_COS)
 		fmt_cos(x, v, sizeof v);
+	else if (m == M_NOISE)
+		fmt_ratio(x, v, sizeof v);
 	else
 		fmt_sci(x, v, sizeof v, 6);
-	snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
-	*color = draw_band_color(p->band);
-}
-
-/* ---- filter ---- */
-
-/* 1 match, 0 none, -1 the regex hit its limit (e set). */
-static int filter_search(const struct tui *t, const char *s, db_err *e)
-{
-	return db_re_search(t->filter_re, t->filter_pat, s, NULL, e);
-}
-
-bool tui_filter_match(const struct tui *t, const char *s)
-{
-	if (!t->filter_re)
-		return true;
-	db_err e;
-	/* every name on screen was tried when the filter was set (a limit
-	 * hit refuses it there); one that hits it later stays shown */
-	return filter_search(t, s, &e) != 0;
-}
-
-/* col_match for the grid; -1 (e set) when the filter hit its limit on a
- * column or a pair's stage. */
-static int compute_col_match(struct tui *t, db_err *e)
-{
-	free(t->col_match);
-	t->col_match = NULL;
-	t->col_match_gen = t->grid_gen;
-	if (!t->filter_re || !t->have_grid)
-		return 0;
-	t->col_match = calloc(t->grid.n_cols ? t->grid.n_cols : 1, sizeof *t->col_match);
-	if (!t->col_match)
-		return 0;
-	int rc;
-	for (size_t c = 0; c < t->grid.n_cols; c++) {
-		if ((rc = filter_search(t, t->grid.cols[c], e)) < 0)
-			return -1;
-		t->col_match[c] = rc == 1;
+	/* x noise: the colour is the noise run's verdict, the glyph the band */
+	if (m == M_NOISE && (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND)) {
+		snprintf(buf, len, "%s%7s", draw_band_glyph2(p->band), v);
+		*color = draw_band_color(p->noise == DB_NOISE_BEYOND ? DB_BAND_BUG : DB_BAND_OK);
+		return;
 	}
-	/* A column also passes when one of its sub-stages matches. */
-	for (size_t i = 0; i < t->cmp->n_pairs; i++) {
-		const char *st = t->cmp->pairs[i].f.stage;
-		if ((rc = filter_search(t, st, e)) < 0)
-			return -1;
-		if (!rc)
-			continue;
-		char buf[256];
-		const char *par = db_profile_parent(t->cmp->profile, st,
-		                                    (const char *const *)t->grid.cols,
-		                                    t->grid.n_cols, buf, sizeof buf);
-		for (size_t c = 0; par && c < t->grid.n_cols; c++)
-			if (!strcmp(t->grid.cols[c], par))
-				t->col_match[c] = true;
-	}
-	return 0;
-}
-
-static void filter_drop(struct tui *t)
-{
-	if (t->filter_re)
-		pcre2_code_free(t->filter_re);
-	t->filter_re = NULL;
-	t->filter_pat[0] = '\0';
-	free(t->col_match);
-	t->col_match = NULL;
-}
-
-bool tui_col_visible(struct tui *t, size_t c)
-{
-	if (!t->filter_re)
-		return true;
-	if (t->col_match_gen != t->grid_gen || !t->col_match) {
-		db_err e;
-		if (compute_col_match(t, &e) < 0) {
-			/* new names (a rescan) the filter cannot decide: off, said */
-			filter_drop(t);
-			tui_msg(t, true, "filter cleared: %s", e.msg);
-			return true;
-		}
-	}
-	return !t->col_match || (c < t->grid.n_cols && t->col_match[c]);
-}
-
-/* Names matching the filter among the rows outside the layer block; -1
- * (e set) on a limit hit. */
-static long count_rows(struct tui *t, db_err *e)
-{
-	long n = 0;
-	for (size_t r = 0; t->have_grid && r < t->grid.n_rows; r++) {
-		if (r >= t->grid.first_layer_row && r < t->grid.first_layer_row + t->grid.n_layer_rows)
-			continue;
-		int rc = filter_search(t, t->grid.rows[r].label, e);
-		if (rc < 0)
-			return -1;
-		n += rc;
-	}
-	return n;
-}
-
-int tui_filter_set(struct tui *t, const char *pattern)
-{
-	if (!pattern || !*pattern) {
-		filter_drop(t);
-		tui_msg(t, false, "filter cleared");
-		return 0;
-	}
-	uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-	bool upper = false;
-	for (const char *s = pattern; *s; s++)
-		upper |= isupper((unsigned char)*s) != 0;
-	if (!upper)
-		opts |= PCRE2_CASELESS;         /* smart case, like less -i */
-	int ec;
-	PCRE2_SIZE eo;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, opts,
-	                               &ec, &eo, NULL);
-	if (!re) {
-		PCRE2_UCHAR why[256];
-		pcre2_get_error_message(ec, why, sizeof why);
-		tui_msg(t, true, "/%s: %s at offset %zu", pattern, (char *)why, (size_t)eo);
-		return -1;
-	}
-	void *old = t->filter_re;
-	char oldpat[256];
-	snprintf(oldpat, sizeof oldpat, "%s", t->filter_pat);
-	t->filter_re = re;
-	snprintf(t->filter_pat, sizeof t->filter_pat, "%s", pattern);
-	/* every name the filter decides is tried now: a limit hit refuses the
-	 * filter here, once, with the name, instead of hiding rows (and
-	 * stalling every frame; a session's filter froze the open for 18 s) */
-	db_err e;
-	long n = compute_col_match(t, &e) < 0 ? -1 : count_rows(t, &e);
-	for (size_t c = 0; n >= 0 && t->col_match && c < t->grid.n_cols; c++)
-		n += t->col_match[c];
-	if (n <= 0) {
-		pcre2_code_free(re);
-		t->filter_re = old;
-		snprintf(t->filter_pat, sizeof t->filter_pat, "%s", oldpat);
-		db_err e2;
-		if (compute_col_match(t, &e2) < 0)
-			filter_drop(t);
-		if (n < 0)
-			tui_msg(t, true, "/%s: %s", pattern, e.msg);
-		else
-			tui_msg(t, true, "/%s: no stage matches", pattern);
-		return -1;
-	}
-	if (old)
-		pcre2_code_free(old);
-	tui_msg(t, false, "filter /%s: %ld stage%s", pattern, n, n == 1 ? "" : "s");
-	return 0;
+	/* a slot judged bitwise whose bits are off: not "ok", whatever the band */
+	bool off = p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK &&
+	           !(p->m.byte_equal == 1.0);
+	snprintf(buf, len, "%s%7s", off ? G("≢ ", "# ") : draw_band_glyph2(p->band), v);
+	*color = draw_band_color(off ? DB_BAND_DRIFT : p->band);
 }
 
 /* ---- messages ---- */
@@ -563,7 +466,8 @@ char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len)
 	if (p->merged)
 		snprintf(rk, sizeof rk, " (merged)");
 	else if (p->f.rank >= 0)
-		snprintf(rk, sizeof rk, " rank %d", p->f.rank);
+		snprintf(rk, sizeof rk, p->slot.side == DB_SLOT_IN_TREE ? " slot %d" : " rank %d",
+		         p->f.rank);
 	snprintf(buf, len, "%s%s%s", lay, p->f.stage, rk);
 	return buf;
 }
@@ -617,7 +521,8 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  ref %s %s  target %s %s%s", sr,
 	                p->ndim_ref >= 0 ? db_dtype_name(p->dtype_ref) : "(missing)", stg,
 	                p->ndim_tgt >= 0 ? db_dtype_name(p->dtype_tgt) : "(missing)",
-	                p->dtype_differs ? " (cast to float64)" : "");
+	                db_pair_dequantized(p) ? " (dequantized)"
+	                : p->dtype_differs ? " (cast to float64)" : "");
 	if (p->merged)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  merged from %zu+%zu shards",
 		                p->n_ref_shards, p->n_tgt_shards);
@@ -661,6 +566,10 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
 	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	char nz[96];
+	if (*db_noise_str(p, nz, sizeof nz))
+		x += draw_textf(w, y, x, W - x, p->noise == DB_NOISE_BEYOND ? C_MARK : C_DEFAULT,
+		                A_BOLD, " (%s)", nz);
 	const char *hint = tui_pair_hint(t->cmp, pair);
 	if (hint)
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);

@@ -18,7 +18,8 @@ struct tui_analysis;
 struct db_replay;
 struct db_watch;
 
-enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M__COUNT };
+/* M_NOISE: the pair's rel over its noise floor (--noise; see db_noise.h) */
+enum tui_metric { M_COS, M_REL, M_REL_DIFF, M_MAX_ABS, M_NOISE, M__COUNT };
 
 #define TUI_MAX_VIEWS 12
 
@@ -39,7 +40,13 @@ struct tui {
 	const char *ref_path, *tgt_path, *profile_opt, *filter_opt;
 	const char *session_path, *notes_dir;
 	db_compare *cmp;                /* owned */
-	struct db_session *session;     /* owned; in memory only without --session */
+	struct db_session *session;     /* owned; in memory only with --no-session */
+	/* session_path is this pair of trees' automatic session (no
+	 * --session): written once it holds work (steps, marks, notes) or
+	 * when it exists already; reports and notes stay where they were */
+	bool session_auto, session_auto_on_disk;
+	bool session_none;              /* --no-session: nothing is kept */
+	bool quit_warned;               /* q said the work is not kept */
 	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
 	struct tui_analysis *analysis;  /* owned: the bisect's end analysis
 	                                   (tui_bisect_result), NULL none */
@@ -100,6 +107,11 @@ struct tui {
 	size_t div_done, div_phase;
 	char *div_pass;                 /* owned */
 	bool first_div_known;
+	/* the phase and pass the bisect's triage chose (ui/base/triage_ui.c)
+	 * and why; triaged false until it ran */
+	bool triaged;
+	char triaged_phase[64], triaged_pass[64];
+	char pass_why[384];
 
 	/* "/" filter on stage names: col_match[c] for the grid's columns */
 	void *filter_re;                /* pcre2_code, owned */
@@ -151,6 +163,10 @@ bool tui_computing(const struct tui *t);
 /* Metric of a computed pair. */
 double tui_metric_value(const db_pair *p, enum tui_metric m);
 const char *tui_metric_name(enum tui_metric m);
+/* What the heatmap's corner and the selector show ("× noise" for M_NOISE). */
+const char *tui_metric_label(enum tui_metric m);
+/* The metric after t's (M_NOISE only with a noise tree). */
+enum tui_metric tui_metric_next(const struct tui *t);
 /* The cell text of a pair for metric m: exactly 9 columns (2 glyph + 7
  * value), and its colour. */
 void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
@@ -202,8 +218,9 @@ void tui_bisect_replay(struct tui *t);
  * bisect settings, else from the selection. replay: also tui_bisect_replay
  * (the view does; the export takes the log as it is). -1 after a message. */
 int tui_bisect_ensure(struct tui *t, bool replay);
-/* The end analysis the bisect view shows, made once per state of the run
- * (its steps and pairs) and shared with the export, so the report says
+/* The end analysis the bisect view shows (ui/base/analysis_ui.c), made
+ * once per state of the run (its steps and pairs) and shared with the
+ * export and the sub-stage view, so the report says
  * what the screen says. NULL without a run or when it failed (said on the
  * bottom line). Owned by t; valid until the next call or tui_bisect_close. */
 const struct db_bisect_result *tui_bisect_result(struct tui *t);

@@ -230,6 +230,88 @@ char *draw_fit(const char *raw, int width, char *buf, size_t len)
 	return buf;
 }
 
+/* Length of the escape (db_esc_buf's \xNN, \uNNNN) that starts at s, 0
+ * when none: a cut never splits one. */
+static size_t esc_len(const char *s)
+{
+	if (s[0] != '\\')
+		return 0;
+	return s[1] == 'x' ? 4 : s[1] == 'u' ? 6 : 0;
+}
+
+char *draw_fit_mid(const char *raw, int width, int tail, char *buf, size_t len)
+{
+	if (len == 0)
+		return buf;
+	char small[512];
+	char *e = escaped(raw, small, sizeof small);
+	int w = draw_width(e);
+	if (w <= width || width < 3) {
+		draw_fit(raw, width, buf, len);
+		if (e != small)
+			free(e);
+		return buf;
+	}
+	/* the end tells names apart ("….0", "…_q", "….o_proj"): two thirds */
+	if (tail < 0 || tail > width - 2)
+		tail = tail < 0 ? (width - 1) * 2 / 3 : width - 2;
+	/* the tail: from the first character whose rest fits tail columns */
+	const char *s = e, *t = e + strlen(e);
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	int left = w;
+	while (*s && left > tail) {
+		wchar_t wc;
+		int cw;
+		size_t n = next_char(s, &wc, &cw, &st);
+		s += n, left -= cw;
+	}
+	t = s;
+	for (size_t k = 1; k <= 5 && t - k >= e; k++)     /* not inside an escape */
+		if (esc_len(t - k) > k) {
+			/* the whole escape in the tail, else none of it */
+			t = draw_width(t - k) <= width - 2 ? t - k : t - k + esc_len(t - k);
+			break;
+		}
+	left = draw_width(t);
+	/* the head in the columns left, then the ellipsis and the tail */
+	int head_w = width - 1 - left;
+	size_t o = 0;
+	int used = 0;
+	memset(&st, 0, sizeof st);
+	for (const char *h = e; *h && h < t;) {
+		wchar_t wc;
+		int cw;
+		size_t n = next_char(h, &wc, &cw, &st);
+		if (used + cw > head_w || o + n + 1 >= len)
+			break;
+		memcpy(buf + o, h, n);
+		o += n, h += n, used += cw;
+	}
+	buf[o] = '\0';
+	for (size_t k = 1; k <= 5 && k <= o; k++)        /* not inside an escape */
+		if (esc_len(buf + o - k) > k) {
+			o -= k;
+			break;
+		}
+	snprintf(buf + o, len - o, "%s%s", G("…", "~"), t);
+	if (e != small)
+		free(e);
+	return buf;
+}
+
+char *draw_fit_apart(const char *s, const char *const *others, size_t n, int width,
+                     char *buf, size_t len)
+{
+	draw_fit_mid(s, width, -1, buf, len);
+	char o[512];
+	for (size_t i = 0; i < n; i++)
+		if (others[i] && strcmp(others[i], s) &&
+		    !strcmp(draw_fit_mid(others[i], width, -1, o, sizeof o), buf))
+			return draw_fit_mid(s, width, width - 1, buf, len);  /* the end alone */
+	return buf;
+}
+
 enum tui_color draw_band_color(db_band b)
 {
 	switch (b) {

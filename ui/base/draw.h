@@ -49,6 +49,15 @@ void draw_fill(WINDOW *w, int y, int x, int n, enum tui_color c, attr_t extra);
 /* s escaped and cut to at most width columns, ending with an ellipsis when
  * cut, into buf (UTF-8). Returns buf. */
 char *draw_fit(const char *s, int width, char *buf, size_t len);
+/* The same, cut in the middle so the end stays ("logits_pr…sor.1",
+ * "~/.local/…/session.yaml"): the last tail columns (< 0: two thirds) after
+ * the ellipsis. Every name cut for the screen goes through one of these. */
+char *draw_fit_mid(const char *s, int width, int tail, char *buf, size_t len);
+/* draw_fit_mid for one of the names shown side by side (others, n of
+ * them, may hold s and NULLs): when its cut would read as another's, the
+ * end alone ("…qkv_proj" beside "…n.o_proj"). */
+char *draw_fit_apart(const char *s, const char *const *others, size_t n, int width,
+                     char *buf, size_t len);
 
 /* Band / status presentation. */
 enum tui_color draw_band_color(db_band b);

@@ -4,13 +4,17 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "app.h"
+#include "draw.h"
 #include "db_bisect.h"
 #include "db_notes.h"
 #include "db_session.h"
@@ -20,18 +24,136 @@ char *tui_notes_dir(const struct tui *t)
 {
 	if (t->notes_dir)
 		return strdup(t->notes_dir);
-	return db_notes_dir_for(t->session_path);
+	/* the automatic session lives in the state folder: its notes stay in
+	 * ./notes, where the user looks for them */
+	return db_notes_dir_for(t->session_auto ? NULL : t->session_path);
+}
+
+/* A file name's part from a tree's path: its last two components (the
+ * run and its side: "h_noise_v1-target"), letters, digits, '.', '_'. */
+static void name_part(const char *path, char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", path);
+	size_t n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	const char *from = buf;
+	int slashes = 0;
+	for (size_t i = n; i > 0; i--)
+		if (buf[i - 1] == '/' && ++slashes == 2) {
+			from = buf + i;
+			break;
+		}
+	size_t k = 0;
+	for (const char *c = from; *c && k + 1 < len && k < 40; c++)
+		out[k++] = (*c == '/' || *c == '-') ? '-' :
+		           ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		            (*c >= '0' && *c <= '9') || *c == '.' || *c == '_') ? *c : '_';
+	out[k] = '\0';
+}
+
+char *tui_session_auto_path(const char *ref, const char *const *targets, size_t n)
+{
+	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char base[PATH_MAX];
+	if (x && x[0] == '/')           /* the spec: relative ones are ignored */
+		snprintf(base, sizeof base, "%s/dumpbisect/sessions", x);
+	else if (home && home[0] == '/')
+		snprintf(base, sizeof base, "%s/.local/state/dumpbisect/sessions", home);
+	else
+		return NULL;
+	uint64_t h = UINT64_C(14695981039346656037);    /* FNV-1a */
+	char abs[PATH_MAX], name[64] = "";
+	for (size_t i = 0; i <= n; i++) {
+		const char *p = i ? targets[i - 1] : ref;
+		if (!p)
+			continue;
+		const char *a = realpath(p, abs) ? abs : p;
+		for (const char *c = a; ; c++) {
+			h = (h ^ (unsigned char)*c) * UINT64_C(1099511628211);
+			if (!*c)
+				break;          /* the NUL separates the trees */
+		}
+		if (i == 0)
+			name_part(a, name, sizeof name);
+	}
+	size_t len = strlen(base) + strlen(name) + 48;
+	char *out = malloc(len);
+	if (out)
+		snprintf(out, len, "%s/%s-%016llx/session.yaml", base, name,
+		         (unsigned long long)h);
+	return out;
+}
+
+void tui_session_say(struct tui *t, bool err, const char *before, const char *after)
+{
+	const char *home = getenv("HOME"), *path = t->session_path;
+	char tilde[PATH_MAX], shown[PATH_MAX];
+	size_t n = home ? strlen(home) : 0;
+	if (!path)
+		return;
+	if (n > 1 && !strncmp(path, home, n) && path[n] == '/')
+		snprintf(tilde, sizeof tilde, "~%s", path + n);
+	else
+		snprintf(tilde, sizeof tilde, "%s", path);
+	int room = COLS - draw_width(before) - draw_width(after);
+	draw_fit_mid(tilde, room < 24 ? 24 : room, -1, shown, sizeof shown);
+	tui_msg(t, err, "%s%s%s", before, shown, after);
+}
+
+bool tui_session_has_work(const struct tui *t)
+{
+	const db_session *s = t->session;
+	if (!s)
+		return false;
+	size_t steps = t->bisect ? t->bisect->sm.n_steps : s->n_steps;
+	return steps || s->n_marks || s->n_notes;
+}
+
+/* mkdir -p of path's folder. */
+static int make_parents(const char *path)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s", path);
+	for (char *q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return -1;
+		*q = '/';
+	}
+	return 0;
 }
 
 void tui_session_save(struct tui *t)
 {
 	if (!t->session || !t->session_path)
 		return;
+	/* the automatic session: not a file per pair of trees merely looked
+	 * at, only once there is work to keep */
+	bool first = t->session_auto && !t->session_auto_on_disk;
+	if (first && !tui_session_has_work(t))
+		return;
 	db_err err = {{0}};
 	if (t->bisect)
 		db_session_sync_bisect(t->session, &t->bisect->sm, &err);
-	if (db_session_save(t->session, t->session_path, &err) < 0)
+	if (first && make_parents(t->session_path) < 0) {
+		tui_msg(t, true, "session not saved: %s: %s", t->session_path, strerror(errno));
+		return;
+	}
+	if (db_session_save(t->session, t->session_path, &err) < 0) {
 		tui_msg(t, true, "session not saved: %s", err.msg);
+		return;
+	}
+	if (first) {
+		/* say once where the work is kept, after what was just done */
+		char before[sizeof t->msg + 16];
+		snprintf(before, sizeof before, "%.400s%skept in ", t->msg, t->msg[0] ? "; " : "");
+		t->session_auto_on_disk = true;
+		tui_session_say(t, t->msg_err, before, "");
+	}
 }
 
 /* The session keeps the view state: selection, metric, axes, probe,
@@ -60,7 +182,8 @@ void tui_view_state_restore(struct tui *t)
 		return;
 	const db_session *s = t->session;
 	const char *v;
-	if ((v = db_session_view_get(s, "phase")))
+	/* without view state (a headless session), the bisect's own selection */
+	if ((v = db_session_view_get(s, "phase")) || (v = s->phase))
 		for (size_t i = 0; i < t->cmp->n_phases; i++)
 			if (!strcmp(t->cmp->phases[i], v))
 				t->phase = i;
@@ -73,7 +196,7 @@ void tui_view_state_restore(struct tui *t)
 				t->rank_sel = k + 1;
 	}
 	tui_selection_changed(t);
-	if ((v = db_session_view_get(s, "pass"))) {
+	if ((v = db_session_view_get(s, "pass")) || (v = s->pass)) {
 		for (size_t i = 0; i < t->n_passes; i++)
 			if (!strcmp(t->passes[i], v) && i != t->pass) {
 				t->pass = i;
@@ -96,19 +219,26 @@ void tui_view_state_restore(struct tui *t)
 	t->msg[0] = '\0';
 }
 
-bool tui_edit_file(struct tui *t, const char *path)
+int tui_edit_file(struct tui *t, const char *path, char *why, size_t len)
 {
 	const char *ed = getenv("EDITOR");
-	if (!ed || !*ed || t->script)
-		return false;
+	if (!ed || !*ed)
+		return 0;
+	size_t n = strlen(ed) + 8;
+	char *cmd = malloc(n);
+	if (!cmd) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	snprintf(cmd, n, "%s \"$@\"", ed);
 	def_prog_mode();
 	endwin();
 	pid_t pid = fork();
 	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", "$EDITOR \"$1\"", "sh", path, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", cmd, ed, path, (char *)NULL);
 		_exit(127);
 	}
-	int st;
+	int st = 0, e = errno;
 	tui_signals_hold(true);
 	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
@@ -116,5 +246,15 @@ bool tui_edit_file(struct tui *t, const char *path)
 	reset_prog_mode();
 	clearok(curscr, TRUE);
 	t->dirty = true;
-	return true;
+	free(cmd);
+	if (pid < 0)
+		snprintf(why, len, "cannot start it: %s", strerror(e));
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 1;
+	else if (WIFEXITED(st))
+		snprintf(why, len, WEXITSTATUS(st) == 127 ? "not found (exit status 127)"
+		         : "exited with status %d", WEXITSTATUS(st));
+	else
+		snprintf(why, len, "ended by signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return -1;
 }

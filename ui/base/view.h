@@ -43,7 +43,8 @@ struct view {
 };
 
 extern const struct view_ops heatmap_view, stages_view, ranks_view, tensor_view,
-	curve_view, help_view, bisect_view, notes_view, variants_view;
+	curve_view, help_view, bisect_view, notes_view, variants_view,
+	time_view;
 
 /* The stack (ui/view.c). tui_push opens ops about pair; -1 when the view
  * refused. */

@@ -1,5 +1,5 @@
 /* Layer bisect, git-bisect style (seed 002 Phase 4/5): the proposed layer
- * with its probe metrics and auto verdict; Enter accepts, g/b/s override,
+ * with its probe metrics and auto verdict; Enter accepts, + - = override,
  * u undoes, x resets; the range, probes left, the layer strip and the
  * history; at the end the analysis (first bad layer, sub-stage, ranks,
  * drift vs sudden drop). The state machine lives in the core
@@ -16,18 +16,11 @@
 #include "db_notes.h"
 #include "db_replay.h"
 #include "db_session.h"
+#include "base/analysis_ui.h"
 #include "base/draw.h"
 #include "base/session_ui.h"
-
-/* The end analysis (t->analysis) and the state of the run it was made
- * for: the view and the export share it. */
-struct tui_analysis {
-	db_bisect_result res;
-	bool ok;
-	unsigned long pairs_gen;
-	uint64_t steps_hash;
-	size_t n_steps, n_layers;
-};
+#include "bisect_words.h"
+#include "base/triage_ui.h"
 
 struct bisect_view {
 	bool have_res;                  /* the view analysed: it shows last_result */
@@ -63,6 +56,10 @@ int tui_bisect_ensure(struct tui *t, bool replay)
 	o.stage = s && s->probe ? s->probe : t->probe_given ? t->probe : NULL;
 	o.phase = s && s->phase ? s->phase : tui_phase(t);
 	o.pass = s && s->pass ? s->pass : tui_pass(t);
+	/* on the pass the triage chose, the core chooses it again and says
+	 * why (the same triage, triage_ui.c) */
+	if (!(s && (s->phase || s->pass)) && tui_on_triaged(t))
+		o.phase = o.pass = NULL;
 	if (s) {
 		o.pred = s->pred;
 		o.good_layer = s->good;
@@ -130,61 +127,12 @@ static void replay_drop(struct tui *t)
 	t->replay = NULL;
 }
 
-static void analysis_drop(struct tui *t)
-{
-	if (!t->analysis)
-		return;
-	if (t->analysis->ok)
-		db_bisect_result_free(&t->analysis->res);
-	free(t->analysis);
-	t->analysis = NULL;
-}
-
 void tui_bisect_close(struct tui *t)
 {
 	replay_drop(t);
-	analysis_drop(t);
+	tui_analysis_drop(t);
 	db_bisect_run_free(t->bisect);
 	t->bisect = NULL;
-}
-
-/* The steps' layers and verdicts: an undo and another verdict leave
- * n_steps as it was, not the analysis. */
-static uint64_t steps_hash(const db_bisect *sm)
-{
-	uint64_t h = UINT64_C(14695981039346656037);    /* FNV-1a */
-	for (size_t i = 0; i < sm->n_steps; i++) {
-		h = (h ^ (uint32_t)sm->steps[i].layer) * UINT64_C(1099511628211);
-		h = (h ^ (uint32_t)sm->steps[i].verdict) * UINT64_C(1099511628211);
-	}
-	return h;
-}
-
-const db_bisect_result *tui_bisect_result(struct tui *t)
-{
-	if (!t->bisect)
-		return NULL;
-	const db_bisect *sm = &t->bisect->sm;
-	struct tui_analysis *a = t->analysis;
-	uint64_t sh = steps_hash(sm);
-	if (a && a->ok && a->pairs_gen == t->cmp->pairs_gen && a->n_steps == sm->n_steps &&
-	    a->n_layers == sm->n_layers && a->steps_hash == sh)
-		return &a->res;
-	analysis_drop(t);
-	if (!(a = calloc(1, sizeof *a))) {
-		tui_msg(t, true, "bisect analysis: out of memory");
-		return NULL;
-	}
-	db_err err = {{0}};
-	a->ok = db_bisect_analyze(t->bisect, &a->res, &err) == 0;
-	a->pairs_gen = t->cmp->pairs_gen;
-	a->n_steps = sm->n_steps;
-	a->n_layers = sm->n_layers;
-	a->steps_hash = sh;
-	t->analysis = a;
-	if (!a->ok)
-		tui_msg(t, true, "bisect analysis: %s", err.msg);
-	return a->ok ? &a->res : NULL;
 }
 
 /* The analysis this view showed last (kept while the log changes, until
@@ -194,10 +142,64 @@ static const db_bisect_result *last_result(const struct tui *t, const struct bis
 	return b->have_res && t->analysis && t->analysis->ok ? &t->analysis->res : NULL;
 }
 
+static bool same_sel(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* "phase P, pass N" / "pass N" / "this selection" into buf. */
+static const char *sel_str(const char *ph, const char *pa, char *buf, size_t len)
+{
+	bool hp = ph && *ph, hs = pa && *pa;
+	snprintf(buf, len, "%s%s%s%s%s", hp ? "phase " : "", hp ? ph : "", hp && hs ? ", " : "",
+	         hs ? "pass " : "", hs ? pa : "");
+	if (!buf[0])
+		snprintf(buf, len, "this selection");
+	return buf;
+}
+
+/* Choosing another phase or pass and starting the bisect (b, x) begins a
+ * new one there: a bisect never stays on the pass it began with when the
+ * user chose another. The earlier one stays in the session's log
+ * (db_session_archive_bisect; replay judges it). True when it re-aimed. */
+static bool reaim(struct tui *t)
+{
+	db_session *s = t->session;
+	const char *ph, *pa;
+	if (t->bisect)
+		ph = t->bisect->phase, pa = t->bisect->pass;
+	else if (s && (s->phase || s->pass))
+		ph = s->phase, pa = s->pass;
+	else
+		return false;
+	if (same_sel(ph, tui_phase(t)) && same_sel(pa, tui_pass(t)))
+		return false;
+	char was[160], now[160];
+	sel_str(ph, pa, was, sizeof was);
+	db_err err = {{0}};
+	if (s) {
+		if (t->bisect)
+			db_session_sync_bisect(s, &t->bisect->sm, &err);
+		if (db_session_archive_bisect(s, t->probe_given) < 0) {
+			tui_msg(t, true, "bisect: out of memory");
+			return false;
+		}
+	}
+	tui_bisect_close(t);
+	t->replay_checked = true;       /* the resumed log was the earlier bisect's */
+	if (tui_bisect_ensure(t, false) < 0)
+		return true;
+	tui_session_save(t);
+	tui_msg(t, false, "new bisect on %s; the one on %s stays in the session's log",
+	        sel_str(t->bisect->phase, t->bisect->pass, now, sizeof now), was);
+	return true;
+}
+
 static int bisect_open(struct view *v, struct tui *t)
 {
 	struct bisect_view *b = v->priv;
 	b->at = -1;
+	reaim(t);
 	return tui_bisect_ensure(t, true);
 }
 
@@ -292,13 +294,15 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	db_bisect *sm = replay_state(t, b);
 	bool replay = b->at >= 0;
 	int W = getmaxx(w), y = y0, x;
-	char pred[64], a[16], c[16];
-	db_predicate_str(&r->o.pred, pred, sizeof pred);
+	char pred[96], a[16], c[16];
 	x = draw_text(w, y, 0, W, C_DEFAULT, A_BOLD, "Layer bisect");
-	draw_textf(w, y++, x, W - x, C_DIM, 0, "  probe %s  bad when %s  phase %s  pass %s",
+	draw_textf(w, y++, x, W - x, C_DIM, 0, "  probe %s  phase %s  pass %s",
 	           strcmp(r->stage, DB_PROBE_LAST) ? r->stage : "each layer's last stage",
-	           pred, r->phase && *r->phase ? r->phase : "-",
-	           r->pass && *r->pass ? r->pass : "-");
+	           r->phase && *r->phase ? r->phase : "-", r->pass && *r->pass ? r->pass : "-");
+	if (r->pass_why[0])
+		draw_textf(w, y++, 0, W, C_DIM, 0, "pass: %s", r->pass_why);
+	draw_textf(w, y++, 0, W, C_DIM, 0, "a layer is bad when %s",
+	           tui_bisect_pred_words(&r->o.pred, pred, sizeof pred));
 	/* Steps logged on other dumps that no longer hold: their outcome is
 	 * history, not a finding about these trees. */
 	const db_replay *rp = !replay ? t->replay : NULL;
@@ -329,13 +333,15 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		draw_text(w, y++, x, W - x, db_bisect_done(sm) ? C_HILITE : C_DEFAULT, A_BOLD, msg);
 	}
 	if (sm->good >= 0 || sm->bad >= 0 || sm->n_layers) {
+		/* plain words: the last layer known good, the first known bad */
+		const char *bad = sm->bad >= 0 ? label(sm->layers[sm->bad], c, sizeof c) : "";
 		draw_textf(w, y++, 0, W, C_DEFAULT, 0,
-		           "%s: good %s .. bad %s   %zu untested inside (%zu skipped)   "
-		           "~%d probe%s left", rp ? "logged range" : "range",
-		           sm->good >= 0 ? label(sm->layers[sm->good], a, sizeof a) : "input",
-		           sm->bad >= 0 ? label(sm->layers[sm->bad], c, sizeof c) : "?",
-		           sm->n_remaining, sm->n_skipped_inside, sm->probes_left,
-		           sm->probes_left == 1 ? "" : "s");
+		           "%sgood up to %s, %s%s; %zu layer%s to test (%zu skipped), ~%d probe%s left",
+		           rp ? "logged: " : "",
+		           sm->good >= 0 ? label(sm->layers[sm->good], a, sizeof a) : "the input",
+		           sm->bad >= 0 ? "bad from " : "no bad layer seen yet",
+		           bad, sm->n_remaining, sm->n_remaining == 1 ? "" : "s",
+		           sm->n_skipped_inside, sm->probes_left, sm->probes_left == 1 ? "" : "s");
 	}
 	y++;
 	y = draw_strip(sm, w, y) + 1;
@@ -361,11 +367,11 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			if (cmd)
 				draw_textf(w, y++, 2, W - 2, C_DEFAULT, 0, "dump it: %s", cmd);
 			free(cmd);
-			draw_text(w, y++, 2, W - 2, C_DIM, 0,
-			          t->watch ? "it shows here once written (the trees are watched); s "
-			                     "skips this layer, g/b give a verdict by hand"
-			                   : "then <C-r> rescans; s skips this layer, g/b give a "
-			                     "verdict by hand");
+			char vk[128];
+			draw_textf(w, y++, 2, W - 2, C_DIM, 0, "%s; by hand: %s",
+			           t->watch ? "it shows here once written (the trees are watched)"
+			                    : "then <C-r> rescans",
+			           tui_bisect_verdict_keys(vk, sizeof vk, ", "));
 		} else {
 			char rel[16];
 			fmt_sci(pr.m.rel, rel, sizeof rel, 9);
@@ -376,8 +382,9 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			                db_band_name(pr.band));
 			draw_text(w, y++, x, W - x, verdict_color(pr.auto_verdict), A_BOLD,
 			          db_verdict_name(pr.auto_verdict));
-			draw_text(w, y++, 2, W - 2, C_DIM, 0,
-			          "<Enter> accepts  g good  b bad  s skip  u undo  x reset");
+			char vk[128];
+			draw_textf(w, y++, 2, W - 2, C_DIM, 0, "<Enter> accepts  %s  u undo  x reset",
+			           tui_bisect_verdict_keys(vk, sizeof vk, "  "));
 		}
 	} else if (db_bisect_done(sm)) {
 		const db_bisect_result *res = analyze(t, b);
@@ -407,6 +414,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 				x = draw_text(w, y, 0, W, C_DEFAULT, 0, "bad ranks");
 				for (size_t i = 0; i < res->n_bad_ranks; i++)
 					x += draw_textf(w, y, x, W - x, C_MARK, A_BOLD, " %d", res->bad_ranks[i]);
+				draw_text(w, y, x, W - x, C_DEFAULT, 0, res->all_ranks_bad ? " (every rank)"
+				          : " (the other ranks are good)");
 				y++;
 			}
 			if (res->input_ids_mismatch)
@@ -465,15 +474,18 @@ static void step(struct tui *t, db_verdict v)
 	if (v == DB_V_NONE) {
 		if (s.auto_verdict == DB_V_NONE) {
 			char a[16];
-			tui_msg(t, true, "%s has no auto verdict (not dumped): g, b or s",
-			        label(layer, a, sizeof a));
+			char vk[128];
+			tui_msg(t, true, "%s has no auto verdict (not dumped): %s",
+			        label(layer, a, sizeof a), tui_bisect_verdict_keys(vk, sizeof vk, ", "));
 			return;
 		}
 		s.verdict = s.auto_verdict;
 		s.by_user = false;
 	} else {
+		/* logged as the headless verbs log it (db_bisect_user_step): the
+		 * user's when it goes against the auto verdict */
 		s.verdict = v;
-		s.by_user = true;
+		s.by_user = v != s.auto_verdict;
 	}
 	db_err err = {{0}};
 	if (db_bisect_record(&r->sm, &s, &err) < 0) {
@@ -519,6 +531,12 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 	struct bisect_view *b = v->priv;
 	db_bisect *sm = &t->bisect->sm;
 	db_err err = {{0}};
+	if (a == A_VIEW_BISECT) {       /* "b" again: never a verdict */
+		char vk[128];
+		tui_msg(t, false, "this is the bisect: <Enter> accepts, %s",
+		        tui_bisect_verdict_keys(vk, sizeof vk, ", "));
+		return true;
+	}
 	if (a == A_BISECT_REPLAY_BACK || a == A_BISECT_REPLAY_FORWARD) {
 		long n = (long)sm->n_steps;
 		if (a == A_BISECT_REPLAY_BACK)
@@ -555,6 +573,10 @@ static bool bisect_request(struct view *v, struct tui *t, enum tui_action a)
 		tui_session_save(t);
 		break;
 	case A_BISECT_RESET:
+		if (reaim(t)) {         /* another phase / pass chosen: sm is gone */
+			t->dirty = true;
+			return true;
+		}
 		db_bisect_reset(sm);
 		tui_msg(t, false, "bisect reset");
 		tui_session_save(t);

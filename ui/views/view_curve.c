@@ -9,12 +9,16 @@
 #include <string.h>
 
 #include "base/draw.h"
+#include "db_bisect.h"
 
 #define NINES_MAX 7.0           /* cos >= 1 - 1e-7 is drawn at the top */
 
 struct curve {
 	int cur;                        /* selected layer index */
-	size_t col;                     /* probe column in the grid */
+	size_t col;                     /* its stage's column in the grid */
+	/* the stage shown: the probe at first; [ ] browse others without
+	 * touching the bisect's probe (:probe sets that) */
+	char stage[256];
 	unsigned gen;
 	size_t *pairs;                  /* per layer row: the probe pair or DB_NO_PAIR */
 	int *layers;
@@ -33,9 +37,9 @@ static void load(struct tui *t, struct curve *c)
 		return;
 	c->col = t->grid.n_cols - 1;
 	for (size_t k = 0; k < t->grid.n_cols; k++)
-		if (!strcmp(t->grid.cols[k], t->probe))
+		if (!strcmp(t->grid.cols[k], c->stage))
 			c->col = k;
-	snprintf(t->probe, sizeof t->probe, "%s", t->grid.cols[c->col]);
+	snprintf(c->stage, sizeof c->stage, "%s", t->grid.cols[c->col]);
 	size_t n = t->grid.n_layer_rows;
 	c->pairs = malloc((n + 1) * sizeof *c->pairs);
 	c->layers = malloc((n + 1) * sizeof *c->layers);
@@ -53,6 +57,7 @@ static void load(struct tui *t, struct curve *c)
 static int curve_open(struct view *v, struct tui *t)
 {
 	struct curve *c = v->priv;
+	snprintf(c->stage, sizeof c->stage, "%s", t->probe);
 	load(t, c);
 	if (!c->n) {
 		tui_msg(t, true, "no layers to plot");
@@ -231,14 +236,19 @@ static void curve_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	if (c->gen != t->grid_gen)
 		load(t, c);
 	int x = draw_text(w, y0, 0, W, C_DEFAULT, A_BOLD, "Layer curve of ");
-	x += draw_text(w, y0, x, W - x, C_DEFAULT, A_BOLD, t->probe);
-	draw_textf(w, y0, x, W - x, C_DIM, 0, "  ([ ] change the probe; up = better)");
+	x += draw_text(w, y0, x, W - x, C_DEFAULT, A_BOLD, c->stage);
+	draw_textf(w, y0, x, W - x, C_DIM, 0, "  ([ ] another stage; up = better)");
 	if (!c->n)
 		return;
 	int ph = (h - 6) / 2;
-	draw_text(w, y0 + 1, 0, W, C_LINE_COS, A_BOLD, "cos (nines: -log10(1-cos))");
+	/* every band named: each dashed line is the lower edge of the band
+	 * it names; below the last, bug (and scramble, cos < 0) */
+	static const char bands[] = "  bands top down: ok, drift, algo, bug, scramble";
+	int x1 = draw_text(w, y0 + 1, 0, W, C_LINE_COS, A_BOLD, "cos (nines: -log10(1-cos))");
+	draw_text(w, y0 + 1, x1, W - x1, C_DIM, 0, bands);
 	panel(t, c, w, y0 + 2, ph, false);
-	draw_text(w, y0 + 2 + ph, 0, W, C_LINE_REL, A_BOLD, "rel (-log10 rel)");
+	x1 = draw_text(w, y0 + 2 + ph, 0, W, C_LINE_REL, A_BOLD, "rel (-log10 rel)");
+	draw_text(w, y0 + 2 + ph, x1, W - x1, C_DIM, 0, bands);
 	panel(t, c, w, y0 + 3 + ph, ph, true);
 	/* x axis: first, selected and last layer */
 	int ax = 11, pw = W - ax - 8, ay = y0 + 3 + 2 * ph;
@@ -268,9 +278,15 @@ static bool curve_request(struct view *v, struct tui *t, enum tui_action a)
 		if (!n)
 			break;
 		size_t k = (c->col + (a == A_PROBE_NEXT ? 1 : n - 1)) % n;
-		snprintf(t->probe, sizeof t->probe, "%s", t->grid.cols[k]);
-		t->probe_given = true;
+		snprintf(c->stage, sizeof c->stage, "%s", t->grid.cols[k]);
 		load(t, c);
+		/* browsing is not choosing: the bisect's probe stays, and says so */
+		const char *bp = t->bisect ? t->bisect->stage : t->probe;
+		if (!*bp || !strcmp(bp, DB_PROBE_LAST))
+			bp = "each layer's last stage";
+		if (strcmp(c->stage, bp))
+			tui_msg(t, false, "the bisect's probe stays %s (:probe %s makes this one it)",
+			        bp, c->stage);
 		break;
 	}
 	case A_ENTER:
@@ -293,8 +309,8 @@ static size_t curve_selected(struct view *v, struct tui *t)
 static void curve_note(struct view *v, struct tui *t, FILE *out)
 {
 	struct curve *c = v->priv;
-	fputs("Probe ", out);
-	db_esc_md_code(t->probe, out);
+	fputs("Stage ", out);
+	db_esc_md_code(c->stage, out);
 	fputs(" over layers:\n\n| layer | cos | rel | band |\n|---|---|---|---|\n", out);
 	for (int i = 0; i < c->n; i++) {
 		if (c->pairs[i] == DB_NO_PAIR)

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "base/draw.h"
+#include "base/triage_ui.h"
+#include "db_noise.h"
 #include "db_session.h"
 #include "db_slot.h"
 
@@ -240,8 +242,38 @@ static char *slot_note(const struct tui *t, char *buf, size_t len)
 {
 	buf[0] = 0;
 	for (size_t i = 0; i < t->cmp->n_pairs && !buf[0]; i++)
-		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]))
+		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]) &&
+		    t->cmp->pairs[i].slot.side != DB_SLOT_IN_TREE)  /* --slots: the label says */
 			db_slot_str(&t->cmp->pairs[i], buf, len);
+	return buf;
+}
+
+/* The headline's name of a pair in width columns: "L7 <stage> rank 1",
+ * the stage cut in the middle when it must be (the layer and the rank
+ * stay); "every rank" for one rank's pair when every rank of its cell
+ * diverges (the culprit is then not that rank). */
+static char *headline_label(const struct tui *t, size_t pair, int width, char *buf, size_t len)
+{
+	const db_pair *p = &t->cmp->pairs[pair];
+	size_t *rp = NULL, n = 0, bad = 0;
+	if (!p->merged && p->f.rank >= 0)
+		n = db_rank_pairs(t->cmp, pair, &rp);
+	for (size_t i = 0; i < n; i++)
+		bad += db_pair_diverges(&t->cmp->pairs[rp[i]]);
+	free(rp);
+	char lay[32] = "", rk[32] = "", st[300];
+	bool slot = p->slot.side == DB_SLOT_IN_TREE;    /* as tui_pair_label says it */
+	if (p->f.layer >= 0)
+		snprintf(lay, sizeof lay, "L%d ", p->f.layer);
+	if (n >= 2 && bad == n)
+		snprintf(rk, sizeof rk, slot ? " every slot" : " every rank");
+	else if (p->merged)
+		snprintf(rk, sizeof rk, " (merged)");
+	else if (p->f.rank >= 0)
+		snprintf(rk, sizeof rk, slot ? " slot %d" : " rank %d", p->f.rank);
+	int room = width - draw_width(lay) - draw_width(rk);
+	snprintf(buf, len, "%s%s%s", lay, draw_fit_mid(p->f.stage, room < 6 ? 6 : room, -1, st,
+	                                               sizeof st), rk);
 	return buf;
 }
 
@@ -281,29 +313,45 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 			draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
 		return;
 	}
-	char lab[300], v[32];
+	char lab[300], v[32], r[16], nums[200], fit[300], judged[100] = "";
 	const db_pair *p = &t->cmp->pairs[t->first_div];
-	tui_pair_label(t, (size_t)t->first_div, lab, sizeof lab);
-	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸ ", "* "));
-	x += draw_text(w, y, x, W - x, C_DEFAULT, 0, "first divergence ");
-	x += draw_text(w, y, x, W - x, C_DEFAULT, A_BOLD, lab);
-	if (t->first_div_sel != t->first_div) {
-		char here[300];
-		if (t->first_div_sel >= 0)
-			tui_pair_label(t, (size_t)t->first_div_sel, here, sizeof here);
-		x += draw_textf(w, y, x, W - x, C_DIM, 0, " (here: %s)",
-		                t->first_div_sel >= 0 ? here : "none");
-	}
 	if (p->status != DB_ST_OK) {
-		x += draw_textf(w, y, x, W - x, draw_status_color(p->status), 0, "  %s",
-		                db_status_name(p->status));
+		snprintf(nums, sizeof nums, "  %s", db_status_name(p->status));
 	} else {
 		fmt_cos(p->m.cos, v, sizeof v);
+		fmt_sci(p->m.rel, r, sizeof r, 8);
+		/* what judged it: the noise run, or the bit-identical regime */
+		char nz[96];
+		if (*db_noise_str(p, nz, sizeof nz))
+			snprintf(judged, sizeof judged, "  %s", nz);
+		else if (t->first_div == db_first_not_identical(t->cmp))
+			snprintf(judged, sizeof judged, "  (bit-identical regime)");
+		snprintf(nums, sizeof nums, " %s  cos %s rel %s%s", db_band_name(p->band), v, r,
+		         judged);
+	}
+	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸ ", "* "));
+	/* on a narrow screen the words give way first */
+	int full = draw_width(headline_label(t, (size_t)t->first_div, 1000, lab, sizeof lab));
+	x += draw_text(w, y, x, W - x, C_DEFAULT, 0,
+	               x + 17 + full + draw_width(nums) > W ? "first: " : "first divergence ");
+	/* the name gives way, cut in the middle, before the numbers do */
+	x += draw_text(w, y, x, W - x, C_DEFAULT, A_BOLD,
+	               headline_label(t, (size_t)t->first_div, W - x - draw_width(nums), lab,
+	                              sizeof lab));
+	int room = W - x - draw_width(nums) - draw_width(" (here: )");
+	if (t->first_div_sel != t->first_div && room >= 12) {
+		if (t->first_div_sel >= 0)
+			headline_label(t, (size_t)t->first_div_sel, room, fit, sizeof fit);
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " (here: %s)",
+		                t->first_div_sel >= 0 ? fit : "none");
+	}
+	if (p->status != DB_ST_OK) {
+		x += draw_text(w, y, x, W - x, draw_status_color(p->status), 0, nums);
+	} else {
 		x += draw_textf(w, y, x, W - x, draw_band_color(p->band), 0, " %s ",
 		                db_band_name(p->band));
-		char r[16];
-		fmt_sci(p->m.rel, r, sizeof r, 8);
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " cos %s rel %s", v, r);
+		x += draw_text(w, y, x, W - x, C_MARK, 0, judged);
 	}
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
 	if (*slot_note(t, sn, sizeof sn))
@@ -436,32 +484,25 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 	/* Header: metric name over the labels, then the column names. */
 	draw_fill(w, hy, 0, W, C_DEFAULT, 0);
 	draw_textf(w, hy, 0, h->lw, C_DIM, 0, "%s%s", t->transposed ? "stage\\" : "",
-	           tui_metric_name(t->metric));
+	           tui_metric_label(t->metric));
 	size_t nr = n_drows(t, h), nc = n_dcols(t, h);
 	char buf[512];
-	int curx = -1;
+	/* the names on screen, so a cut one never reads as its neighbour */
+	const char *shown[128] = {NULL};
+	size_t ns = 0;
+	for (int i = 0; i < h->gcols && h->left + (size_t)i < nc && ns < 128; i++)
+		shown[ns++] = col_label(t, h, h->left + (size_t)i);
 	for (int i = 0; i < h->gcols && h->left + (size_t)i < nc; i++) {
 		size_t dc = h->left + (size_t)i;
 		int x = h->gx + i * (h->cw + 1) + 1;
-		if (dc == h->cc)
-			curx = x;
+		/* cut in the middle, each in its own column: the cursor's name in
+		 * full is on the status line, never over its neighbours' */
 		draw_text(w, hy, x, h->cw, C_DEFAULT, dc == h->cc ? A_BOLD | A_UNDERLINE : A_BOLD,
-		          draw_fit(col_label(t, h, dc), h->cw, buf, sizeof buf));
+		          draw_fit_apart(col_label(t, h, dc), shown, ns, h->cw, buf, sizeof buf));
 	}
-	/* the cursor's column name in full when cut: over its neighbours to the
-	 * right (to the left when it would run off the screen) */
-	const char *cl = curx >= 0 ? col_label(t, h, h->cc) : NULL;
-	int clw = cl ? draw_width(cl) : 0;
-	if (cl && clw > h->cw) {
-		int cw1 = h->cw + 1, x = curx + clw + 1 > W ? W - clw - 1 : curx;
-		if (x < h->gx + 1)
-			x = h->gx + 1;
-		/* blank the neighbours it covers, whole, so no cut name remains */
-		int b0 = h->gx + (x - 1 - h->gx) / cw1 * cw1;
-		int b1 = h->gx + (x + clw - h->gx + cw1 - 1) / cw1 * cw1;
-		draw_fill(w, hy, b0, (b1 < W ? b1 : W) - b0, C_DEFAULT, 0);
-		draw_text(w, hy, x, W - x, C_DEFAULT, A_BOLD | A_UNDERLINE, cl);
-	}
+	ns = 0;
+	for (int r = 0; r < h->grows && h->top + (size_t)r < nr && ns < 128; r++)
+		shown[ns++] = row_label(t, h, h->top + (size_t)r);
 	if (h->left > 0)
 		draw_text(w, hy, h->gx, 1, C_DIM, 0, G("◂", "<"));
 	if (h->left + (size_t)h->gcols < nc)
@@ -476,7 +517,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		bool mark_row = dr == fdr;
 		draw_text(w, y, 0, 1, C_MARK, A_BOLD, mark_row ? G("▸", "*") : " ");
 		draw_text(w, y, 1, h->lw - 2, C_DEFAULT, dr == h->cr ? A_BOLD | A_REVERSE : 0,
-		          draw_fit(row_label(t, h, dr), h->lw - 2, buf, sizeof buf));
+		          draw_fit_apart(row_label(t, h, dr), shown, ns, h->lw - 2, buf, sizeof buf));
 		if (t->session && t->session->n_marks && row_marked(t, h, dr))
 			draw_text(w, y, h->lw - 1, 1, C_HILITE, A_BOLD, G("◆", "+"));
 		for (int i = 0; i < h->gcols && h->left + (size_t)i < nc; i++) {
@@ -486,12 +527,14 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 			bool model = !t->transposed && t->grid.rows[h->vrows[dr]].layer < 0;
 			if (model && i > 0)
 				continue;       /* its one cell is drawn in the first column */
-			if (mark_row && dc == fdc)
-				draw_text(w, y, x, 1, C_MARK, A_BOLD, G("▸", "*"));
-			else if (p != DB_NO_PAIR && t->session && t->session->n_marks &&
-			         db_session_find_mark(t->session, t->cmp->pairs[p].f.layer,
-			                              t->cmp->pairs[p].f.stage) >= 0)
+			/* a mark wins the cell's one column: the first divergence is
+			 * still told by its row's marker and the headline */
+			if (p != DB_NO_PAIR && t->session && t->session->n_marks &&
+			    db_session_find_mark(t->session, t->cmp->pairs[p].f.layer,
+			                         t->cmp->pairs[p].f.stage) >= 0)
 				draw_text(w, y, x, 1, C_HILITE, A_BOLD, G("◆", "+"));
+			else if (mark_row && dc == fdc)
+				draw_text(w, y, x, 1, C_MARK, A_BOLD, G("▸", "*"));
 			bool cur = dr == h->cr && (dc == h->cc || model);
 			if (p == DB_NO_PAIR) {
 				if (cur)
@@ -584,9 +627,14 @@ static bool heatmap_request(struct view *v, struct tui *t, enum tui_action a)
 			tui_msg(t, true, "still computing; f works once the scan is done");
 			break;
 		}
+		/* the pass the bisect's triage names (phase and pass switched
+		 * as needed), then its first divergence over all ranks */
+		tui_select_triaged(t, "first divergence in ");
+		sync(t, h);
 		tui_update_first_div(t);
 		if (t->first_div < 0) {
-			tui_msg(t, false, "no divergence in this phase / pass");
+			tui_msg(t, false, "no divergence in any phase / pass%s%s",
+			        t->pass_why[0] ? ": " : "", t->pass_why);
 			break;
 		}
 		/* The earliest over all ranks: switch to its rank unless the

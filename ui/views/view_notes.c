@@ -94,8 +94,12 @@ static bool notes_request(struct view *v, struct tui *t, enum tui_action a)
 		return true;
 	}
 	if ((a == A_NOTE_OPEN || a == A_ENTER) && s->n) {
-		if (!tui_edit_file(t, s->e[s->nav.cur].path))
+		char why[128];
+		int ed = tui_edit_file(t, s->e[s->nav.cur].path, why, sizeof why);
+		if (ed == 0)
 			tui_msg(t, false, "%s (set $EDITOR to edit it here)", s->e[s->nav.cur].path);
+		else if (ed < 0)        /* the folder is on the view's first line */
+			tui_msg(t, true, "$EDITOR %s: %s is as it was", why, s->e[s->nav.cur].name);
 		return true;
 	}
 	return false;

@@ -1,12 +1,17 @@
 /* Sub-stages of a cell in execution order (seed Phase 5): cos, rel and the
  * single-step cos change from the previous sub-stage; the first one that
- * drops more than 0.001 or leaves the ok band is highlighted. */
+ * drops more than 0.001 or leaves the ok band is highlighted. In the
+ * bisect's culprit layer the view shows the bisect's intra-layer walk
+ * instead (the core's rows, db_bisect_result.walk: error in and out,
+ * amplification, SQNR, role, the stages not comparable in their place and
+ * "at or before"), so the screen says what `bisect` and report.md say. */
 #include "base/app.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bisect.h"
 #include "db_notes.h"
 #include "base/draw.h"
 #include "base/hint_ui.h"
@@ -18,7 +23,142 @@ struct stages {
 	struct list_nav nav;
 	int page;
 	bool moved;                     /* the user moved: stop following the culprit */
+	struct list_nav wnav;           /* the walk's rows (culprit layer) */
+	bool wmoved;
 };
+
+static bool same(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* The bisect's analysis when this cell is in its culprit layer (same
+ * phase, pass and layer) and it walked that layer; else NULL. */
+static const db_bisect_result *walk_of(struct view *v, struct tui *t)
+{
+	/* only once the search is over, as the bisect view: analysing a
+	 * search under way would compute pairs here, on the input thread */
+	if (!t->bisect || v->pair == DB_NO_PAIR || !db_bisect_done(&t->bisect->sm))
+		return NULL;
+	const db_bisect_result *r = tui_bisect_result(t);
+	if (!r || !r->n_walk || !r->has_first_bad)
+		return NULL;
+	const db_pair *p = &t->cmp->pairs[v->pair];
+	if (p->f.layer != r->first_bad_layer || !same(p->f.phase, r->phase) ||
+	    !same(p->f.pass, r->pass))
+		return NULL;
+	return r;
+}
+
+static const char *num(double x, char *buf, size_t len)
+{
+	if (isnan(x))
+		snprintf(buf, len, "-");
+	else if (isinf(x))
+		snprintf(buf, len, "inf");
+	else
+		fmt_sci(x, buf, len, 8);
+	return buf;
+}
+
+/* The walk: one row per stage of the layer in execution order. */
+static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
+                      const db_bisect_result *r)
+{
+	struct stages *s = v->priv;
+	int W = getmaxx(w);
+	char buf[512], l[32];
+	int x = draw_textf(w, y0, 0, W, C_DEFAULT, A_BOLD, "Intra-layer walk of %s",
+	                   db_layer_label(r->first_bad_layer, l, sizeof l));
+	draw_textf(w, y0, x, W - x, C_DIM, 0, "  %zu stages in execution order; error = rel L2 in -> out",
+	           r->n_walk);
+	long cul = -1;
+	for (size_t i = 0; i < r->n_walk; i++)
+		if (r->walk[i].culprit && cul < 0)
+			cul = (long)i;
+	if (!s->wmoved && cul >= 0)
+		s->wnav.cur = (int)cul;         /* start on the culprit */
+	int ny = y0 + 1;
+	if (cul >= 0) {
+		const db_substage_row *c = &r->walk[cul];
+		x = draw_text(w, ny, 0, W, C_MARK, A_BOLD, G("▸ ", "* "));
+		x += draw_textf(w, ny, x, W - x, C_HILITE, 0, "culprit %s %s", c->stage,
+		                db_stage_role_name(c->role));
+		if (r->at_or_before)
+			draw_textf(w, ny, x, W - x, C_HILITE, 0, "; at or before it: %s could not be compared",
+			           r->at_or_before);
+	} else {
+		draw_text(w, ny, 0, W, C_GOOD, 0, "no stage of this layer introduces the error");
+	}
+	int nw = 5;
+	for (size_t i = 0; i < r->n_walk; i++) {
+		int k = draw_width(r->walk[i].stage);
+		nw = k > nw ? k : nw;
+	}
+	if (nw > W / 3)
+		nw = W / 3;
+	int hy = y0 + 3;
+	int xs = 6, xc = xs + nw + 1, xr = xc + 11, xb = xr + 9, xi = xb + 9, xo = xi + 9,
+	    xa = xo + 9, xq = xa + 11, xl = xq + 7;
+	draw_text(w, hy, xs, W - xs, C_DIM, A_BOLD, "stage");
+	draw_text(w, hy, xc, W - xc, C_DIM, A_BOLD, "cos");
+	draw_text(w, hy, xr, W - xr, C_DIM, A_BOLD, "rel");
+	draw_text(w, hy, xb, W - xb, C_DIM, A_BOLD, "band");
+	draw_text(w, hy, xi, W - xi, C_DIM, A_BOLD, "err in");
+	draw_text(w, hy, xo, W - xo, C_DIM, A_BOLD, "err out");
+	draw_text(w, hy, xa, W - xa, C_DIM, A_BOLD, "amp");
+	draw_text(w, hy, xq, W - xq, C_DIM, A_BOLD, "SQNR");
+	draw_text(w, hy, xl, W - xl, C_DIM, A_BOLD, "role");
+	s->page = h - 7;
+	list_nav_fix(&s->wnav, (int)r->n_walk, s->page);
+	for (int k = 0; k < s->page; k++) {
+		size_t i = (size_t)(s->wnav.top + k);
+		if (i >= r->n_walk)
+			break;
+		const db_substage_row *row = &r->walk[i];
+		int y = hy + 1 + k;
+		attr_t a = (int)i == s->wnav.cur ? A_REVERSE : 0;
+		draw_fill(w, y, 0, W, C_DEFAULT, a);
+		draw_text(w, y, 0, 2, C_MARK, A_BOLD | a, row->culprit ? G("▸ ", "* ") : "  ");
+		draw_textf(w, y, 2, 4, C_DEFAULT, a, "%zu", i + 1);
+		draw_text(w, y, xs, nw, C_DEFAULT, a | (row->culprit ? A_BOLD : 0),
+		          draw_fit(row->stage, nw, buf, sizeof buf));
+		if (row->one_side || row->role == DB_ROLE_NOT_COMPARABLE) {
+			/* in its place, with why: nothing measured to show */
+			draw_textf(w, y, xc, W - xc, C_MISSING, a, "%s: %s", db_stage_role_name(row->role),
+			           row->one_side ? row->one_side : row->reason ? row->reason : "-");
+			continue;
+		}
+		char v1[32], v2[32];
+		snprintf(v1, sizeof v1, "%.6f", row->cos);
+		draw_text(w, y, xc, W - xc, C_DEFAULT, a, v1);
+		draw_text(w, y, xr, W - xr, C_DEFAULT, a, num(row->rel, v2, sizeof v2));
+		x = xb + draw_text(w, y, xb, W - xb, draw_band_color(row->band), a,
+		                   draw_band_glyph(row->band));
+		draw_textf(w, y, x, W - x, C_DEFAULT, a, " %s", db_band_name(row->band));
+		draw_text(w, y, xi, W - xi, C_DEFAULT, a, num(row->err_in, v1, sizeof v1));
+		draw_text(w, y, xo, W - xo, C_DEFAULT, a, num(row->err_out, v1, sizeof v1));
+		if (isinf(row->amp) || isnan(row->amp))
+			num(row->amp, v1, sizeof v1);
+		else
+			snprintf(v1, sizeof v1, "%.3g", row->amp);
+		draw_textf(w, y, xa, W - xa, C_DEFAULT, a, "x%s", v1);
+		if (isinf(row->sqnr_db))
+			snprintf(v1, sizeof v1, "inf");
+		else
+			snprintf(v1, sizeof v1, "%.1f", row->sqnr_db);
+		draw_text(w, y, xq, W - xq, C_DEFAULT, a, v1);
+		draw_text(w, y, xl, W - xl, row->role == DB_ROLE_INTRODUCES || row->role == DB_ROLE_AMPLIFIES
+		                             ? C_HILITE : C_DEFAULT, a | (row->culprit ? A_BOLD : 0),
+		          db_stage_role_name(row->role));
+	}
+	if (r->at_or_before && hy + 1 + s->page < y0 + h - 2)
+		draw_textf(w, y0 + h - 3, 0, W, C_DIM, 0, "the culprit is at or before %s: %s before it could not be compared",
+		           r->first_bad_substage ? r->first_bad_substage : r->first_bad_stage,
+		           r->at_or_before);
+	size_t sel = r->walk[s->wnav.cur].pair;
+	tui_draw_pair_status(t, w, y0 + h - 2, sel);
+}
 
 static int stages_open(struct view *v, struct tui *t)
 {
@@ -63,9 +203,27 @@ static long culprit(struct tui *t, struct stages *s)
 	return -1;
 }
 
+/* "[12, 64]" of the side that has one, "-" for neither. */
+static const char *shape_of(const db_pair *p, char *shape, size_t len)
+{
+	int nd = p->ndim_ref >= 0 ? p->ndim_ref : p->ndim_tgt;
+	const int64_t *sh = p->ndim_ref >= 0 ? p->shape_ref : p->shape_tgt;
+	size_t o = (size_t)snprintf(shape, len, nd >= 0 ? "[" : "-");
+	for (int d = 0; d < nd && o < len; d++)
+		o += (size_t)snprintf(shape + o, len - o, "%s%lld", d ? ", " : "", (long long)sh[d]);
+	if (nd >= 0 && o < len)
+		snprintf(shape + o, len - o, "]");
+	return shape;
+}
+
 static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 {
 	struct stages *s = v->priv;
+	const db_bisect_result *wr = walk_of(v, t);
+	if (wr) {
+		walk_draw(v, t, w, y0, h, wr);
+		return;
+	}
 	int W = getmaxx(w);
 	char lab[300], buf[512];
 	tui_pair_label(t, v->pair, lab, sizeof lab);
@@ -86,16 +244,24 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	} else {
 		draw_text(w, ny, 0, W, C_PENDING, 0, "computing…");
 	}
-	int nw = 5;
+	int nw = 5, shw = 5;
+	char shape[64];
 	for (size_t i = 0; i < s->n; i++) {
-		int k = draw_width(t->cmp->pairs[s->pairs[i]].f.stage);
+		const db_pair *p = &t->cmp->pairs[s->pairs[i]];
+		int k = draw_width(p->f.stage), ks = draw_width(shape_of(p, shape, sizeof shape));
 		nw = k > nw ? k : nw;
+		shw = ks > shw ? ks : shw;
 	}
-	if (nw > W / 3)
-		nw = W / 3;
+	if (shw > 16)
+		shw = 16;
+	/* the names take what the numbers and the band ("✗✗ scramble") leave,
+	 * cut in the middle so sub-stages that share a prefix stay apart */
+	int room = W - (8 + 1 + shw + 1 + 11 + 11 + 9 + 11);
+	if (nw > room)
+		nw = room > 12 ? room : 12;
 	int hy = y0 + 3;
 	/* column positions */
-	int xs = 8, xsh = xs + nw + 1, xc = xsh + 17, xst = xc + 11, xr = xst + 11,
+	int xs = 8, xsh = xs + nw + 1, xc = xsh + shw + 1, xst = xc + 11, xr = xst + 11,
 	    xb = xr + 9;
 	draw_text(w, hy, 4, W - 4, C_DIM, A_BOLD, "#");
 	draw_text(w, hy, xs, W - xs, C_DIM, A_BOLD, "stage");
@@ -116,15 +282,8 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		attr_t a = cur ? A_REVERSE : 0;
 		draw_fill(w, y, 0, W, C_DEFAULT, a);
 		draw_text(w, y, 0, 2, C_MARK, A_BOLD | a, hi ? G("▸ ", "* ") : "  ");
-		char shape[64], cosv[32] = "", step[32] = "", rel[32] = "";
-		int nd = p->ndim_ref >= 0 ? p->ndim_ref : p->ndim_tgt;
-		const int64_t *sh = p->ndim_ref >= 0 ? p->shape_ref : p->shape_tgt;
-		size_t o = (size_t)snprintf(shape, sizeof shape, nd >= 0 ? "[" : "-");
-		for (int d = 0; d < nd && o < sizeof shape; d++)
-			o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%lld", d ? ", " : "",
-			                      (long long)sh[d]);
-		if (nd >= 0 && o < sizeof shape)
-			snprintf(shape + o, sizeof shape - o, "]");
+		char cosv[32] = "", step[32] = "", rel[32] = "";
+		shape_of(p, shape, sizeof shape);
 		enum tui_color bc = C_PENDING;
 		const char *band = G("…", "...");
 		bool big = false;
@@ -146,8 +305,8 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		}
 		draw_textf(w, y, 2, W - 2, C_DEFAULT, a, "  %zu", i + 1);
 		draw_text(w, y, xs, nw, C_DEFAULT, a | (hi ? A_BOLD : 0),
-		          draw_fit(p->f.stage, nw, buf, sizeof buf));
-		draw_text(w, y, xsh, W - xsh, C_DEFAULT, a, shape);
+		          draw_fit_mid(p->f.stage, nw, -1, buf, sizeof buf));
+		draw_text(w, y, xsh, shw, C_DEFAULT, a, draw_fit(shape, shw, buf, sizeof buf));
 		draw_text(w, y, xc, W - xc, C_DEFAULT, a, cosv);
 		draw_text(w, y, xst, W - xst, big ? C_HILITE : C_DEFAULT, a, step);
 		draw_text(w, y, xr, W - xr, C_DEFAULT, a, rel);
@@ -169,6 +328,29 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 static bool stages_request(struct view *v, struct tui *t, enum tui_action a)
 {
 	struct stages *s = v->priv;
+	const db_bisect_result *wr = walk_of(v, t);
+	if (wr) {
+		s->wmoved = true;
+		if (list_nav_request(&s->wnav, a, (int)wr->n_walk, s->page)) {
+			t->dirty = true;
+			return true;
+		}
+		list_nav_fix(&s->wnav, (int)wr->n_walk, s->page > 0 ? s->page : 1);
+		size_t p = wr->walk[s->wnav.cur].pair;
+		if (a == A_ENTER && p != DB_NO_PAIR) {
+			tui_push(t, &tensor_view, p);
+			return true;
+		}
+		if (a == A_FIRST_DIVERGENCE) {
+			for (size_t i = 0; i < wr->n_walk; i++)
+				if (wr->walk[i].culprit) {
+					s->wnav.cur = (int)i;
+					break;
+				}
+			return true;
+		}
+		return a == A_ENTER;
+	}
 	s->moved = true;
 	if (list_nav_request(&s->nav, a, (int)s->n, s->page)) {
 		t->dirty = true;
@@ -192,6 +374,11 @@ static bool stages_request(struct view *v, struct tui *t, enum tui_action a)
 static size_t stages_selected(struct view *v, struct tui *t)
 {
 	struct stages *s = v->priv;
+	const db_bisect_result *wr = walk_of(v, t);
+	if (wr) {
+		list_nav_fix(&s->wnav, (int)wr->n_walk, s->page > 0 ? s->page : 1);
+		return wr->walk[s->wnav.cur].pair;
+	}
 	return s->n ? s->pairs[s->nav.cur] : DB_NO_PAIR;
 }
 

@@ -1,6 +1,8 @@
 /* The tensors of one pair: shape, dtypes, per-side statistics, the largest
  * |diff| with coordinates, and the error per row (dim 0, tokens) as a
  * sparkline so "first tokens right, later ones drift" shows at a glance.
+ * A quantized weight shows its dequantized values, the companions it was
+ * dequantized with and the scale block that is off (db_dequant.h).
  * Files are read by a worker thread; the view is busy until it is done. */
 #include "base/app.h"
 
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "db_bus.h"
+#include "db_dequant.h"
 #include "db_grid.h"
 #include "db_reader.h"
 #include "db_slot.h"
@@ -38,7 +41,40 @@ struct tensor {
 	int64_t n_rows;
 	char *path_x, *path_y;
 	db_compare *cmp;
+	bool deq;                       /* the numbers are the dequantized values' */
+	char block_note[256];
+	char companions[8][160];
+	int n_companions;
 };
+
+/* A dequantized or transformed pair: every number from db_pair_qreport. */
+static void work_quant(struct tensor *s, const db_pair *p)
+{
+	db_qreport r;
+	db_err e = {{0}};
+	s->deq = true;
+	s->ndim = p->ndim_ref;
+	memcpy(s->shape, p->shape_ref, sizeof s->shape);
+	if (db_pair_qreport(s->cmp, p, &r, &e) != 0) {
+		snprintf(s->err, sizeof s->err, "%s", e.msg);
+		return;
+	}
+	s->sx = r.sx;
+	s->sy = r.sy;
+	s->have_x = s->have_y = s->same_numel = p->status == DB_ST_OK;
+	s->ntop = r.ntop;
+	memcpy(s->top_idx, r.top_idx, sizeof s->top_idx);
+	memcpy(s->top_abs, r.top_abs, sizeof s->top_abs);
+	memcpy(s->top_x, r.top_x, sizeof s->top_x);
+	memcpy(s->top_y, r.top_y, sizeof s->top_y);
+	s->rows = r.rows;               /* taken over */
+	s->n_rows = r.n_rows;
+	r.rows = NULL;
+	s->n_companions = r.n_companions;
+	memcpy(s->companions, r.companions, sizeof s->companions);
+	db_qreport_block_note(s->cmp, p, &r, !draw_utf8, s->block_note, sizeof s->block_note);
+	db_qreport_free(&r);
+}
 
 static const db_entry *open_entry(const db_index *ix, const db_item *it, db_file **f,
                                   char **path, char *err, size_t errlen)
@@ -112,6 +148,11 @@ static void *work(void *arg)
 {
 	struct tensor *s = arg;
 	const db_pair *p = &s->cmp->pairs[s->pair];
+	if (db_pair_dequantized(p) || db_pair_xform_name(s->cmp, p)) {
+		work_quant(s, p);
+		atomic_store(&s->done, true);
+		return NULL;
+	}
 	db_file *fx = NULL, *fy = NULL;
 	const db_entry *ex = NULL, *ey = NULL;
 	const db_index *ixr = s->cmp->ref, *ixt = s->cmp->tgt ? s->cmp->tgt : s->cmp->ref;
@@ -140,8 +181,9 @@ static int tensor_open(struct view *v, struct tui *t)
 	s->cmp = t->cmp;
 	s->pair = v->pair;
 	const db_pair *p = &t->cmp->pairs[v->pair];
-	if (p->merged) {
-		/* A merged pair has no single file: show its worst rank. */
+	if (p->merged && !db_pair_dequantized(p)) {
+		/* A merged pair has no single file: show its worst rank (merged
+		 * quantized shards are dequantized and shown whole). */
 		size_t *rp = NULL, n = db_rank_pairs(t->cmp, v->pair, &rp), best = DB_NO_PAIR;
 		for (size_t i = 0; i < n; i++) {
 			const db_pair *q = &t->cmp->pairs[rp[i]];
@@ -317,7 +359,17 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	else
 		draw_text(w, y, 0, W, C_MISSING, 0,
 		          p->tgt ? "target  (unreadable)" : "target  (missing)");
-	y += 2;
+	y++;
+	if (s->deq) {
+		char dq[400];
+		draw_textf(w, y++, 0, W, C_DIM, 0, "dequantized: %s",
+		           db_pair_dequant_note(p, dq, sizeof dq)[0] ? dq : "read through the layout");
+		for (int i = 0; i < s->n_companions && y < y0 + h - 8; i++)
+			draw_textf(w, y++, 0, W, C_DIM, 0, "  %s", s->companions[i]);
+		if (s->block_note[0])
+			draw_text(w, y++, 0, W, C_MARK, A_BOLD, s->block_note);
+	}
+	y++;
 	if (!s->same_numel) {
 		draw_text(w, y, 0, W, C_SHAPE, 0, "the two sides cannot be compared element-wise");
 		return;
@@ -369,6 +421,10 @@ static void tensor_note(struct view *v, struct tui *t, FILE *out)
 	struct tensor *s = v->priv;
 	if (!atomic_load(&s->done) || !s->same_numel)
 		return;
+	for (int i = 0; s->deq && i < s->n_companions; i++)
+		fprintf(out, "Dequantized with %s\n", s->companions[i]);
+	if (s->block_note[0])
+		fprintf(out, "Scale blocks: %s\n\n", s->block_note);
 	fprintf(out, "| top | index | ref | target | abs diff |\n|---|---|---|---|---|\n");
 	for (int i = 0; i < s->ntop; i++) {
 		char c[96];

@@ -1,0 +1,263 @@
+/* Layout transforms found by the data (xform.h). Once per set of pairs,
+ * every weight pair (both sides, the same logical shape, at least 2-d) is
+ * sampled as stored and through each known transform of the target; a pair
+ * votes for what brings it within reach of the reference (relative L2 of
+ * the sample below 0.35: quantization noise reads at most ~0.2, a layout
+ * scramble ~1.4). When more weights vote for one transform than for none,
+ * it is applied to every weight it fits, and said so; the weights that only
+ * matched as stored are the finding (not transformed). */
+#include "xform.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_dequant.h"
+#include "dequant.h"
+
+#define XF_SAMPLE 2048
+#define XF_GOOD 0.35
+
+/* The candidates, for one-byte stored elements (fp8, packed fp4 bytes) and
+ * two-byte ones: aiter's shuffle_weight (IN, IK) is tile (IN, 2 IK,
+ * 16 / element size); shuffle_weight_NK (N, K) is tile (N, K, K / (64 / N)). */
+static const db_xform cands1[] = {
+	{DB_XF_TILE, 16, 32, 16, "aiter shuffle_weight (16, 16)"},
+	{DB_XF_TILE, 32, 32, 16, "aiter shuffle_weight (32, 16)"},
+	{DB_XF_TILE, 16, 32, 8, "aiter shuffle_weight_NK (16, 32)"},
+	{DB_XF_GATE_UP, 0, 0, 0, "gate/up rows interleaved"},
+};
+static const db_xform cands2[] = {
+	{DB_XF_TILE, 16, 32, 8, "aiter shuffle_weight (16, 16)"},
+	{DB_XF_TILE, 32, 32, 8, "aiter shuffle_weight (32, 16)"},
+	{DB_XF_GATE_UP, 0, 0, 0, "gate/up rows interleaved"},
+};
+#define NCAND 4
+
+typedef struct xstate {
+	unsigned long gen;
+	const db_xform *chosen;         /* NULL: none */
+	uint8_t *apply;                 /* per pair: read its target through chosen */
+	uint8_t *odd;                   /* per pair: matched as stored only */
+	size_t votes, weights;          /* for chosen; pairs sampled */
+} xstate;
+
+static pthread_mutex_t xmu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The stored grid and element size a transform acts on. */
+static bool stored_grid(const db_item *it, int *nd, const int64_t **shape, size_t *es)
+{
+	if (it->quant) {
+		const db_qgroup *g = it->quant;
+		if (g->err || g->rule->split || g->codes->ndim != g->ndim)
+			return false;
+		*nd = g->codes->ndim;
+		*shape = g->codes->shape;
+		*es = 1;
+		return true;
+	}
+	*nd = it->ndim;
+	*shape = it->shape;
+	*es = db_dtype_size(it->dtype);
+	return *es == 1 || *es == 2;
+}
+
+static const db_xform *cand(size_t es, int k)
+{
+	if (es == 1)
+		return k < (int)(sizeof cands1 / sizeof *cands1) ? &cands1[k] : NULL;
+	return k < (int)(sizeof cands2 / sizeof *cands2) ? &cands2[k] : NULL;
+}
+
+/* Weights only: a dequantized side, or a profile of weights (whose dict
+ * order is not execution order); never the activations of a forward dump,
+ * whose sampling would cost a read of every file. */
+static bool candidate(const db_compare *c, const db_pair *p)
+{
+	return p->status == DB_ST_OK && !p->merged && !p->slot.side && p->ref && p->tgt &&
+	       p->ndim_ref >= 2 && p->numel >= 256 &&
+	       (p->ref->quant || p->tgt->quant || c->profile->dict_order_none);
+}
+
+static double rel_l2(const double *x, const double *y, int n)
+{
+	double dd = 0, xx = 0;
+	for (int i = 0; i < n; i++) {
+		if (!isfinite(x[i]) || !isfinite(y[i]))
+			continue;
+		dd += (y[i] - x[i]) * (y[i] - x[i]);
+		xx += x[i] * x[i];
+	}
+	return xx > 0 ? sqrt(dd / xx) : dd > 0 ? INFINITY : 0;
+}
+
+/* Which of none (-1) or candidate k brings p's sample within reach; -2
+ * when none does (or it cannot be read). */
+static int vote(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform **by)
+{
+	int nd;
+	const int64_t *shape;
+	size_t es;
+	*by = NULL;
+	if (!stored_grid(p->tgt, &nd, &shape, &es))
+		return -2;
+	int64_t idx[XF_SAMPLE];
+	double x[XF_SAMPLE], y[XF_SAMPLE];
+	int n = p->numel < XF_SAMPLE ? (int)p->numel : XF_SAMPLE;
+	/* spread over the tensor; an odd stride so rows and tiles vary */
+	for (int i = 0; i < n; i++)
+		idx[i] = (int64_t)((uint64_t)i * (p->numel / (uint64_t)n) + (uint64_t)i * 7 % 13) %
+		         (int64_t)p->numel;
+	db_err e;
+	if (db_side_sample(w, c->ref, p->ref, NULL, idx, n, x, &e) != 0 ||
+	    db_side_sample(w, c->tgt, p->tgt, NULL, idx, n, y, &e) != 0)
+		return -2;
+	if (rel_l2(x, y, n) < XF_GOOD)
+		return -1;
+	for (int k = 0; k < NCAND; k++) {
+		const db_xform *t = cand(es, k);
+		if (!t || !db_xform_fits(t, nd, shape))
+			continue;
+		if (db_side_sample(w, c->tgt, p->tgt, t, idx, n, y, &e) != 0)
+			return -2;
+		if (rel_l2(x, y, n) < XF_GOOD) {
+			*by = t;
+			return k;
+		}
+	}
+	return -2;
+}
+
+static void decide(const db_compare *c, db_wctx *w, xstate *xs)
+{
+	size_t np = c->n_pairs;
+	int *v = malloc((np + 1) * sizeof *v);
+	size_t *es_of = malloc((np + 1) * sizeof *es_of);
+	xs->apply = calloc(np + 1, 1);
+	xs->odd = calloc(np + 1, 1);
+	if (!v || !es_of || !xs->apply || !xs->odd) {
+		free(v);
+		free(es_of);
+		return;
+	}
+	size_t none = 0, count[2][NCAND] = {{0}};
+	for (size_t i = 0; i < np; i++) {
+		const db_pair *p = &c->pairs[i];
+		v[i] = -3;
+		int nd;
+		const int64_t *shape;
+		if (!candidate(c, p) || !stored_grid(p->tgt, &nd, &shape, &es_of[i]))
+			continue;
+		const db_xform *by;
+		v[i] = vote(c, w, p, &by);
+		xs->weights++;
+		if (v[i] == -1)
+			none++;
+		else if (v[i] >= 0)
+			count[es_of[i] == 2][v[i]]++;
+	}
+	/* the transform most weights vote for, if more than vote for none */
+	int best = -1, bes = 0;
+	size_t bc = 0;
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < NCAND; k++)
+			if (count[s][k] > bc) {
+				bc = count[s][k];
+				best = k;
+				bes = s;
+			}
+	if (best >= 0 && bc > none && bc >= 2) {
+		xs->chosen = cand(bes ? 2 : 1, best);
+		xs->votes = bc;
+		for (size_t i = 0; i < np; i++) {
+			const db_pair *p = &c->pairs[i];
+			int nd;
+			const int64_t *shape;
+			size_t es;
+			if (v[i] == -3 || !stored_grid(p->tgt, &nd, &shape, &es) ||
+			    (es == 2) != (bes == 1) || !db_xform_fits(xs->chosen, nd, shape))
+				continue;
+			xs->apply[i] = 1;
+			xs->odd[i] = v[i] == -1;
+		}
+	}
+	free(v);
+	free(es_of);
+}
+
+static void xstate_free(xstate *xs)
+{
+	if (!xs)
+		return;
+	free(xs->apply);
+	free(xs->odd);
+	free(xs);
+}
+
+/* The decision for c's current pairs (made at the first call). */
+static const xstate *state(const db_compare *c, db_wctx *w)
+{
+	db_cmp_priv *pr = c->priv;
+	pthread_mutex_lock(&xmu);
+	xstate *xs = pr->xform;
+	if (!xs || xs->gen != c->pairs_gen) {
+		xstate_free(xs);
+		xs = calloc(1, sizeof *xs);
+		if (xs) {
+			xs->gen = c->pairs_gen;
+			db_wctx own;
+			bool mine = !w && db_wctx_init(&own, 8) == 0;   /* a group: codes and 3 companions a side */
+			if (w || mine)
+				decide(c, w ? w : &own, xs);
+			if (mine)
+				db_wctx_free(&own);
+		}
+		pr->xform = xs;
+	}
+	pthread_mutex_unlock(&xmu);
+	return xs;
+}
+
+const db_xform *db_pair_xform(const db_compare *c, const db_pair *p, db_wctx *w)
+{
+	if (!candidate(c, p))
+		return NULL;
+	const xstate *xs = state(c, w);
+	size_t i = (size_t)(p - c->pairs);
+	return xs && xs->chosen && xs->apply && i < c->n_pairs && xs->apply[i] ? xs->chosen : NULL;
+}
+
+void db_xform_drop(db_compare *c)
+{
+	db_cmp_priv *pr = c->priv;
+	pthread_mutex_lock(&xmu);
+	xstate_free(pr->xform);
+	pr->xform = NULL;
+	pthread_mutex_unlock(&xmu);
+}
+
+bool db_pair_not_transformed(const db_compare *c, const db_pair *p)
+{
+	const xstate *xs = candidate(c, p) ? state(c, NULL) : NULL;
+	size_t i = (size_t)(p - c->pairs);
+	return xs && xs->odd && i < c->n_pairs && xs->odd[i];
+}
+
+const char *db_compare_xform_note(const db_compare *c, char *buf, size_t len)
+{
+	buf[0] = 0;
+	const xstate *xs = c->n_pairs ? state(c, NULL) : NULL;
+	if (xs && xs->chosen)
+		snprintf(buf, len, "target pre-transformed: %s (%zu of %zu weights match only so); "
+		         "read through it for every weight it fits", xs->chosen->name, xs->votes,
+		         xs->weights);
+	return buf;
+}
+
+const char *db_pair_xform_name(const db_compare *c, const db_pair *p)
+{
+	const db_xform *x = db_pair_xform(c, p, NULL);
+	return x ? x->name : NULL;
+}

@@ -1,0 +1,437 @@
+/* Reading msprobe's dump.json. Keys are built so that a profile can place
+ * every call in the module that made it (construct.json gives an API
+ * call's parent module) and so that a call is numbered within its module,
+ * not by msprobe's global counters: one extra call elsewhere in the run
+ * shifts none of the others.
+ *
+ *   module call  Module.<path>.<Class>.forward.<n>  ->  <path>[#<n>]
+ *   API call     Functional.linear.3.forward         ->  <parent path>.Functional.linear[#<k>]
+ *                (k = how many calls of that API its parent made before)
+ *   then, when a call gave several tensors, .<i> per output (nested: .<i>.<j>);
+ *   backward calls are the same under "backward/".
+ * Inputs and parameters are not entries: the outputs are what pairs. */
+#include "msprobe_json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader_impl.h"
+#include "util/json_parse.h"
+#include "util/strmap.h"
+
+/* construct.json is small beside dump.json; a bigger one is not msprobe's */
+#define CONSTRUCT_MAX ((size_t)256 << 20)
+
+bool db_msprobe_sniff(const uint8_t *d, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))
+		i++;
+	if (i >= n || d[i] != '{')
+		return false;
+	size_t lim = n < i + 512 ? n : i + 512;
+	for (size_t j = i; j + 6 <= lim; j++)
+		if (!memcmp(d + j, "\"task\"", 6))
+			return true;
+	return false;
+}
+
+typedef struct kbuf { char s[1024]; size_t n; bool over; } kbuf;
+
+static void kput(kbuf *k, const char *s, size_t len)
+{
+	if (k->n + len >= sizeof k->s) {
+		k->over = true;
+		return;
+	}
+	memcpy(k->s + k->n, s, len);
+	k->n += len;
+	k->s[k->n] = 0;
+}
+
+static void kputs(kbuf *k, const char *s) { kput(k, s, strlen(s)); }
+
+static bool all_digits(const char *s, size_t n)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* "Module.<path>.<Class>.<dir>.<n>": path, direction and call number. */
+static bool split_module(const char *name, const char **path, size_t *plen, bool *bwd,
+                         const char **num, size_t *nlen)
+{
+	if (strncmp(name, "Module.", 7))
+		return false;
+	const char *s = name + 7, *e = s + strlen(s);
+	const char *dots[3];
+	const char *p = e;
+	for (int i = 0; i < 3; i++) {
+		while (p > s && p[-1] != '.')
+			p--;
+		if (p <= s)
+			return false;
+		dots[i] = --p;          /* the '.' before the i-th token from the end */
+	}
+	*num = dots[0] + 1;
+	*nlen = (size_t)(e - *num);
+	size_t dl = (size_t)(dots[0] - dots[1] - 1);
+	if (!all_digits(*num, *nlen))
+		return false;
+	if (dl == 7 && !memcmp(dots[1] + 1, "forward", 7))
+		*bwd = false;
+	else if (dl == 8 && !memcmp(dots[1] + 1, "backward", 8))
+		*bwd = true;
+	else
+		return false;
+	*path = s;
+	*plen = (size_t)(dots[2] - s);
+	return true;
+}
+
+/* "<Type>.<api>.<n>.<dir>": API name and direction (the counter dropped). */
+static bool split_api(const char *name, size_t *alen, bool *bwd)
+{
+	size_t n = strlen(name);
+	const char *d = strrchr(name, '.');
+	if (!d)
+		return false;
+	if (!strcmp(d, ".forward"))
+		*bwd = false;
+	else if (!strcmp(d, ".backward"))
+		*bwd = true;
+	else
+		return false;
+	const char *c = d;
+	while (c > name && c[-1] != '.')
+		c--;
+	if (c <= name || !all_digits(c, (size_t)(d - c)))
+		return false;
+	*alen = (size_t)(c - 1 - name);
+	(void)n;
+	return *alen > 0;
+}
+
+static int read_sibling(const char *path, const char *name, char **out, size_t *len)
+{
+	*out = NULL;
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path + 1) : 0;
+	char *p = malloc(dl + strlen(name) + 1);
+	if (!p)
+		return -1;
+	memcpy(p, path, dl);
+	strcpy(p + dl, name);
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	free(p);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size <= CONSTRUCT_MAX &&
+	    (buf = malloc((size_t)st.st_size + 1))) {
+		while (got < (size_t)st.st_size) {
+			ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+	}
+	close(fd);
+	if (!buf)
+		return -1;
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+typedef struct rd {
+	db_file *f;
+	db_err *err;
+	const db_jp *construct;         /* object node -> parent, or NULL */
+	db_strmap cidx;                 /* construct key -> item index */
+	db_strmap calls;                /* "<bwd><parent>\x1f<api>" -> calls so far */
+} rd;
+
+static const char *jp_str(const db_jp *v)
+{
+	return v && v->type == DB_JP_STR && strlen(v->str) == v->len ? v->str : NULL;
+}
+
+static int num_field(const db_jp *t, const char *name, double *v, bool *has)
+{
+	const db_jp *x = db_jp_get(t, name);
+	*has = false;
+	if (!x || x->type == DB_JP_NULL)
+		return 0;
+	if (x->type == DB_JP_BOOL) {    /* Max/Min of a bool tensor */
+		*v = x->b;
+		*has = true;
+		return 0;
+	}
+	if (x->type != DB_JP_NUM)
+		return -1;
+	*v = x->num;
+	*has = true;
+	return 0;
+}
+
+static int bad(rd *r, const char *key, const char *jpath, size_t pos, const char *what)
+{
+	db_err e = {{0}};
+	db_err_set(&e, r->f->path, NULL, (int64_t)pos, "%s: %s", jpath, what);
+	return db_file_add_entry_error(r->f, key, &e, r->err);
+}
+
+/* One tensor of a call's output: an entry holding its statistics. */
+static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
+{
+	const char *dt = jp_str(db_jp_get(t, "dtype"));
+	const db_jp *sh = db_jp_get(t, "shape");
+	if (!dt || !sh || sh->type != DB_JP_ARR)
+		return bad(r, key, jpath, t->pos, "a tensor without a dtype string and a shape list");
+	if (sh->n > DB_MAX_DIMS)
+		return bad(r, key, jpath, sh->pos, "more than 16 dimensions");
+	db_dtype d = db_dtype_from_name(strncmp(dt, "torch.", 6) ? dt : dt + 6);
+	if (d == DB_DT_UNKNOWN)
+		return bad(r, key, jpath, t->pos, "unknown dtype");
+	db_tstat *st = calloc(1, sizeof *st);
+	if (!st || db_file_own(r->f, st))
+		return db_err_set(r->err, r->f->path, key, -1, "out of memory");
+	if (num_field(t, "Max", &st->max, &st->has_max) || num_field(t, "Min", &st->min, &st->has_min) ||
+	    num_field(t, "Mean", &st->mean, &st->has_mean) || num_field(t, "Norm", &st->norm, &st->has_norm))
+		return bad(r, key, jpath, t->pos, "Max, Min, Mean or Norm is not a number");
+	const char *md5 = jp_str(db_jp_get(t, "md5"));
+	if (md5) {
+		char *end;
+		unsigned long v = strtoul(md5, &end, 16);
+		if (*end || !*md5 || strlen(md5) > 8)
+			return bad(r, key, jpath, t->pos, "md5 is not a CRC-32 in hex");
+		st->crc = (uint32_t)v;
+		st->has_crc = true;
+	}
+	db_entry *e = db_file_add_entry(r->f, key);
+	if (!e)
+		return db_err_set(r->err, r->f->path, key, -1, "out of memory");
+	e->t.dtype = d;
+	e->t.ndim = (int)sh->n;
+	for (size_t i = 0; i < sh->n; i++) {
+		const db_jp *x = &sh->items[i];
+		if (x->type != DB_JP_NUM || !x->is_uint || x->u > ((uint64_t)1 << 48)) {
+			r->f->n_entries--;
+			free(e->key);
+			return bad(r, key, jpath, x->pos, "a shape entry is not a size");
+		}
+		e->t.shape[i] = (int64_t)x->u;
+	}
+	db_tensor_set_contiguous(&e->t);
+	e->t.st = st;
+	return 0;
+}
+
+static bool is_tensor(const db_jp *v)
+{
+	return v->type == DB_JP_OBJ && db_jp_get(v, "dtype") && db_jp_get(v, "shape");
+}
+
+/* Tensor leaves under v, in order; lists nest by index, dicts by key. */
+static int walk_out(rd *r, const db_jp *v, kbuf *k, const char *jpath, bool suffix)
+{
+	if (!v || v->type == DB_JP_NULL)
+		return 0;
+	if (is_tensor(v))
+		return add_tensor(r, k->over ? "" : k->s, v, jpath);
+	if (v->type != DB_JP_ARR && v->type != DB_JP_OBJ)
+		return 0;               /* a scalar argument: nothing to compare */
+	for (size_t i = 0; i < v->n; i++) {
+		kbuf k2 = *k;
+		char num[32];
+		if (suffix) {
+			if (v->type == DB_JP_OBJ) {
+				kputs(&k2, ".");
+				kputs(&k2, v->keys[i]);
+			} else {
+				snprintf(num, sizeof num, ".%zu", i);
+				kputs(&k2, num);
+			}
+		}
+		char jp[512];
+		if (v->type == DB_JP_OBJ)
+			snprintf(jp, sizeof jp, "%s.%s", jpath, v->keys[i]);
+		else
+			snprintf(jp, sizeof jp, "%s[%zu]", jpath, i);
+		if (k2.over)
+			return bad(r, "", jp, v->items[i].pos, "name too long");
+		if (walk_out(r, &v->items[i], &k2, jp, true))
+			return -1;
+	}
+	return 0;
+}
+
+static size_t count_tensors(const db_jp *v)
+{
+	if (!v || v->type == DB_JP_NULL)
+		return 0;
+	if (is_tensor(v))
+		return 1;
+	size_t n = 0;
+	if (v->type == DB_JP_ARR || v->type == DB_JP_OBJ)
+		for (size_t i = 0; i < v->n; i++)
+			n += count_tensors(&v->items[i]);
+	return n;
+}
+
+/* The module path of an API call's parent, from construct.json. */
+static bool parent_path(rd *r, const char *name, const char **p, size_t *pl)
+{
+	size_t *ix = r->construct ? db_strmap_get(&r->cidx, name) : NULL;
+	const char *par = ix ? jp_str(&r->construct->items[*ix]) : NULL;
+	bool bwd;
+	const char *num;
+	size_t nl;
+	return par && split_module(par, p, pl, &bwd, &num, &nl);
+}
+
+static int one_node(rd *r, const char *name, const db_jp *node)
+{
+	kbuf k = {.n = 0};
+	k.s[0] = 0;
+	char jpath[600];
+	snprintf(jpath, sizeof jpath, "$.data[\"%.500s\"]", name);
+	if (node->type != DB_JP_OBJ)
+		return bad(r, name, jpath, node->pos, "a call is not an object");
+	const char *path, *num;
+	size_t plen, nlen, alen;
+	bool bwd;
+	if (split_module(name, &path, &plen, &bwd, &num, &nlen)) {
+		if (bwd)
+			kputs(&k, "backward/");
+		kput(&k, path, plen);
+		if (!(nlen == 1 && num[0] == '0')) {
+			kputs(&k, "#");
+			kput(&k, num, nlen);
+		}
+	} else if (split_api(name, &alen, &bwd)) {
+		const char *pp = NULL;
+		size_t pl = 0;
+		bool placed = parent_path(r, name, &pp, &pl);
+		kbuf c = {.n = 0};
+		c.s[0] = 0;
+		kputs(&c, bwd ? "b" : "f");
+		if (placed)
+			kput(&c, pp, pl);
+		kputs(&c, "\x1f");
+		kput(&c, name, alen);
+		bool added;
+		size_t *cnt = db_strmap_put(&r->calls, c.s, 0, &added);
+		if (!cnt)
+			return db_err_set(r->err, r->f->path, name, -1, "out of memory");
+		if (bwd)
+			kputs(&k, "backward/");
+		if (placed) {
+			kput(&k, pp, pl);
+			kputs(&k, ".");
+		}
+		kput(&k, name, alen);
+		if (*cnt) {
+			char b[32];
+			snprintf(b, sizeof b, "#%zu", *cnt);
+			kputs(&k, b);
+		}
+		(*cnt)++;
+	} else {
+		return bad(r, name, jpath, node->pos, "a call name msprobe does not write "
+		           "(neither Module.<path>.<Class>.forward.<n> nor <Type>.<api>.<n>.forward)");
+	}
+	if (k.over)
+		return bad(r, name, jpath, node->pos, "name too long");
+	const db_jp *out = db_jp_get(node, "output");
+	char jp[640];
+	snprintf(jp, sizeof jp, "%s.output", jpath);
+	/* one tensor: the call's name is the stage; several: .<i> each */
+	if (count_tensors(out) == 1 && !is_tensor(out)) {
+		const db_jp *v = out;
+		while (v && !is_tensor(v))
+			for (size_t i = 0; i < v->n; i++)
+				if (count_tensors(&v->items[i])) {
+					size_t l = strlen(jp);
+					if (v->type == DB_JP_OBJ)
+						snprintf(jp + l, sizeof jp - l, ".%s", v->keys[i]);
+					else
+						snprintf(jp + l, sizeof jp - l, "[%zu]", i);
+					v = &v->items[i];
+					break;
+				}
+		return add_tensor(r, k.s, v, jp);
+	}
+	return walk_out(r, out, &k, jp, !is_tensor(out));
+}
+
+static int load_construct(rd *r, db_jp **doc)
+{
+	char *text;
+	size_t len, ep;
+	const char *em;
+	*doc = NULL;
+	if (!r->f->path || read_sibling(r->f->path, "construct.json", &text, &len))
+		return 0;               /* without it API calls stay unplaced */
+	int rc = db_jp_parse_py(text, len, true, doc, &ep, &em);
+	free(text);
+	if (rc || (*doc)->type != DB_JP_OBJ) {
+		db_jp_free(rc ? NULL : *doc);
+		*doc = NULL;
+		return 0;
+	}
+	r->construct = *doc;
+	if (db_strmap_reserve(&r->cidx, (*doc)->n))
+		return -1;
+	for (size_t i = 0; i < (*doc)->n; i++) {
+		bool added;
+		if (!db_strmap_put(&r->cidx, (*doc)->keys[i], i, &added))
+			return -1;
+	}
+	return 0;
+}
+
+int db_read_msprobe(db_file *f, const uint8_t *d, size_t n, db_err *err)
+{
+	db_jp *doc = NULL, *cons = NULL;
+	size_t ep = 0;
+	const char *em = NULL;
+	if (db_jp_parse_py((const char *)d, n, true, &doc, &ep, &em))
+		return db_err_set(err, f->path, NULL, (int64_t)ep,
+		                  "msprobe dump.json: %s at byte %zu (truncated or not JSON)", em, ep);
+	int rc = -1;
+	const db_jp *task = doc->type == DB_JP_OBJ ? db_jp_get(doc, "task") : NULL;
+	const db_jp *data = doc->type == DB_JP_OBJ ? db_jp_get(doc, "data") : NULL;
+	if (!jp_str(task))
+		db_err_set(err, f->path, NULL, (int64_t)doc->pos, "$.task: missing or not a string");
+	else if (!data || data->type != DB_JP_OBJ)
+		db_err_set(err, f->path, NULL, data ? (int64_t)data->pos : 0,
+		           "$.data: missing or not an object of calls");
+	else {
+		rd r = {.f = f, .err = err};
+		db_strmap_init(&r.cidx);
+		db_strmap_init(&r.calls);
+		rc = load_construct(&r, &cons) ? db_err_set(err, f->path, NULL, -1, "out of memory") : 0;
+		for (size_t i = 0; !rc && i < data->n; i++)
+			rc = one_node(&r, data->keys[i], &data->items[i]);
+		db_strmap_free(&r.cidx);
+		db_strmap_free(&r.calls);
+	}
+	db_jp_free(cons);
+	db_jp_free(doc);
+	return rc;
+}

@@ -1,0 +1,93 @@
+#!/bin/bash
+# Ascend msprobe trees (tests/fixtures/realdump/ms_*, written by msprobe's own
+# PrecisionDebugger with one injected bug; truth in cases_msprobe.tsv, from the bug):
+#  - the built-in msprobe profile is detected on dump.json and places every call, API
+#    calls included (construct.json), in its layer and module;
+#  - pairs are measured on statistics alone and say so (JSON statistics_only, md5_equal
+#    in md5 mode); no pair is an error;
+#  - bisect names the bug's layer, its module (or an API call inside it) and the ranks;
+#    compare's headline is in the bug's layer;
+#  - calls are numbered within their module: a call only one run makes stays one
+#    one-sided pair in its place (never a shifted pairing elsewhere);
+#  - a truncated dump.json, or one with a tensor of an unexpected shape, gives one error
+#    naming the file (and the JSON path); the rest of the tree loads.
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+fresh_tmp
+need_python "to check the JSON answers"
+R=$DB_FIXTURES/realdump
+T=$R/cases_msprobe.tsv
+[ -f "$T" ] || { echo "no $T"; exit 1; }
+n=0
+while IFS=$'\t' read -r case task layer module ranks headline _; do
+	case $case in '#'* | case | '') continue ;; esac
+	o=$DB_TMP/$case
+	ls_out=$("$DB_BIN" ls "$R/$case/ref" 2>&1)
+	has "$ls_out" "profile msprobe" "$case: profile"
+	has "$ls_out" "mlp.act_fn.Functional.silu" "$case: API call placed in its module"
+	"$DB_BIN" compare "$R/$case/ref" "$R/$case/target" >"$o.compare.txt" 2>&1
+	"$DB_BIN" compare "$R/$case/ref" "$R/$case/target" --format json >"$o.compare.json" 2>/dev/null
+	"$DB_BIN" bisect "$R/$case/ref" "$R/$case/target" --auto --format json >"$o.bisect.json" 2>/dev/null
+	grep -q "^first divergence: L$headline " "$o.compare.txt" ||
+		fail "$case: headline not in layer $headline: $(grep '^first divergence' "$o.compare.txt")"
+	grep -q "stats-only" "$o.compare.txt" || fail "$case: the table does not say stats-only"
+	"$PY" - "$o" "$task" "$layer" "$module" "$ranks" "$case" <<'PY' || fail "$case: checks above"
+import json, re, sys
+o, task, layer, module, ranks, case = sys.argv[1:]
+c = json.load(open(o + ".compare.json"))
+b = json.load(open(o + ".bisect.json"))
+bad = []
+pairs = c["pairs"]
+ok = [p for p in pairs if p["status"] == "ok"]
+if not ok or not all(p.get("statistics_only") for p in ok):
+    bad.append("a measured pair is not marked statistics_only")
+if any(p["status"] == "error" for p in pairs):
+    bad.append("error pairs: %s" % [p["error"] for p in pairs if p["status"] == "error"][:2])
+if task == "md5" and not all(p.get("md5_equal") is not None for p in ok):
+    bad.append("md5 task: a pair without md5_equal")
+if task != "md5" and any(p.get("md5_equal") is not None for p in ok):
+    bad.append("md5_equal without md5 in the dump")
+if b.get("first_bad_layer") != int(layer):
+    bad.append("bisect layer %s, want %s" % (b.get("first_bad_layer"), layer))
+cul = [s for s in (b.get("first_bad_stage"), b.get("first_bad_substage")) if s]
+if not any(re.search(module, s) for s in cul):
+    bad.append("bisect culprit %s does not match %s" % (cul, module))
+if ranks == "all":
+    if not b.get("all_ranks_bad") and b.get("bad_ranks"):
+        bad.append("bad ranks %s, want all" % b.get("bad_ranks"))
+elif sorted(b.get("bad_ranks") or []) != sorted(int(r) for r in ranks.split(",")):
+    bad.append("bad ranks %s, want %s" % (b.get("bad_ranks"), ranks))
+# one-sided calls: only in the bug's layer (a call the buggy code adds), never a
+# cascade of shifted pairs
+one = [p for p in pairs if p["status"] in ("ref_only", "target_only")]
+if any(p["layer"] != int(layer) for p in one) or len(one) > 2 * max(1, len({p["rank"] for p in pairs})):
+    bad.append("one-sided pairs away from the bug: %s" % [(p["layer"], p["stage"]) for p in one][:6])
+for m in bad:
+    print("  %s: %s" % (case, m))
+sys.exit(1 if bad else 0)
+PY
+	n=$((n + 1))
+done <"$T"
+[ $n -ge 3 ] || fail "only $n cases ran"
+
+# bad input: one dump.json truncated, one with a shape that is not a list; the rest loads
+B=$DB_TMP/bad
+cp -r "$R/ms_stat_tp2/ref" "$B"
+f1=$B/step0/rank1/dump.json
+head -c 20000 "$f1" >"$f1.t" && mv "$f1.t" "$f1"
+f0=$B/step0/rank0/dump.json
+"$PY" - "$f0" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+# the first tensor shape of the first Module call's output: not a list
+i = t.index('"Module.model.embed_tokens.Embedding.forward.0"')
+j = t.index('"output"', i)
+k = t.index('"shape": [', j)
+t = t[:k] + '"shape": "12x64", "_was": [' + t[k + 10:]
+open(sys.argv[1], "w").write(t)
+PY
+out=$("$DB_BIN" ls "$B" 2>&1)
+has "$out" "step0/rank1/dump.json" "truncated file named"
+has "$out" "truncated or not JSON" "truncated file said so"
+has "$out" 'Embedding.forward.0"].output' "bad shape: JSON path named"
+grep -q "ranks    0 " <<<"$out" || fail "rank 0 did not load beside the bad call: $out"
+finish t_msprobe

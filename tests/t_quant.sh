@@ -1,0 +1,133 @@
+#!/bin/bash
+# Quantized checkpoints (issue 27) on tests/fixtures/gen_quant.py's cases,
+# one loader bug each: compare with no hints and no profile given must
+#  - pair every weight dequantized, leave nothing unpaired (the companions
+#    weight_scale_inv, weight_scale, weight_scale_2, input_scale, _scales
+#    are consumed; expected.json lists every pair there is);
+#  - give each pair the cos / rel / rel_l2 numpy computes in float64 on the
+#    dequantized values (1e-9);
+#  - hold each to its floor: rounding ("floor") never worse than drift and
+#    inside the floor, the bug ("beyond") past it and never better than
+#    algo, equal norms ok;
+#  - name the bug as the first divergence beyond drift (or the first one).
+# Then: the table says which side was dequantized and how; a profile whose
+# rule names no companion leaves them unpaired again (the rule is what
+# consumes them), and a scale that does not tile its weight is an error
+# naming file and entry, not a pass.
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+fresh_tmp
+need_python "to compare JSON"
+Q=$DB_FIXTURES/quant
+# TP: the atom-weights profile plus the shard rules a user declares for
+# column- and row-parallel weights
+{ sed 's/^name: atom-weights/name: atom-weights-tp/' "$DB_SRC/profiles/atom-weights.yaml"
+  echo 'shard:'
+  echo "  - {stage: '^attn\\.wq_b\$', dim: 0}"
+  echo "  - {stage: '^attn\\.wo\$', dim: 1}"; } >"$DB_TMP/tp.yaml"
+for c in deepseek_fp8 nvfp4 mxfp4 int8 gptoss_mxfp4 fp8_pt aiter_fp8 tp_fp8; do
+	[ -f "$Q/$c/expected.json" ] || { fail "no fixture $c"; continue; }
+	if [ -d "$Q/$c/ref" ]; then
+		set -- "$Q/$c/ref" "$Q/$c/target"
+	else
+		set -- "$Q/$c/weights"
+	fi
+	[ "$c" = tp_fp8 ] && set -- "$@" --profile "$DB_TMP/tp.yaml"
+	"$DB_BIN" compare "$@" --format json >"$DB_TMP/$c.json" 2>"$DB_TMP/err"
+	rc=$?
+	[ "$rc" = 1 ] || fail "$c: compare exit $rc, want 1 (a divergence): $(head -3 "$DB_TMP/err")"
+	msg=$("$PY" - "$Q/$c/expected.json" "$DB_TMP/$c.json" <<'PYEOF'
+import json, sys
+exp = json.load(open(sys.argv[1]))
+got = json.load(open(sys.argv[2]))
+bad = []
+pairs = got["pairs"]
+unpaired = [p for p in pairs if p["status"] in ("ref_only", "target_only")]
+if len(unpaired) != exp["unpaired"]:
+    bad.append("unpaired: %s" % [(p["layer"], p["stage"], p["status"]) for p in unpaired])
+by = {(p["layer"], p["stage"]): p for p in pairs}
+shuffled = any(e.get("hint", {}) and e["hint"]["kind"] == "not_transformed" for e in exp["pairs"])
+if shuffled != ("transform" in got):
+    bad.append("top-level transform %r" % got.get("transform"))
+if len(by) != len(exp["pairs"]):
+    bad.append("%d pairs, expected.json has %d" % (len(by), len(exp["pairs"])))
+bug = None
+for e in exp["pairs"]:
+    where = "L%s %s" % (e["layer"], e["stage"])
+    p = by.get((e["layer"], e["stage"]))
+    if p is None:
+        bad.append("%s: no pair" % where)
+        continue
+    if p["status"] != "ok":
+        bad.append("%s: status %s (%s)" % (where, p["status"], p.get("error")))
+        continue
+    sev, dq = p["severity"], p.get("dequant")
+    if e["expect"] == "equal":
+        if sev != "ok" or dq is not None:
+            bad.append("%s: %s, dequant %r; an untouched norm is ok and plain" % (where, sev, dq))
+        continue
+    if dq is None or dq["target"] is None:
+        bad.append("%s: not dequantized" % where)
+        continue
+    for k in ("cos", "rel", "rel_l2"):
+        if abs(p[k] - e[k]) > 1e-9 * max(1.0, abs(e[k])):
+            bad.append("%s: %s %r, numpy says %r" % (where, k, p[k], e[k]))
+    if p["merged"] != e.get("merged", False):
+        bad.append("%s: merged %s" % (where, p["merged"]))
+    if shuffled and p.get("transform") != "aiter shuffle_weight (16, 16)":
+        bad.append("%s: read through %r" % (where, p.get("transform")))
+    h = p.get("hint")
+    if e["expect"] == "beyond":
+        w = e["hint"]
+        if h is None or any(h.get(k) != v for k, v in w.items()):
+            bad.append("%s: hint %r, want %r" % (where, h, w))
+    elif h is not None:
+        bad.append("%s: a false hint %r" % (where, h))
+    if e["expect"] == "floor":
+        if sev not in ("ok", "drift") or not dq["within_floor"]:
+            bad.append("%s: rounding only, but %s (beyond %s of %s)" % (where, sev, dq["beyond"], dq["floor_n"]))
+    else:
+        bug = p
+        if sev in ("ok", "drift") or dq["within_floor"]:
+            bad.append("%s: the bug, but %s within_floor %s" % (where, sev, dq["within_floor"]))
+if bug is not None:
+    i = got["first_beyond_drift"]
+    if i is None or pairs[i] is not bug and (pairs[i]["layer"], pairs[i]["stage"]) != (bug["layer"], bug["stage"]):
+        bad.append("first beyond drift is %r, want the bug L%s %s" % (
+            None if i is None else (pairs[i]["layer"], pairs[i]["stage"]), bug["layer"], bug["stage"]))
+print("\n".join(bad))
+PYEOF
+)
+	[ -z "$msg" ] || fail "$c: $msg"
+done
+
+# the table says what was dequantized, from which companions
+expect 1 "nvfp4 table" "$DB_BIN" compare "$Q/nvfp4/ref" "$Q/nvfp4/target"
+has "$out" "target nvfp4 (weight_scale, weight_scale_2): within its rounding floor" "nvfp4 table"
+has "$out" "0 ref_only, 0 target_only" "nvfp4 table"
+expect 1 "deepseek table" "$DB_BIN" compare "$Q/deepseek_fp8/ref" "$Q/deepseek_fp8/target"
+has "$out" "first divergence beyond drift: L1 self_attn.o_proj.weight" "deepseek table"
+
+# schema (the seed's "schema diff first"): nothing unpaired, the codes named
+# (a dtype difference still, so exit 1)
+expect 1 "schema" "$DB_BIN" schema "$Q/nvfp4/ref" "$Q/nvfp4/target"
+has "$out" "target uint8 (target: nvfp4 codes, compared dequantized)" "schema"
+has "$out" "0 ref-only, 0 target-only, 0 shape" "schema"
+
+# the rules consume the companions: a profile without them pairs none
+sed -n '/^quant:/q;p' "$DB_SRC/profiles/generic.yaml" | sed 's/^name: generic/name: noquant/' \
+	>"$DB_TMP/noquant.yaml"
+expect 1 "no rules" "$DB_BIN" compare "$Q/deepseek_fp8/ref" "$Q/deepseek_fp8/target" \
+	--profile "$DB_TMP/noquant.yaml"
+has "$out" "6 target_only" "no rules: the scales unpaired"
+
+# a user rule with a block the scale does not tile: an error naming the entry
+{ sed -n '/^quant:/q;p' "$DB_SRC/profiles/generic.yaml" | sed 's/^name: generic/name: badblock/'
+  echo 'quant:'
+  echo '  - {name: fp8-64, scale: weight_scale_inv, values: fp8, block: [64, 64]}'; } \
+	>"$DB_TMP/badblock.yaml"
+expect 1 "bad block" "$DB_BIN" compare "$Q/deepseek_fp8/ref" "$Q/deepseek_fp8/target" \
+	--profile "$DB_TMP/badblock.yaml"
+has "$out" "model.safetensors:model.layers.0.self_attn.q_proj.weight_scale_inv: scale [2, 2] does not tile weight [192, 160] in blocks of 64 along dim 0 (3 blocks) (quant rule fp8-64)" "bad block"
+has "$out" "0 ref_only, 0 target_only" "bad block: the scales still consumed"
+
+finish t_quant

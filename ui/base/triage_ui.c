@@ -1,0 +1,62 @@
+/* The triaged phase and pass in the workbench; see triage_ui.h. */
+#include "triage_ui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "db_bisect.h"
+
+static bool same(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+bool tui_select_triaged(struct tui *t, const char *lead)
+{
+	char *ph = NULL, *pa = NULL, why[384];
+	db_err err = {{0}};
+	if (db_bisect_triage(t->cmp, NULL, &ph, &pa, why, sizeof why, &err) < 0) {
+		t->pass_why[0] = '\0';
+		t->triaged = false;
+		return false;
+	}
+	bool changed = false;
+	for (size_t i = 0; ph && i < t->cmp->n_phases; i++)
+		if (!strcmp(t->cmp->phases[i], ph) && i != t->phase) {
+			t->phase = i;
+			changed = true;
+		}
+	if (changed)
+		tui_selection_changed(t);       /* the phase's passes */
+	for (size_t i = 0; pa && i < t->n_passes; i++)
+		if (!strcmp(t->passes[i], pa) && i != t->pass) {
+			t->pass = i;
+			changed = true;
+			tui_selection_changed(t);
+		}
+	snprintf(t->triaged_phase, sizeof t->triaged_phase, "%s", ph ? ph : "");
+	snprintf(t->triaged_pass, sizeof t->triaged_pass, "%s", pa ? pa : "");
+	snprintf(t->pass_why, sizeof t->pass_why, "%s", why);
+	t->triaged = true;
+	if (lead) {
+		char sel[160] = "";
+		size_t o = 0;
+		if (ph && t->cmp->n_phases > 1)
+			o += (size_t)snprintf(sel + o, sizeof sel - o, "phase %s", ph);
+		if (pa && t->n_passes > 1)
+			snprintf(sel + o, sizeof sel - o, "%spass %s", o ? ", " : "", pa);
+		if (sel[0] || why[0])
+			tui_msg(t, false, "%s%s%s%s", lead, sel, why[0] ? ": " : "", why);
+	}
+	free(ph);
+	free(pa);
+	return changed;
+}
+
+bool tui_on_triaged(const struct tui *t)
+{
+	return t->triaged && same(tui_phase(t), t->triaged_phase) &&
+	       same(tui_pass(t), t->triaged_pass);
+}
