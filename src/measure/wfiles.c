@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_bus.h"
 #include "read/walk.h"
 #include "util/budget.h"
 
@@ -117,6 +118,31 @@ static int wctx_open(db_wctx *w, const char *path, db_file **f, db_err *err)
 		w->busy_need = o.need;
 	}
 	return rc ? -1 : 0;
+}
+
+int db_wctx_changed(db_wctx *w, const void *addr, db_err *err)
+{
+	const char *path = NULL;
+	int64_t off = -1;
+	for (size_t i = 0; i < w->n_files && !path; i++) {
+		const db_file *f = w->files[i].f;
+		if (f->map_is_mmap == DB_MAP_MMAP && (const uint8_t *)addr >= f->map &&
+		    (const uint8_t *)addr < f->map + f->map_size) {
+			path = w->files[i].path;
+			off = (int64_t)((const uint8_t *)addr - f->map);
+		}
+	}
+	db_err_set(err, path, NULL, off, "file changed while read (it shrank under its mapping: "
+	           "this byte is gone); rescan");
+	db_wctx_drop_files(w);
+	return -1;
+}
+
+int db_wctx_run(db_wctx *w, int (*fn)(void *arg), void *arg, db_err *err)
+{
+	const void *at = NULL;
+	int rc = db_bus_run(fn, arg, &at);
+	return rc == DB_BUS_FAULT ? db_wctx_changed(w, at, err) : rc;
 }
 
 void db_wctx_free(db_wctx *w)

@@ -299,34 +299,13 @@ static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	return contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, w->use_pread && can_pread, a, err);
 }
 
-/* A file of w shrank under its mapping while the pair read it (SIGBUS at
- * addr, db_bus.h): that pair is an error, w closes every file (the mapping
- * is no good, and the pair holds the others), the next pair opens afresh. */
-static int changed_while_read(db_wctx *w, const void *addr, db_err *err)
-{
-	const char *path = NULL;
-	int64_t off = -1;
-	for (size_t i = 0; i < w->n_files && !path; i++) {
-		const db_file *f = w->files[i].f;
-		if (f->map_is_mmap == DB_MAP_MMAP && (const uint8_t *)addr >= f->map &&
-		    (const uint8_t *)addr < f->map + f->map_size) {
-			path = w->files[i].path;
-			off = (int64_t)((const uint8_t *)addr - f->map);
-		}
-	}
-	db_err_set(err, path, NULL, off, "file changed while read (it shrank under its mapping: "
-	           "this byte is gone); rescan");
-	db_wctx_drop_files(w);
-	return -1;
-}
-
 /* One try at the pair with its mapped reads guarded. */
 static int accum_guarded(db_compare *c, db_wctx *w, const db_pair *p, int64_t b, int64_t e,
                          db_accum *a, db_err *err)
 {
 	db_bus_guard g;
 	if (sigsetjmp(g.jb, 0) != 0)
-		return changed_while_read(w, g.addr, err);
+		return db_wctx_changed(w, g.addr, err);
 	db_bus_enter(&g);
 	int rc = pair_accum1(c, w, p, b, e, a, err);
 	db_bus_leave(&g);

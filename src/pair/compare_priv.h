@@ -100,6 +100,13 @@ void db_wctx_small_read(db_wctx *w, uint64_t nbytes);
 void db_wctx_drop_files(db_wctx *w);
 /* Inflate budget held by the files the current pair uses. */
 uint64_t db_wctx_pinned_inflate(const db_wctx *w);
+/* A file of w shrank under its mapping while read (SIGBUS at addr,
+ * db_bus.h): err says which and where, w closes every file (the mapping is
+ * no good, and the caller holds the others); -1. */
+int db_wctx_changed(db_wctx *w, const void *addr, db_err *err);
+/* fn(arg) with its reads of w's mappings guarded: fn's result, or
+ * db_wctx_changed's -1. For code that opens files in a wctx of its own. */
+int db_wctx_run(db_wctx *w, int (*fn)(void *arg), void *arg, db_err *err);
 
 /* Accumulate elements [b, e) of pair p into a (initialised by the caller). */
 int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
