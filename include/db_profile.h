@@ -6,6 +6,7 @@
  * dumpbisect-profile. */
 #ifndef DB_PROFILE_H
 #define DB_PROFILE_H
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,6 +115,11 @@ typedef struct db_profile {
 	/* quant: how quantized weights and their companions are grouped and
 	 * dequantized, tried in order (db_quant.h) */
 	db_quant_rule *quant; size_t n_quant;
+	/* The first regex error (a limit hit) of a per-stage rule (parent,
+	 * input_ids, routing_ids, shards), whose answers are plain booleans:
+	 * set once by any thread, then those rules answer "no" at once, and the
+	 * caller reports it (db_profile_regex_error). char *, owned. */
+	_Atomic(void *) re_error;
 } db_profile;
 
 /* Parse YAML text. origin names it in errors ("file:line:col: ..."). */
@@ -131,13 +137,15 @@ size_t db_profile_names(char ***names);
 /* The YAML text of a built-in profile, or NULL. Borrowed, static. */
 const char *db_profile_builtin_yaml(const char *name);
 
-/* Fill f from a relative path ('/'-separated); false when `files` or
- * `path` does not match, or a side/rank/layer/order capture is not valid.
+/* Fill f from a relative path ('/'-separated); 1 when it matched, 0 when
+ * `files` or `path` does not match, or a side/rank/layer/order capture is
+ * not valid, -1 when a regex hit its limit (err names pattern and path).
  * Fields the path does not give are reset (rank -1, layer -1, order -1,
  * ""). Decimal passes lose leading zeros. A (?<phase_sub>) group that took
  * part is appended to the phase as ".<value>"; then the phase and pass
  * rewrite rules apply. Thread-safe. */
-bool db_profile_match_path(const db_profile *p, const char *relpath, db_fields *f);
+int db_profile_match_path(const db_profile *p, const char *relpath, db_fields *f,
+                          db_err *err);
 /* The path or key pattern has a (?<side>) group: both runs may share a folder. */
 bool db_profile_has_side_group(const db_profile *p);
 /* Refine f from an inner key (may be ""): key groups override path groups,
@@ -148,8 +156,9 @@ bool db_profile_has_side_group(const db_profile *p);
  * is the key stage.
  * Call it once for EVERY entry, plain tensors too (key ""): it finalises
  * the stage (file_stage, stage rewrite rules, rename). key is the raw flattened key: value_key
- * and ignore_keys are applied here (an ignored key returns false). */
-bool db_profile_match_key(const db_profile *p, const char *key, db_fields *f);
+ * and ignore_keys are applied here (an ignored key returns 0). 1 matched,
+ * 0 not, -1 a regex hit its limit (err names pattern and key). */
+int db_profile_match_key(const db_profile *p, const char *key, db_fields *f, db_err *err);
 /* The key with value_key applied ("value" -> "", "value.0" -> "0"; a
  * suffix of key, borrowed), or NULL when ignore_keys drops it. */
 const char *db_profile_inner_key(const db_profile *p, const char *key);
@@ -184,6 +193,8 @@ bool db_profile_is_routing_ids(const db_profile *p, const char *stage);
  * DB_BAND_INPUTS (cos 0.9999 between token ids means other tokens). */
 db_band db_band_for(const db_profile *p, const char *stage, const db_metrics *m);
 const db_shard_rule *db_profile_shard(const db_profile *p, const char *stage);
+/* The first regex error of the per-stage rules above (NULL none); borrowed. */
+const char *db_profile_regex_error(const db_profile *p);
 const char *db_profile_layer_class(const db_profile *p, int layer); /* NULL none */
 /* dump_command with {layer} replaced; caller frees; NULL when none. */
 char *db_profile_dump_command(const db_profile *p, int layer);

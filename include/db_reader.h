@@ -4,6 +4,7 @@
  * file is ever executed: the pickle reader is a restricted VM. */
 #ifndef DB_READER_H
 #define DB_READER_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "db_err.h"
@@ -39,6 +40,9 @@ typedef struct db_file {
 	void **owned;
 	size_t n_owned, cap_owned;
 	size_t cap_entries;
+	/* entry indices sorted by key, first-added first among equal keys
+	 * (db_file_find's binary search); NULL when a scan is as cheap */
+	size_t *by_key;
 	/* the file as db_file_open's fstat saw it (0 for db_file_open_mem):
 	 * callers check it against their index without a second stat */
 	int64_t st_size, st_mtime_ns;
@@ -47,7 +51,23 @@ typedef struct db_file {
 	                                 * on close); DB_MAP_HEAP: read into a
 	                                 * malloc'd buffer (free on close); 0:
 	                                 * borrowed (db_file_open_mem) */
+	/* inflated bytes (npz members, deflated .pt records) this file holds
+	 * of the process's inflate budget; given back by db_file_close */
+	uint64_t inflate_held;
+	struct db_open_opt *opt;        /* while parsing: the caller's options */
 } db_file;
+
+/* Inflated data is bounded per process (DUMPBISECT_INFLATE_MAX): a file
+ * takes what its deflated members declare, all at once, before inflating,
+ * and holds it until closed. Opening waits while other files hold the rest,
+ * unless the caller holds some itself (two such callers could wait for
+ * each other): nowait then makes the open fail with -2 at once. */
+typedef struct db_open_opt {
+	bool nowait;            /* -2 instead of waiting for inflate budget */
+	uint64_t *prepaid;      /* budget the caller took beforehand: drawn from
+	                         * first (may be NULL) */
+	uint64_t need;          /* out: what the file asked for (set on -2) */
+} db_open_opt;
 
 /* Open and parse path. On success *out owns everything (free with
  * db_file_close) and returns 0. A file refused as a whole (unknown format,
@@ -60,12 +80,17 @@ int db_file_open(const char *path, db_file **out, db_err *err);
  * before the buffer is used again or freed. */
 typedef struct db_readbuf { uint8_t *p; size_t cap; } db_readbuf;
 int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err);
+/* Same with options (NULL: none); -2 when opt->nowait and the inflate
+ * budget is busy (err says so, opt->need what it wanted). */
+int db_file_open_opt(const char *path, db_readbuf *rb, db_open_opt *opt, db_file **out,
+                     db_err *err);
 /* Same on bytes already in memory (fuzzers, tests). data must outlive f. */
 int db_file_open_mem(const char *name, const uint8_t *data, size_t size,
                      db_file **out, db_err *err);
 void db_file_close(db_file *f);
 const char *db_format_name(db_format fmt);
-/* Entry with exactly this key, or NULL. */
+/* Entry with exactly this key (the first one added when a file repeats a
+ * key), or NULL. O(log n): a file may hold a million tensors. */
 const db_entry *db_file_find(const db_file *f, const char *key);
 
 #endif

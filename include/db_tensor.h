@@ -43,6 +43,10 @@ int64_t db_tensor_elem_offset(const db_tensor *t, int64_t i);
 /* "[2, 16, 64]" into buf; returns buf. */
 char *db_shape_str(const db_tensor *t, char *buf, size_t len);
 bool db_shape_equal(const db_tensor *a, const db_tensor *b);
+/* The first n elements of t as doubles into out, read under a guard
+ * (db_bus.h): 0, or -1 when the file shrank under its mapping meanwhile
+ * (*fault, may be NULL: the address). */
+int db_tensor_to_f64(const db_tensor *t, double *out, int64_t n, const void **fault);
 /* Set C-contiguous strides for the current shape. */
 void db_tensor_set_contiguous(db_tensor *t);
 

@@ -37,9 +37,10 @@ static char *rep(char c, size_t n)
 static db_fields match(const db_profile *p, const char *path, const char *key)
 {
 	db_fields f;
-	if (!db_profile_match_path(p, path, &f))
+	db_err err = {{0}};
+	if (db_profile_match_path(p, path, &f, &err) != 1)
 		fail_msg("no match: %s", path);
-	if (key && !db_profile_match_key(p, key, &f))
+	if (key && db_profile_match_key(p, key, &f, &err) != 1)
 		fail_msg("no key match: %s", key);
 	return f;
 }

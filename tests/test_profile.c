@@ -54,9 +54,9 @@ static void parse_fails(const char *yaml, ...)
 /* path then key, both must match */
 static void match2(const db_profile *p, const char *path, const char *key, db_fields *f)
 {
-	if (!db_profile_match_path(p, path, f))
+	if (db_profile_match_path(p, path, f, NULL) != 1)
 		fail_msg("%s: path '%s' does not match", p->name, path);
-	if (!db_profile_match_key(p, key, f))
+	if (db_profile_match_key(p, key, f, NULL) != 1)
 		fail_msg("%s: key '%s' of '%s' does not match", p->name, key, path);
 }
 
@@ -146,9 +146,9 @@ static void test_defaults(void **state)
 	assert_false(db_profile_is_model_after(p, "embed_out"));
 	db_fields f;
 	/* default files: .pt .safetensors .npy .npz only */
-	assert_true(db_profile_match_path(p, "a/b.pt", &f));
-	assert_false(db_profile_match_path(p, "a/b.txt", &f));
-	assert_false(db_profile_match_path(p, "a/b.json", &f));
+	assert_int_equal(db_profile_match_path(p, "a/b.pt", &f, NULL), 1);
+	assert_int_equal(db_profile_match_path(p, "a/b.txt", &f, NULL), 0);
+	assert_int_equal(db_profile_match_path(p, "a/b.json", &f, NULL), 0);
 	db_profile_free(p);
 }
 
@@ -199,13 +199,13 @@ static void test_full_profile(void **state)
 		{"b/p1/r0.pt", "l5/attn.q", "target", "", "1", 0, 5, "attn.q", -1},
 	};
 	CHECK_MATCHES(p, cases);
-	assert_true(db_profile_match_path(p, "b/p1/r0.pt", &f));
-	assert_false(db_profile_match_key(p, "meta", &f));
-	assert_false(db_profile_match_key(p, "meta.dims", &f));
-	assert_false(db_profile_match_key(p, "x_1", &f));
-	assert_false(db_profile_match_key(p, "nolayer", &f));   /* key pattern fails */
-	assert_false(db_profile_match_path(p, "c/p1/r0.pt", &f));  /* unknown side */
-	assert_false(db_profile_match_path(p, "a/p1/r0.npy", &f)); /* files */
+	assert_int_equal(db_profile_match_path(p, "b/p1/r0.pt", &f, NULL), 1);
+	assert_int_equal(db_profile_match_key(p, "meta", &f, NULL), 0);
+	assert_int_equal(db_profile_match_key(p, "meta.dims", &f, NULL), 0);
+	assert_int_equal(db_profile_match_key(p, "x_1", &f, NULL), 0);
+	assert_int_equal(db_profile_match_key(p, "nolayer", &f, NULL), 0);   /* key pattern fails */
+	assert_int_equal(db_profile_match_path(p, "c/p1/r0.pt", &f, NULL), 0);  /* unknown side */
+	assert_int_equal(db_profile_match_path(p, "a/p1/r0.npy", &f, NULL), 0); /* files */
 
 	assert_int_equal(db_profile_stage_pos(p, "in"), 0);
 	assert_int_equal(db_profile_stage_pos(p, "attn.q"), 1);
@@ -496,9 +496,9 @@ static void test_match_sglang_v1(void **state)
 		{"m/fwd_bwd/rollout_0/forward_pass_id=0___rank=1___name=layer_input___dump_index=2___layer_id=0.pt", "", "", "fwd_bwd", "0", 1, 0, "layer_input", 2},
 	};
 	CHECK_MATCHES(p, cases);
-	assert_false(db_profile_match_path(p, "step=0___rank=0___dump_index=1___name=x.pt", &f));
-	assert_false(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.npy", &f));
-	assert_false(db_profile_match_path(p, "inference_x/foo.pt", &f));
+	assert_int_equal(db_profile_match_path(p, "step=0___rank=0___dump_index=1___name=x.pt", &f, NULL), 0);
+	assert_int_equal(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.npy", &f, NULL), 0);
+	assert_int_equal(db_profile_match_path(p, "inference_x/foo.pt", &f, NULL), 0);
 	char buf[64];
 	assert_string_equal(db_profile_parent(p, "attn.q_rope", NULL, 0, buf, sizeof buf), "attn_out");
 	assert_string_equal(db_profile_parent(p, "moe.topk", NULL, 0, buf, sizeof buf), "ffn_out");
@@ -523,15 +523,15 @@ static void test_match_sglang_v2(void **state)
 		{a, "value", "", "", "4", 1, 7, "attn_out", 12}, /* tp_rank wins over rank */
 	};
 	CHECK_MATCHES(p, tp);
-	assert_true(db_profile_match_path(p, a, &f));
-	assert_false(db_profile_match_key(p, "meta.dims", &f));
-	assert_false(db_profile_match_key(p, "meta", &f));
+	assert_int_equal(db_profile_match_path(p, a, &f, NULL), 1);
+	assert_int_equal(db_profile_match_key(p, "meta.dims", &f, NULL), 0);
+	assert_int_equal(db_profile_match_key(p, "meta", &f, NULL), 0);
 	static const match_case cases[] = {
 		{"step=0___rank=3___dump_index=1___name=hidden_out___layer_id=2.pt", "value", "", "", "0", 3, 2, "hidden_out", 1}, /* no tp_rank: world rank */
 		{"inference/step=0___rank=0___dump_index=0___name=input_ids.pt", "value", "", "inference", "0", 0, -1, "input_ids", 0},
 	};
 	CHECK_MATCHES(p, cases);
-	assert_false(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.pt", &f));
+	assert_int_equal(db_profile_match_path(p, "forward_pass_id=0___rank=0___name=x___dump_index=1.pt", &f, NULL), 0);
 	db_profile_free(p);
 }
 
@@ -565,8 +565,8 @@ static void test_match_sglang_hook(void **state)
 	assert_true(db_profile_is_input_ids(p, f.stage));
 	assert_non_null(db_profile_shard(p, "self_attn.attn"));
 	assert_null(db_profile_shard(p, "self_attn.o_proj"));
-	assert_false(db_profile_match_path(p, "TP1_PP0_Rank1_pid1234/Pass3.npy", &f));
-	assert_false(db_profile_match_path(p, "Pass00003.pt", &f));
+	assert_int_equal(db_profile_match_path(p, "TP1_PP0_Rank1_pid1234/Pass3.npy", &f, NULL), 0);
+	assert_int_equal(db_profile_match_path(p, "Pass00003.pt", &f, NULL), 0);
 	db_profile_free(p);
 }
 
@@ -581,10 +581,10 @@ static void test_match_atom(void **state)
 		{"layer10_DeepseekV4Attention_rank2_call000.pt", "hidden", "target", "", "0", 2, 10, "DeepseekV4Attention", -1},
 	};
 	CHECK_MATCHES(p, cases);
-	assert_true(db_profile_match_path(p, "layer00_MoE_rank0.pt", &f));
-	assert_false(db_profile_match_key(p, "shape", &f));
-	assert_false(db_profile_match_key(p, "input_fields.0", &f));
-	assert_false(db_profile_match_key(p, "output_fields.input_ids", &f));
+	assert_int_equal(db_profile_match_path(p, "layer00_MoE_rank0.pt", &f, NULL), 1);
+	assert_int_equal(db_profile_match_key(p, "shape", &f, NULL), 0);
+	assert_int_equal(db_profile_match_key(p, "input_fields.0", &f, NULL), 0);
+	assert_int_equal(db_profile_match_key(p, "output_fields.input_ids", &f, NULL), 0);
 	static const match_case prefixed[] = {
 		{"ref_layer02_Block__attn.q_rope_rank0.pt", "hidden", "ref", "", "", 0, 2, "attn.q_rope", -1},
 		/* real ATOM, one folder (realdump atom_onedir): the hook's block
@@ -615,9 +615,9 @@ static void test_match_atom_weights(void **state)
 	};
 	CHECK_MATCHES(p, cases);
 	db_fields f;
-	assert_true(db_profile_match_path(p, "weight_rank0_layer0.pt", &f));
-	assert_false(db_profile_match_key(p, "_tp_rank", &f));
-	assert_false(db_profile_match_path(p, "atom_rank0_fwd.pt", &f));
+	assert_int_equal(db_profile_match_path(p, "weight_rank0_layer0.pt", &f, NULL), 1);
+	assert_int_equal(db_profile_match_key(p, "_tp_rank", &f, NULL), 0);
+	assert_int_equal(db_profile_match_path(p, "atom_rank0_fwd.pt", &f, NULL), 0);
 	db_profile_free(p);
 }
 
@@ -633,7 +633,7 @@ static void test_match_atom_fwd(void **state)
 	assert_true(db_profile_is_input_ids(p, "embed.input_ids"));
 	match2(p, "atom_rank0_fwd.pt", "embed.final_logits", &f);
 	assert_true(db_profile_is_model_after(p, f.stage));
-	assert_false(db_profile_match_path(p, "other_rank0_fwd.pt", &f));
+	assert_int_equal(db_profile_match_path(p, "other_rank0_fwd.pt", &f, NULL), 0);
 	db_profile_free(p);
 }
 

@@ -67,7 +67,7 @@ static int walk(const db_profile *p, const char *root, const char *rel)
 			continue;
 		}
 		db_fields f;
-		if (!db_profile_match_path(p, sub, &f))
+		if (db_profile_match_path(p, sub, &f, NULL) != 1)
 			fail_msg("%s: %s/%s does not match", p->name, root, sub);
 		n++;
 	}
@@ -103,7 +103,7 @@ static void check_entry(const db_profile *p, const char *root, const char *ref,
 		key = hash + 1;
 	}
 	db_fields f;
-	if (!db_profile_match_path(p, rel, &f))
+	if (db_profile_match_path(p, rel, &f, NULL) != 1)
 		fail_msg("%s: %s does not match", p->name, rel);
 	/* the key really is one of the file's flattened keys */
 	char full[2100];
@@ -115,7 +115,7 @@ static void check_entry(const db_profile *p, const char *root, const char *ref,
 	if (hash) {
 		if (!db_file_find(file, key))
 			fail_msg("%s has no key '%s'", full, key);
-		if (!db_profile_match_key(p, key, &f))
+		if (db_profile_match_key(p, key, &f, NULL) != 1)
 			fail_msg("%s: key '%s' of %s does not match", p->name, key, rel);
 	} else {
 		/* no key given: exactly one entry of the file survives the profile */
@@ -123,7 +123,7 @@ static void check_entry(const db_profile *p, const char *root, const char *ref,
 		int kept = 0;
 		for (size_t i = 0; i < file->n_entries; i++) {
 			db_fields g = f;
-			if (db_profile_match_key(p, file->entries[i].key, &g)) {
+			if (db_profile_match_key(p, file->entries[i].key, &g, NULL) == 1) {
 				one = g;
 				kept++;
 			}

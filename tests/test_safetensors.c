@@ -385,6 +385,52 @@ static void test_json_parser(void **state)
 	assert_int_equal(db_jp_parse("[\"a\"]", 4, &v, &pos, &msg), -1);
 }
 
+/* Many tensors: every key is found through the sorted index, in header
+ * order's entry; absent keys (before, between, after all) are not. Objects
+ * with many keys still refuse a duplicate, with its offset. */
+static void test_find_many(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	size_t cap = (size_t)N * 80 + 8, o = 0;
+	char *hdr = malloc(cap);
+	assert_non_null(hdr);
+	o += (size_t)snprintf(hdr + o, cap - o, "{");
+	for (int i = 0; i < N; i++)         /* not in key order: 'k<i*7919 % N>' */
+		o += (size_t)snprintf(hdr + o, cap - o,
+		                      "%s\"k%d\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%d,%d]}",
+		                      i ? "," : "", (int)((long)i * 7919 % N), i, i + 1);
+	snprintf(hdr + o, cap - o, "}");
+	uint8_t *data = calloc(N, 1), *buf;
+	db_err err;
+	db_file *f = open_st(hdr, data, N, &buf, &err);
+	if (!f)
+		fail_msg("%s", err.msg);
+	assert_int_equal(f->n_entries, N);
+	for (int i = 0; i < N; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "k%d", (int)((long)i * 7919 % N));
+		assert_ptr_equal(db_file_find(f, key), &f->entries[i]);
+	}
+	assert_null(db_file_find(f, ""));
+	assert_null(db_file_find(f, "k"));
+	assert_null(db_file_find(f, "k10000"));
+	assert_null(db_file_find(f, "zz"));
+	db_file_close(f);
+	free(buf);
+	/* a duplicate among many keys, and among a few */
+	const char *dup = "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,"
+	                  "\"i\":9,\"c\":10}";
+	db_jp *v;
+	size_t pos;
+	const char *msg;
+	assert_int_equal(db_jp_parse(dup, strlen(dup), &v, &pos, &msg), -1);
+	assert_int_equal(pos, (size_t)(strrchr(dup, 'c') - dup - 1));
+	assert_string_equal(msg, "duplicate key in object");
+	free(data);
+	free(hdr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_error_names_offset),
 		cmocka_unit_test(test_every_dtype),
 		cmocka_unit_test(test_json_parser),
+		cmocka_unit_test(test_find_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

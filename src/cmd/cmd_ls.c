@@ -17,10 +17,38 @@
 #include "db_metrics.h"
 #include "db_profile.h"
 #include "db_reader.h"
+#include "db_bus.h"
 #include "util/strmap.h"
 #include "read/walk.h"
 
 /* ---- one file ---------------------------------------------------------- */
+
+typedef struct stats_job {
+	const db_tensor *t;
+	db_stats *s;
+	db_err *err;
+} stats_job;
+
+static int stats_run(void *arg)
+{
+	stats_job *j = arg;
+	return db_stats_compute(j->t, j->s, j->err);
+}
+
+/* The stats read the mapping: a file that shrinks meanwhile is an error
+ * for this entry (db_bus.h), not the end of the process. */
+static int stats_guarded(const db_file *f, const db_entry *e, db_stats *s)
+{
+	db_err se;
+	stats_job j = {&e->t, s, &se};
+	const void *at = NULL;
+	int rc = db_bus_run(stats_run, &j, &at);
+	if (rc == DB_BUS_FAULT)
+		fprintf(stderr, "dumpbisect ls: %s: entry '%s': byte %lld: file changed while read "
+		        "(it shrank under its mapping)\n", db_esc(f->path), db_esc(e->key),
+		        at ? (long long)((const uint8_t *)at - f->map) : -1LL);
+	return rc;
+}
 
 static int ls_file(const char *path, bool json, bool stats)
 {
@@ -54,8 +82,10 @@ static int ls_file(const char *path, bool json, bool stats)
 			fprintf(stderr, "dumpbisect ls: %s\n", db_esc(e->err));
 			rc = 2;
 		} else if (stats) {
-			db_err se;
-			have_stats = db_stats_compute(&e->t, &s, &se) == 0;
+			int sr = stats_guarded(f, e, &s);
+			have_stats = sr == 0;
+			if (sr == DB_BUS_FAULT)
+				rc = 2;
 		}
 		char shape[256];
 		if (!e->err)

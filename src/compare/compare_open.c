@@ -257,6 +257,35 @@ static char *default_cache_dir(void)
 	return strdup(buf);
 }
 
+/* The per-stage rules (sub-stages, input and routing ids; shards ran while
+ * pairing) tried once on every stage now: a regex that hits its limit on
+ * one is an error here, before any answer built on "no" is shown. */
+static int check_stage_rules(db_compare *c, db_err *err)
+{
+	const db_profile *p = c->profile;
+	db_strmap seen;
+	db_strmap_init(&seen);
+	for (size_t i = 0; i < c->n_pairs && !db_profile_regex_error(p); i++) {
+		const char *st = c->pairs[i].f.stage;
+		bool added;
+		if (!db_strmap_put(&seen, st, 0, &added)) {
+			db_strmap_free(&seen);
+			return db_err_set(err, NULL, NULL, -1, "out of memory");
+		}
+		if (!added)
+			continue;
+		char buf[256];
+		(void)db_profile_parent(p, st, NULL, 0, buf, sizeof buf);
+		(void)db_profile_is_input_ids(p, st);
+		(void)db_profile_is_routing_ids(p, st);
+	}
+	db_strmap_free(&seen);
+	if (db_profile_regex_error(p))
+		return db_err_set(err, NULL, NULL, -1, "profile %s: %s", p->name,
+		                  db_profile_regex_error(p));
+	return 0;
+}
+
 /* --noise: the reference against the noise tree, with c's profile and
  * options, measured before any pair of c so that each is judged as it is
  * measured; only the floors are kept. */
@@ -334,8 +363,10 @@ int db_compare_open(const char *ref, const char *tgt,
 	if (opts->filter && *opts->filter) {
 		int ec;
 		PCRE2_SIZE eo;
+		/* names need not be UTF-8: such a byte never matches, but it is
+		 * not an error either */
 		pr->filter_re = pcre2_compile((PCRE2_SPTR)opts->filter, PCRE2_ZERO_TERMINATED,
-		                              PCRE2_UTF, &ec, &eo, NULL);
+		                              PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo, NULL);
 		if (!pr->filter_re) {
 			PCRE2_UCHAR m[256];
 			pcre2_get_error_message(ec, m, sizeof m);
@@ -376,7 +407,8 @@ pair:
 	}
 	if (db_build_phases(c) != 0 || alloc_owner(c) != 0)
 		goto oom;
-	if (opts->noise && *opts->noise && open_noise(c, opts, err) != 0) {
+	if (check_stage_rules(c, err) != 0 ||
+	    (opts->noise && *opts->noise && open_noise(c, opts, err) != 0)) {
 		db_compare_free(c);
 		return -1;
 	}
@@ -433,7 +465,7 @@ int db_compare_rescan(db_compare *c, db_err *err)
 		brc = pr->slots_alone ? db_slots_alone(&tmp, pr->n_slots, err)
 		                      : db_slots_split(&tmp, pr->n_slots, err);
 	}
-	if (brc != 0 || db_build_phases(&tmp) != 0) {
+	if (brc != 0 || db_build_phases(&tmp) != 0 || check_stage_rules(&tmp, err) != 0) {
 		db_free_pairs(&tmp);
 		db_index_free(tmp.ref);
 		db_index_free(tmp.tgt);

@@ -2,11 +2,9 @@
  * profile how many it parses by path (no file is opened), keep the best. */
 #include "db_index.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,21 +14,21 @@
 #include "index_priv.h"
 #include "read/walk.h"
 
-static size_t count_parsed(const db_profile *p, const db_walk *w)
+/* Files of w that p parses by path. A regex that hits its limit stops the
+ * count with *errmsg (malloc'd): "not parsed" would be a wrong answer. */
+static size_t count_parsed(const db_profile *p, const db_walk *w, char **errmsg)
 {
 	size_t n = 0;
-	pcre2_match_data *md = p->files_re
-		? pcre2_match_data_create_from_pattern(p->files_re, NULL) : NULL;
 	for (size_t i = 0; i < w->n_files; i++) {
-		const char *rel = w->files[i].rel;
-		if (p->files_re && (!md || pcre2_match(p->files_re, (PCRE2_SPTR)rel,
-		                                       PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0))
-			continue;
 		db_fields f;
-		if (db_profile_match_path(p, rel, &f))
-			n++;
+		db_err e;
+		int rc = db_profile_match_path(p, w->files[i].rel, &f, &e);
+		if (rc < 0) {
+			*errmsg = strdup(e.msg);
+			return 0;
+		}
+		n += rc == 1;
 	}
-	pcre2_match_data_free(md);
 	return n;
 }
 
@@ -82,6 +80,7 @@ int db_profile_detect(const char *root, db_profile **out, char *why,
 typedef struct count_job {
 	db_profile **profs;
 	size_t *counts;
+	char **errs;
 	size_t n;
 	atomic_size_t next;
 	const db_walk *w;
@@ -92,13 +91,14 @@ static void *count_worker(void *arg)
 	count_job *j = arg;
 	for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
 		if (j->profs[i])
-			j->counts[i] = count_parsed(j->profs[i], j->w);
+			j->counts[i] = count_parsed(j->profs[i], j->w, &j->errs[i]);
 	return NULL;
 }
 
-static void count_all(db_profile **profs, size_t *counts, size_t n, const db_walk *w)
+static void count_all(db_profile **profs, size_t *counts, char **errs, size_t n,
+                      const db_walk *w)
 {
-	count_job j = {.profs = profs, .counts = counts, .n = n, .w = w};
+	count_job j = {.profs = profs, .counts = counts, .errs = errs, .n = n, .w = w};
 	atomic_init(&j.next, 0);
 	pthread_t th;
 	bool two = n > 1 && w->n_files >= 256 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
@@ -184,7 +184,32 @@ int db_profile_detect_walk(const char *root, const db_walk *w, const char *cache
 		free(counts);
 		return db_err_set(err, root, NULL, -1, "detection needs the listing");
 	}
-	count_all(profs, counts, nn, w);
+	char **errs = calloc(nn + 1, sizeof *errs);
+	if (!errs) {
+		for (size_t i = 0; i < nn; i++)
+			free_prof(profs[i]);
+		free(profs);
+		free(counts);
+		return db_err_set(err, root, NULL, -1, "out of memory");
+	}
+	count_all(profs, counts, errs, nn, w);
+	size_t bad_i = nn;
+	for (size_t i = 0; i < nn && bad_i == nn; i++)
+		if (errs[i])
+			bad_i = i;
+	if (bad_i < nn)
+		db_err_set(err, root, NULL, -1, "profile %s: %s (choose a profile with --profile)",
+		           profs[bad_i]->name, errs[bad_i]);
+	for (size_t i = 0; i < nn; i++)
+		free(errs[i]);
+	free(errs);
+	if (bad_i < nn) {
+		for (size_t i = 0; i < nn; i++)
+			free_prof(profs[i]);
+		free(profs);
+		free(counts);
+		return -1;
+	}
 	db_profile *best = NULL, *second = NULL;
 	size_t best_n = 0, second_n = 0;
 	for (size_t i = 0; i < nn; i++) {

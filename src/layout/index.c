@@ -1,8 +1,6 @@
 #include "db_index.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
-#include <pcre2.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -15,6 +13,7 @@
 #include "db_reader.h"
 #include "index_priv.h"
 #include "util/hash.h"
+#include "db_re.h"
 #include "util/strmap.h"
 #include "read/walk.h"
 
@@ -44,17 +43,6 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* PCRE2 search of re (a pcre2_code from the profile) in s. */
-static bool re_search(const void *re, const char *s)
-{
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-	if (!md)
-		return false;
-	int rc = pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL);
-	pcre2_match_data_free(md);
-	return rc >= 0;
-}
-
 static bool side_kept(const char *side, const db_fields *f)
 {
 	return !side || !f->side[0] || !strcmp(side, f->side);
@@ -62,6 +50,8 @@ static bool side_kept(const char *side, const db_fields *f)
 
 static void read_file_meta(file_job *j, db_icache *ic, db_readbuf *rb)
 {
+	if (j->err)
+		return;         /* refused by its name already */
 	if (j->size >= 0 &&
 	    db_icache_get(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents, &j->n_ents))
 		return;
@@ -243,7 +233,8 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		it->path = strdup(j->rel);
 		it->key = strdup("");
 		it->f = j->f;
-		db_profile_match_key(p, "", &it->f);    /* finalises a file stage */
+		db_err e;
+		(void)db_profile_match_key(p, "", &it->f, &e);  /* finalises a file stage */
 		default_stage(&it->f, NULL, j->rel);
 		it->err = j->err;
 		j->err = NULL;
@@ -264,8 +255,20 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		if (has_value && !key_is_value(p, m->key))
 			continue;
 		db_fields f = j->f;
-		if (!db_profile_match_key(p, m->key, &f))
+		db_err e;
+		int mk = db_profile_match_key(p, m->key, &f, &e);
+		if (mk == 0)
 			continue;
+		if (mk < 0) {
+			/* an entry error, not "no match": the key stays in view */
+			db_err ke;
+			db_err_set(&ke, j->rel, m->key, -1, "%s", e.msg);
+			f = j->f;
+			f.stage_is_file = false;
+			free(m->err);
+			if (!(m->err = strdup(ke.msg)))
+				return -1;
+		}
 		if (!side_kept(side, &f))
 			continue;
 		const char *inner = db_profile_inner_key(p, m->key);
@@ -579,10 +582,19 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 	size_t nj = 0;
 	for (size_t i = 0; i < w.n_files && rc == 0; i++) {
 		const char *rel = w.files[i].rel;
-		if (p->files_re && !re_search(p->files_re, rel))
-			continue;
 		db_fields f;
-		if (!db_profile_match_path(p, rel, &f)) {
+		db_err e;
+		int mp = p->files_re ? db_re_search(p->files_re, p->files_pat, rel, NULL, &e) : 1;
+		if (mp == 0)
+			continue;       /* not a file of this layout */
+		if (mp == 1) {
+			mp = db_profile_match_path(p, rel, &f, &e);
+		} else {        /* fields as a failed path match leaves them */
+			memset(&f, 0, sizeof f);
+			f.rank = f.layer = -1;
+			f.order = -1;
+		}
+		if (mp == 0) {
 			rc = push_str(&ix->unparsed, &ix->n_unparsed, rel);
 			continue;
 		}
@@ -600,6 +612,14 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 		j->full = ix->root_is_file ? strdup(root) : db_path_join(root, rel);
 		if (!j->full)
 			rc = -1;
+		if (mp < 0) {
+			/* a regex hit its limit: the file is refused with why (not
+			 * "unparsed", a wrong answer) and not opened; the rest loads */
+			db_err fe;
+			db_err_set(&fe, j->full ? j->full : rel, NULL, -1, "%s", e.msg);
+			if (!(j->err = strdup(fe.msg)))
+				rc = -1;
+		}
 	}
 	if (rc == 0) {
 		ix->n_files = nj;

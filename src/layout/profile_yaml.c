@@ -12,6 +12,7 @@
 
 #include "profile_yaml_priv.h"
 #include "util/yaml_err.h"
+#include "util/yaml_load.h"
 
 /* ---- top level ---- */
 
@@ -209,6 +210,10 @@ int db_profile_parse(const char *yaml, size_t len, const char *origin,
 	}
 	yaml_parser_t parser;
 	yaml_document_t doc;
+	if (db_yaml_check_depth(origin, yaml, len, err)) {
+		db_profile_free(p);
+		return -1;
+	}
 	if (!yaml_parser_initialize(&parser)) {
 		db_profile_free(p);
 		return db_err_set(err, origin, NULL, -1, "out of memory");
@@ -223,7 +228,9 @@ int db_profile_parse(const char *yaml, size_t len, const char *origin,
 		return -1;
 	}
 	ctx c = {origin, &doc, err, p};
-	int rc = parse_doc(&c);
+	int rc = db_yaml_check_expansion(origin, &doc, len, err);
+	if (!rc)
+		rc = parse_doc(&c);
 	yaml_document_delete(&doc);
 	if (!rc) {
 		/* a stray "---" would silently cut the profile in two */
@@ -310,6 +317,7 @@ void db_profile_free(db_profile *p)
 	}
 	free(p->rewrites);
 	yp_free_quant(p);
+	free(atomic_load(&p->re_error));
 	free(p);
 }
 

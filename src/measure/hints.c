@@ -69,10 +69,11 @@ static double *load(const db_index *ix, const db_item *it, int64_t *n)
 		if (en && !en->err && en->t.data && db_tensor_numel(&en->t) == item_numel(it)) {
 			*n = db_tensor_numel(&en->t);
 			v = malloc((size_t)(*n ? *n : 1) * sizeof *v);
-			for (int64_t i = 0; v && i < *n; i++)
-				v[i] = db_decode1_f64(en->t.dtype,
-				                      en->t.data + db_tensor_elem_offset(&en->t, i),
-				                      en->t.swap);
+			/* a file that shrinks meanwhile: no values, no hint */
+			if (v && db_tensor_to_f64(&en->t, v, *n, NULL) != 0) {
+				free(v);
+				v = NULL;
+			}
 		}
 		db_file_close(f);
 	}

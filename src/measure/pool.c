@@ -44,11 +44,14 @@ struct db_pool {
 /* ---- the pool ---------------------------------------------------------- */
 
 /* Cold cache: ask the kernel to start reading a big file we will need
- * soon, so its I/O overlaps the current pair's compute. */
-static void prefetch_item(const db_index *ix, const db_item *it)
+ * soon, so its I/O overlaps the current pair's compute. *last is the file
+ * asked for last on this side: the pairs of one dict file come in a row,
+ * and asking again walked the page cache of the whole file per tensor. */
+static void prefetch_item(const db_index *ix, const db_item *it, uint64_t *last)
 {
-	if (!it || it->err || it->size < ((off_t)1 << 20))
+	if (!it || it->err || it->size < ((off_t)1 << 20) || it->ident == *last)
 		return;
+	*last = it->ident;
 	char *path = db_index_path(ix, it);
 	if (!path)
 		return;
@@ -63,17 +66,17 @@ static void prefetch_item(const db_index *ix, const db_item *it)
 /* How far the prefetcher runs ahead of the workers, in pairs. */
 #define PREFETCH_PAIRS 2
 
-static void prefetch_pair(const db_compare *c, const db_pair *p)
+static void prefetch_pair(const db_compare *c, const db_pair *p, uint64_t last[2])
 {
 	if (!p->merged) {
-		prefetch_item(c->ref, p->ref);
-		prefetch_item(c->tgt, p->tgt);
+		prefetch_item(c->ref, p->ref, &last[0]);
+		prefetch_item(c->tgt, p->tgt, &last[1]);
 		return;
 	}
 	for (size_t i = 0; i < p->n_ref_shards; i++)
-		prefetch_item(c->ref, p->ref_shards[i]);
+		prefetch_item(c->ref, p->ref_shards[i], &last[0]);
 	for (size_t i = 0; i < p->n_tgt_shards; i++)
-		prefetch_item(c->tgt, p->tgt_shards[i]);
+		prefetch_item(c->tgt, p->tgt_shards[i], &last[1]);
 }
 
 static int cpu_count(void)
@@ -96,6 +99,7 @@ static void *prefetcher(void *arg)
 {
 	db_pool *pl = arg;
 	db_compare *c = pl->c;
+	uint64_t last[2] = {0, 0};
 	while (atomic_load(&pl->lookups_left) > 0 && !atomic_load(&pl->cancel))
 		nap_ms(1);      /* pairs served from the metrics cache need no bytes */
 	for (size_t t = 0; t < pl->n_tasks && !atomic_load(&pl->cancel);) {
@@ -108,7 +112,7 @@ static void *prefetcher(void *arg)
 				nap_ms(2);
 			if (next >= pl->n_tasks)
 				break;  /* every task handed out: too late to help */
-			prefetch_pair(c, q);
+			prefetch_pair(c, q, last);
 		}
 		t += nc;
 	}

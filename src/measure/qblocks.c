@@ -95,6 +95,22 @@ bool db_qblock_off(const db_qblocks *qb, size_t i, double *slope)
 	return fabs(k - 1) > 8 * sigma + 1e-3;
 }
 
+typedef struct qb_job {
+	db_compare *c;
+	db_wctx *w;
+	const db_pair *p;
+	db_qblocks *qb;
+	db_err *err;
+} qb_job;
+
+static int qb_run(void *arg)
+{
+	qb_job *j = arg;
+	return db_qblocks_compute(j->c, j->w, j->p, j->qb, j->err);
+}
+
+/* In a worker, after the pair: its files are read again, guarded (a file
+ * that shrank meanwhile leaves the blocks unsettled, as any error does). */
 void db_qblocks_settle(db_compare *c, db_pair *p)
 {
 	db_metrics *m = &p->m;
@@ -106,9 +122,10 @@ void db_qblocks_settle(db_compare *c, db_pair *p)
 	db_wctx w;
 	if (db_wctx_init(&w, 8) != 0)
 		return;
-	db_qblocks qb;
+	db_qblocks qb = {0};
 	db_err e;
-	if (db_qblocks_compute(c, &w, p, &qb, &e) == 0 && qb.n) {
+	qb_job j = {c, &w, p, &qb, &e};
+	if (db_wctx_run(&w, qb_run, &j, &e) == 0 && qb.n) {
 		m->q_blocks = qb.n;
 		double worst = 0;
 		for (size_t i = 0; i < qb.n; i++) {

@@ -101,21 +101,24 @@ static int cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int db_pair_qreport(db_compare *c, const db_pair *p, db_qreport *r, db_err *err)
+typedef struct qr_job {
+	db_compare *c;
+	const db_pair *p;
+	db_qreport *r;
+	db_wctx *w;
+	db_err *err;
+} qr_job;
+
+/* The numbers, read from the pair's files (under db_wctx_run's guard). */
+static int qreport_read(void *arg)
 {
-	memset(r, 0, sizeof *r);
-	r->worst = -1;
-	r->neighbours = NAN;
-	companions_of(r, "ref", p->merged ? NULL : db_pair_qgroup(p, true));
-	companions_of(r, "target", p->merged ? NULL : db_pair_qgroup(p, false));
-	if (p->merged && p->n_tgt_shards)
-		companions_of(r, "target rank 0", p->tgt_shards[0]->quant);
-	if (p->status != DB_ST_OK)
-		return 0;
-	db_wctx w;
-	if (db_wctx_init(&w, 8) != 0)
-		return db_err_set(err, NULL, NULL, -1, "out of memory");
-	const db_xform *xf = db_pair_xform(c, p, &w);
+	qr_job *j = arg;
+	db_compare *c = j->c;
+	const db_pair *p = j->p;
+	db_qreport *r = j->r;
+	db_wctx *w = j->w;
+	db_err *err = j->err;
+	const db_xform *xf = db_pair_xform(c, p, w);
 	int64_t numel = (int64_t)p->numel, rows = p->ndim_ref > 0 ? p->shape_ref[0] : 1;
 	int64_t per = rows > 0 ? numel / rows : 0;
 	if (rows > QR_MAX_ROWS)
@@ -124,9 +127,9 @@ int db_pair_qreport(db_compare *c, const db_pair *p, db_qreport *r, db_err *err)
 	r->rows = calloc((size_t)(rows > 0 ? rows : 1), sizeof *r->rows);
 	welford wx = {0}, wy = {0};
 	int rc = rdd && r->rows ? 0 : db_err_set(err, NULL, NULL, -1, "out of memory");
-	double *x = w.buf[0], *y = w.buf[1], *tol = w.buf[2];
+	double *x = w->buf[0], *y = w->buf[1], *tol = w->buf[2];
 	for (int64_t pos = 0; rc == 0 && pos < numel;) {
-		int64_t n = db_dequant_values(c, &w, p, xf, pos, numel - pos, x, y, tol, err);
+		int64_t n = db_dequant_values(c, w, p, xf, pos, numel - pos, x, y, tol, err);
 		if (n < 0) {
 			rc = -1;
 			break;
@@ -152,7 +155,7 @@ int db_pair_qreport(db_compare *c, const db_pair *p, db_qreport *r, db_err *err)
 	}
 	free(rdd);
 	db_qblocks qb;
-	if (rc == 0 && db_qblocks_compute(c, &w, p, &qb, err) == 0 && qb.n) {
+	if (rc == 0 && db_qblocks_compute(c, w, p, &qb, err) == 0 && qb.n) {
 		r->block_nd = qb.ndim;
 		memcpy(r->nblk, qb.nblk, sizeof r->nblk);
 		r->n_blocks = qb.n;
@@ -182,6 +185,25 @@ int db_pair_qreport(db_compare *c, const db_pair *p, db_qreport *r, db_err *err)
 		free(sorted);
 		db_qblocks_free(&qb);
 	}
+	return rc;
+}
+
+int db_pair_qreport(db_compare *c, const db_pair *p, db_qreport *r, db_err *err)
+{
+	memset(r, 0, sizeof *r);
+	r->worst = -1;
+	r->neighbours = NAN;
+	companions_of(r, "ref", p->merged ? NULL : db_pair_qgroup(p, true));
+	companions_of(r, "target", p->merged ? NULL : db_pair_qgroup(p, false));
+	if (p->merged && p->n_tgt_shards)
+		companions_of(r, "target rank 0", p->tgt_shards[0]->quant);
+	if (p->status != DB_ST_OK)
+		return 0;
+	db_wctx w;
+	if (db_wctx_init(&w, 8) != 0)
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	qr_job j = {c, p, r, &w, err};
+	int rc = db_wctx_run(&w, qreport_read, &j, err);
 	db_wctx_free(&w);
 	if (rc != 0)
 		db_qreport_free(r);

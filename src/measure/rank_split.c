@@ -23,6 +23,88 @@ static long refuse(char *why, size_t len, const char *fmt, ...)
 	return 0;
 }
 
+typedef struct split_job {
+	db_compare *c;
+	const db_pair *p;
+	db_rank_part *parts;
+	size_t n;
+	db_wctx *w;
+	bool whole_ref;
+	const db_item *whole_it;
+	const db_item *const *sh_it;
+	char *why;
+	size_t whylen;
+	db_err *err;
+} split_job;
+
+/* The shards against their slices of the whole, read under db_wctx_run's
+ * guard: 1 when every part is measured, 0 refused (why set), -1 with err. */
+static int split_read(void *arg)
+{
+	split_job *j = arg;
+	db_compare *c = j->c;
+	const db_pair *p = j->p;
+	db_rank_part *parts = j->parts;
+	size_t n = j->n;
+	db_wctx *w = j->w;
+	bool whole_ref = j->whole_ref;
+	const db_item *whole_it = j->whole_it;
+	const db_item *const *sh_it = j->sh_it;
+	char *why = j->why;
+	size_t whylen = j->whylen;
+	db_err *err = j->err;
+	const db_tensor *whole;
+	const db_file *fw;
+	if (db_wctx_tensor(w, whole_ref ? c->ref : c->tgt, whole_it, &whole, &fw, err) != 0)
+		return -1;
+	if (!whole->data)
+		return (int)refuse(why, whylen, "statistics only: a slice has no statistics");
+	if (!db_dtype_size(whole->dtype))
+		return (int)refuse(why, whylen, "packed dtype: a slice does not start on a byte");
+	int nd = whole->ndim;
+	int dim = p->unshard.dim < 0 ? p->unshard.dim + nd : p->unshard.dim;
+	if (dim < 0 || dim >= nd)
+		return (int)refuse(why, whylen, "the concat dim %ld is outside the tensor (%ld dims)",
+		            (long)p->unshard.dim, (long)nd);
+	int64_t lo = 0;
+	for (size_t k = 0; k < n; k++) {
+		const db_tensor *s;
+		const db_file *fs;
+		/* the cache keeps the whole open beside the shards (n + 2 files) */
+		if (db_wctx_tensor(w, whole_ref ? c->tgt : c->ref, sh_it[k], &s, &fs, err) != 0)
+			return -1;
+		if (!s->data || s->ndim != nd)
+			return (int)refuse(why, whylen, "shard %ld is not a slice of the other side (%ld dims)",
+			            (long)k, (long)s->ndim);
+		for (int d = 0; d < nd; d++)
+			if (d != dim && s->shape[d] != whole->shape[d])
+				return (int)refuse(why, whylen, "shard %ld differs from the other side outside "
+				            "the concat dim %ld", (long)k, (long)dim);
+		if (lo + s->shape[dim] > whole->shape[dim])
+			return (int)refuse(why, whylen, "the shards are longer than the other side along dim %ld",
+			            (long)dim);
+		db_tensor slice = *whole;
+		slice.shape[dim] = s->shape[dim];
+		slice.data = whole->data + (size_t)(lo * whole->stride[dim]) * db_dtype_size(whole->dtype);
+		slice.file_offset = -1;         /* not the file's contiguous run any more */
+		db_rank_part *pt = &parts[k];
+		pt->rank = sh_it[k]->f.rank;
+		pt->lo = lo;
+		pt->len = s->shape[dim];
+		if (db_metrics_compute(whole_ref ? &slice : s, whole_ref ? s : &slice, &pt->m, err) != 0)
+			return -1;
+		db_pair tmp;
+		memcpy(&tmp, p, sizeof tmp);
+		tmp.m = pt->m;
+		pt->band = db_pair_band(c, &tmp);
+		lo += s->shape[dim];
+	}
+	if (lo != whole->shape[dim])
+		return (int)refuse(why, whylen, "the shards cover %ld of %ld along the concat dim", (long)lo,
+		            (long)whole->shape[dim]);
+	return 1;
+}
+
 long db_pair_rank_split(db_compare *c, const db_pair *p, db_rank_part **out,
                         char *why, size_t whylen, db_err *err)
 {
@@ -55,69 +137,9 @@ long db_pair_rank_split(db_compare *c, const db_pair *p, db_rank_part **out,
 		db_err_set(err, NULL, NULL, -1, "out of memory");
 		goto out;
 	}
-	const db_tensor *whole;
-	const db_file *fw;
-	if (db_wctx_tensor(&w, whole_ref ? c->ref : c->tgt, whole_it, &whole, &fw, err) != 0)
+	split_job j = {c, p, parts, n, &w, whole_ref, whole_it, sh_it, why, whylen, err};
+	if ((rc = db_wctx_run(&w, split_read, &j, err)) != 1)
 		goto out;
-	if (!whole->data) {
-		rc = refuse(why, whylen, "statistics only: a slice has no statistics");
-		goto out;
-	}
-	if (!db_dtype_size(whole->dtype)) {
-		rc = refuse(why, whylen, "packed dtype: a slice does not start on a byte");
-		goto out;
-	}
-	int nd = whole->ndim;
-	int dim = p->unshard.dim < 0 ? p->unshard.dim + nd : p->unshard.dim;
-	if (dim < 0 || dim >= nd) {
-		rc = refuse(why, whylen, "the concat dim %ld is outside the tensor (%ld dims)",
-		            (long)p->unshard.dim, (long)nd);
-		goto out;
-	}
-	int64_t lo = 0;
-	for (size_t k = 0; k < n; k++) {
-		const db_tensor *s;
-		const db_file *fs;
-		/* the cache keeps the whole open beside the shards (n + 2 files) */
-		if (db_wctx_tensor(&w, whole_ref ? c->tgt : c->ref, sh_it[k], &s, &fs, err) != 0)
-			goto out;
-		if (!s->data || s->ndim != nd) {
-			rc = refuse(why, whylen, "shard %ld is not a slice of the other side (%ld dims)",
-			            (long)k, (long)s->ndim);
-			goto out;
-		}
-		for (int d = 0; d < nd; d++)
-			if (d != dim && s->shape[d] != whole->shape[d]) {
-				rc = refuse(why, whylen, "shard %ld differs from the other side outside "
-				            "the concat dim %ld", (long)k, (long)dim);
-				goto out;
-			}
-		if (lo + s->shape[dim] > whole->shape[dim]) {
-			rc = refuse(why, whylen, "the shards are longer than the other side along dim %ld",
-			            (long)dim);
-			goto out;
-		}
-		db_tensor slice = *whole;
-		slice.shape[dim] = s->shape[dim];
-		slice.data = whole->data + (size_t)(lo * whole->stride[dim]) * db_dtype_size(whole->dtype);
-		slice.file_offset = -1;         /* not the file's contiguous run any more */
-		db_rank_part *pt = &parts[k];
-		pt->rank = sh_it[k]->f.rank;
-		pt->lo = lo;
-		pt->len = s->shape[dim];
-		if (db_metrics_compute(whole_ref ? &slice : s, whole_ref ? s : &slice, &pt->m, err) != 0)
-			goto out;
-		db_pair tmp;
-		memcpy(&tmp, p, sizeof tmp);
-		tmp.m = pt->m;
-		pt->band = db_pair_band(c, &tmp);
-		lo += s->shape[dim];
-	}
-	if (lo != whole->shape[dim]) {
-		rc = refuse(why, whylen, "the shards cover %ld of %ld along the concat dim", (long)lo,
-		            (long)whole->shape[dim]);
-		goto out;
-	}
 	*out = parts;
 	parts = NULL;
 	rc = (long)n;

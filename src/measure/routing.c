@@ -19,7 +19,8 @@ static int cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The item's tensor as doubles (malloc'd into *v), 0 or -1 with err. */
+/* The item's tensor as doubles (malloc'd into *v), 0 or -1 with err; its
+ * values are read under a guard (db_bus.h). */
 static int load(const db_index *ix, const db_item *it, double **v, int64_t *n, db_err *err)
 {
 	char *path = db_index_path(ix, it);
@@ -37,9 +38,13 @@ static int load(const db_index *ix, const db_item *it, double **v, int64_t *n, d
 		*v = malloc((size_t)(*n ? *n : 1) * sizeof **v);
 		if (!*v)
 			rc = db_err_set(err, NULL, NULL, -1, "out of memory");
-		for (int64_t i = 0; rc == 0 && i < *n; i++)
-			(*v)[i] = db_decode1_f64(en->t.dtype, en->t.data + db_tensor_elem_offset(&en->t, i),
-			                         en->t.swap);
+		const void *at = NULL;
+		if (rc == 0 && db_tensor_to_f64(&en->t, *v, *n, &at) != 0) {
+			rc = db_err_set(err, path, it->key, (int64_t)((const uint8_t *)at - f->map),
+			                "file changed while read (it shrank under its mapping); rescan");
+			free(*v);
+			*v = NULL;
+		}
 	}
 	db_file_close(f);
 	free(path);

@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_bus.h"
 #include "read/walk.h"
+#include "util/budget.h"
 
 /* ---- worker context ---------------------------------------------------- */
 
@@ -52,14 +54,101 @@ int db_wctx_init(db_wctx *w, size_t cap_files)
 	return 0;
 }
 
+static void wfile_close(db_wfile *wf)
+{
+	free(wf->path);
+	db_file_close(wf->f);
+	if (wf->fd >= 0)
+		close(wf->fd);
+}
+
+void db_wctx_drop_files(db_wctx *w)
+{
+	for (size_t i = 0; i < w->n_files; i++)
+		wfile_close(&w->files[i]);
+	w->n_files = 0;
+}
+
+uint64_t db_wctx_pinned_inflate(const db_wctx *w)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < w->n_files; i++)
+		if (w->files[i].used >= w->pin_tick)
+			n += w->files[i].f->inflate_held;
+	return n;
+}
+
+static uint64_t held_inflate(const db_wctx *w)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < w->n_files; i++)
+		n += w->files[i].f->inflate_held;
+	return n;
+}
+
+/* Close the files the current pair does not use (they hold inflate budget
+ * another open needs). */
+static void drop_unpinned(db_wctx *w)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < w->n_files; i++) {
+		if (w->files[i].used >= w->pin_tick)
+			w->files[k++] = w->files[i];
+		else
+			wfile_close(&w->files[i]);
+	}
+	w->n_files = k;
+}
+
+/* Open path for w: never waits for inflate budget while w holds some (two
+ * workers could wait for each other); closes its unused files and tries
+ * again, then gives up with w->busy set (db_pair_accum retries the pair
+ * holding nothing). */
+static int wctx_open(db_wctx *w, const char *path, db_file **f, db_err *err)
+{
+	db_open_opt o = {.nowait = held_inflate(w) > 0, .prepaid = &w->prepaid};
+	int rc = db_file_open_opt(path, NULL, &o, f, err);
+	if (rc == -2) {
+		drop_unpinned(w);
+		o.nowait = held_inflate(w) > 0;
+		rc = db_file_open_opt(path, NULL, &o, f, err);
+	}
+	if (rc == -2) {
+		w->busy = true;
+		w->busy_need = o.need;
+	}
+	return rc ? -1 : 0;
+}
+
+int db_wctx_changed(db_wctx *w, const void *addr, db_err *err)
+{
+	const char *path = NULL;
+	int64_t off = -1;
+	for (size_t i = 0; i < w->n_files && !path; i++) {
+		const db_file *f = w->files[i].f;
+		if (f->map_is_mmap == DB_MAP_MMAP && (const uint8_t *)addr >= f->map &&
+		    (const uint8_t *)addr < f->map + f->map_size) {
+			path = w->files[i].path;
+			off = (int64_t)((const uint8_t *)addr - f->map);
+		}
+	}
+	db_err_set(err, path, NULL, off, "file changed while read (it shrank under its mapping: "
+	           "this byte is gone); rescan");
+	db_wctx_drop_files(w);
+	return -1;
+}
+
+int db_wctx_run(db_wctx *w, int (*fn)(void *arg), void *arg, db_err *err)
+{
+	const void *at = NULL;
+	int rc = db_bus_run(fn, arg, &at);
+	return rc == DB_BUS_FAULT ? db_wctx_changed(w, at, err) : rc;
+}
+
 void db_wctx_free(db_wctx *w)
 {
-	for (size_t i = 0; i < w->n_files; i++) {
-		free(w->files[i].path);
-		db_file_close(w->files[i].f);
-		if (w->files[i].fd >= 0)
-			close(w->files[i].fd);
-	}
+	db_wctx_drop_files(w);
+	db_budget_give(&db_inflate_budget, w->prepaid);
 	free(w->files);
 	for (int i = 0; i < 4; i++)
 		free(w->buf[i]);
@@ -90,7 +179,7 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 	/* one open: the file's fstat (taken by db_file_open) is checked
 	 * against the index, no stat by path first */
 	db_file *f = NULL;
-	if (db_file_open(path, &f, err) != 0)
+	if (wctx_open(w, path, &f, err) != 0)
 		return NULL;
 	if (f->st_size != it->size || f->st_mtime_ns != it->mtime_ns || f->st_ident != it->ident) {
 		db_file_close(f);
@@ -126,10 +215,7 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 		for (size_t i = 1; i < w->n_files; i++)
 			if (w->files[i].used < w->files[slot].used)
 				slot = i;
-		free(w->files[slot].path);
-		db_file_close(w->files[slot].f);
-		if (w->files[slot].fd >= 0)
-			close(w->files[slot].fd);
+		wfile_close(&w->files[slot]);
 	} else {
 		w->n_files++;
 	}
@@ -167,6 +253,18 @@ void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int a
 	}
 	if (hi > lo)
 		(void)madvise((void *)lo, hi - lo, advice);
+}
+
+void db_wctx_small_read(db_wctx *w, uint64_t nbytes)
+{
+	if ((w->small_bytes += nbytes) < DB_SMALL_DROP)
+		return;
+	w->small_bytes = 0;
+	for (size_t i = 0; i < w->n_files; i++) {
+		const db_file *f = w->files[i].f;
+		if (f && f->map_is_mmap == DB_MAP_MMAP && f->map_size)
+			(void)madvise((void *)f->map, f->map_size, MADV_DONTNEED);
+	}
 }
 
 int db_wctx_tensor_fd(db_wctx *w, const db_index *ix, const db_item *it,

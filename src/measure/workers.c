@@ -3,6 +3,8 @@
  * (mapping or pread, chosen by measurement) and chunked accumulation. The
  * pool that runs pairs on threads is pool.c. */
 #include "pair/compare_priv.h"
+#include "util/budget.h"
+#include "db_bus.h"
 #include "db_hints.h"
 #include "dequant.h"
 #include "xform.h"
@@ -12,6 +14,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -239,8 +242,14 @@ static int contig_chunk(db_wctx *w, const db_pair *p, const db_tensor *x, const 
 		db_advise(fy, y, b, e, MADV_POPULATE_READ);
 	}
 	db_accum_range(a, x, y, b, e);
-	db_advise(fx, x, b, e, MADV_DONTNEED);
-	db_advise(fy, y, b, e, MADV_DONTNEED);
+	uint64_t nx = (uint64_t)(e - b) * db_dtype_size(x->dtype);
+	uint64_t ny = (uint64_t)(e - b) * db_dtype_size(y->dtype);
+	if (nx < DB_SMALL_CHUNK && ny < DB_SMALL_CHUNK) {
+		db_wctx_small_read(w, nx + ny);
+	} else {
+		db_advise(fx, x, b, e, MADV_DONTNEED);
+		db_advise(fy, y, b, e, MADV_DONTNEED);
+	}
 	/* start reading the next chunk (cold cache: I/O overlaps compute) */
 	if (ne > e) {
 		db_advise(fx, x, e, ne, MADV_WILLNEED);
@@ -249,8 +258,8 @@ static int contig_chunk(db_wctx *w, const db_pair *p, const db_tensor *x, const 
 	return 0;
 }
 
-int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
-                  int64_t e, db_accum *a, db_err *err)
+static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                       int64_t e, db_accum *a, db_err *err)
 {
 	if (p->merged)
 		return db_merged_quant(p) ? db_dequant_accum(c, w, p, NULL, b, e, a, err)
@@ -277,14 +286,63 @@ int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	bool can_pread = preadable(fx, x, fdx) && preadable(fy, y, fdy);
 	if (w->read == DB_READ_AUTO && can_pread) {
 		bool pr = auto_pread(w);
-		int64_t t0 = thread_ns();
+		uint64_t nbytes = (uint64_t)(e - b) * (db_dtype_size(x->dtype) + db_dtype_size(y->dtype));
+		/* a chunk too small to be a sample is not timed (the thread's
+		 * CPU clock is a system call, twice per tiny tensor) */
+		bool timed = w->sampling && nbytes >= DB_READ_SAMPLE_MIN;
+		int64_t t0 = timed ? thread_ns() : 0;
 		int rc = contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, pr, a, err);
-		int64_t t1 = thread_ns();
-		auto_sample(w, pr, t0 < 0 || t1 < t0 ? -1 : t1 - t0,
-		            (uint64_t)(e - b) * (db_dtype_size(x->dtype) + db_dtype_size(y->dtype)));
+		int64_t t1 = timed ? thread_ns() : 0;
+		auto_sample(w, pr, t0 < 0 || t1 < t0 ? -1 : t1 - t0, nbytes);
 		return rc;
 	}
 	return contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e, w->use_pread && can_pread, a, err);
+}
+
+/* One try at the pair with its mapped reads guarded. */
+static int accum_guarded(db_compare *c, db_wctx *w, const db_pair *p, int64_t b, int64_t e,
+                         db_accum *a, db_err *err)
+{
+	db_bus_guard g;
+	if (sigsetjmp(g.jb, 0) != 0)
+		return db_wctx_changed(w, g.addr, err);
+	db_bus_enter(&g);
+	int rc = pair_accum1(c, w, p, b, e, a, err);
+	db_bus_leave(&g);
+	return rc;
+}
+
+/* The inflate budget (db_reader.h) was busy while this worker held some:
+ * close everything, wait holding nothing for what the pair's files need
+ * (learnt one file per try), and compute it again from that. Nothing was
+ * accumulated: the files are all fetched before the first element. */
+int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
+                  int64_t e, db_accum *a, db_err *err)
+{
+	w->busy = false;
+	w->pin_tick = w->tick + 1;
+	int rc = accum_guarded(c, w, p, b, e, a, err);
+	for (int tries = 0; rc < 0 && w->busy && tries < 64; tries++) {
+		uint64_t need = db_wctx_pinned_inflate(w) + w->busy_need;
+		db_wctx_drop_files(w);
+		db_budget_give(&db_inflate_budget, w->prepaid);
+		w->prepaid = 0;
+		w->busy = false;
+		if (db_budget_take(&db_inflate_budget, need, true) != 0) {
+			char n1[32], n2[32];
+			rc = db_err_set(err, NULL, NULL, -1, "this pair's files inflate to %s, more than "
+			                "the %s the process may hold (DUMPBISECT_INFLATE_MAX)",
+			                db_budget_size(need, n1, sizeof n1),
+			                db_budget_size(db_budget_limit(&db_inflate_budget), n2, sizeof n2));
+			break;
+		}
+		w->prepaid = need;
+		w->pin_tick = w->tick + 1;
+		rc = accum_guarded(c, w, p, b, e, a, err);
+	}
+	db_budget_give(&db_inflate_budget, w->prepaid);
+	w->prepaid = 0;
+	return rc;
 }
 
 void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *msg)

@@ -16,24 +16,25 @@
 #include "compare_build.h"
 #include "compare_priv.h"
 #include "layout/index_priv.h"
+#include "db_re.h"
 #include "util/strmap.h"
 
-static bool item_kept(const db_cmp_priv *pr, const db_item *it)
+/* 1 when the filter keeps it (its stage or its key matches), 0 not, -1
+ * when the filter hit its regex limit (err names the filter and the name:
+ * "matches no tensor" would be a wrong answer). */
+static int item_kept(const db_cmp_priv *pr, const db_item *it, void *md, db_err *err)
 {
 	if (!pr->filter_re)
-		return true;
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(pr->filter_re, NULL);
-	if (!md)
-		return true;
-	bool ok = pcre2_match(pr->filter_re, (PCRE2_SPTR)it->f.stage, PCRE2_ZERO_TERMINATED,
-	                      0, 0, md, NULL) >= 0 ||
-	          (it->key && it->key[0] &&
-	           pcre2_match(pr->filter_re, (PCRE2_SPTR)it->key, PCRE2_ZERO_TERMINATED,
-	                       0, 0, md, NULL) >= 0);
-	pcre2_match_data_free(md);
-	return ok;
+		return 1;
+	int rc = db_re_search(pr->filter_re, pr->filter, it->f.stage, md, err);
+	if (rc == 0 && it->key && it->key[0])
+		rc = db_re_search(pr->filter_re, pr->filter, it->key, md, err);
+	if (rc < 0) {
+		db_err e = *err;
+		db_err_set(err, NULL, NULL, -1, "--filter: %s", e.msg);
+	}
+	return rc;
 }
-
 
 typedef struct sortrec {
 	int64_t major, sub;
@@ -50,16 +51,23 @@ static int cmp_sortrec(const void *va, const void *vb)
 	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-static int collect(const db_cmp_priv *pr, const db_index *ix, const db_item ***out, size_t *n)
+static int collect(const db_cmp_priv *pr, const db_index *ix, const db_item ***out, size_t *n,
+                   db_err *err)
 {
 	*out = malloc((ix->n_items + 1) * sizeof **out);
-	if (!*out)
-		return -1;
+	pcre2_match_data *md = pr->filter_re
+		? pcre2_match_data_create_from_pattern(pr->filter_re, NULL) : NULL;
+	if (!*out || (pr->filter_re && !md)) {
+		pcre2_match_data_free(md);
+		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
 	*n = 0;
-	for (size_t i = 0; i < ix->n_items; i++)
-		if (item_kept(pr, &ix->items[i]))
+	int rc = 0;
+	for (size_t i = 0; i < ix->n_items && rc >= 0; i++)
+		if ((rc = item_kept(pr, &ix->items[i], md, err)) == 1)
 			(*out)[(*n)++] = &ix->items[i];
-	return 0;
+	pcre2_match_data_free(md);
+	return rc < 0 ? -1 : 0;
 }
 
 /* Quantized weights replaced by their dequantized copies, companions left
@@ -90,8 +98,12 @@ int db_build_pairs(db_compare *c, db_err *err)
 	const db_item **ri = NULL, **ti = NULL;
 	size_t nri = 0, nti = 0;
 	c->quant = NULL;        /* a new generation (a rescan's copy held the old one) */
-	if (collect(pr, c->ref, &ri, &nri) || collect(pr, c->tgt, &ti, &nti) ||
-	    quant_group(c, c->ref, &ri, &nri) || quant_group(c, c->tgt, &ti, &nti)) {
+	if (collect(pr, c->ref, &ri, &nri, err) || collect(pr, c->tgt, &ti, &nti, err)) {
+		free(ri);
+		free(ti);
+		return -1;
+	}
+	if (quant_group(c, c->ref, &ri, &nri) || quant_group(c, c->tgt, &ti, &nti)) {
 		free(ri);
 		free(ti);
 		return db_err_set(err, NULL, NULL, -1, "out of memory");

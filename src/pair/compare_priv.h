@@ -60,6 +60,15 @@ typedef struct db_wctx {
 	double smp_cost[2][DB_READ_NSAMPLE];  /* CPU ns per byte of each sample */
 	uint64_t smp_bytes;     /* bytes since the decision */
 	uint8_t *rbuf[2];       /* pread path: DB_READ_PIECE bytes each (x, y) */
+	uint64_t small_bytes;   /* mapped bytes of small chunks not yet dropped */
+	/* the process's inflate budget (db_reader.h): files used since pin_tick
+	 * serve the pair being computed and stay open; the others may be
+	 * closed to make room. busy: an open found the budget busy while this
+	 * worker held some (busy_need: what it wanted); prepaid: budget taken
+	 * for a retry of the pair, drawn by its opens */
+	uint64_t pin_tick;
+	bool busy;
+	uint64_t busy_need, prepaid;
 } db_wctx;
 
 /* The read path DUMPBISECT_READ asks for (auto unless pread, mmap or populate). */
@@ -80,6 +89,24 @@ int db_wctx_tensor_fd(db_wctx *w, const db_index *ix, const db_item *it,
  * cache), so peak RSS does not grow with tensor or file size;
  * MADV_WILLNEED starts read-ahead. */
 void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int advice);
+/* Chunks under DB_SMALL_CHUNK bytes a side are not dropped one by one (a
+ * madvise per tiny tensor, each zapping its 2 MiB margins, was most of a
+ * million-tensor compare): w counts their bytes and drops the mappings of
+ * all its files once DB_SMALL_DROP have been read. */
+#define DB_SMALL_CHUNK ((uint64_t)256 << 10)
+#define DB_SMALL_DROP ((uint64_t)64 << 20)
+void db_wctx_small_read(db_wctx *w, uint64_t nbytes);
+/* Close every file of w (their inflate budget given back). */
+void db_wctx_drop_files(db_wctx *w);
+/* Inflate budget held by the files the current pair uses. */
+uint64_t db_wctx_pinned_inflate(const db_wctx *w);
+/* A file of w shrank under its mapping while read (SIGBUS at addr,
+ * db_bus.h): err says which and where, w closes every file (the mapping is
+ * no good, and the caller holds the others); -1. */
+int db_wctx_changed(db_wctx *w, const void *addr, db_err *err);
+/* fn(arg) with its reads of w's mappings guarded: fn's result, or
+ * db_wctx_changed's -1. For code that opens files in a wctx of its own. */
+int db_wctx_run(db_wctx *w, int (*fn)(void *arg), void *arg, db_err *err);
 
 /* Accumulate elements [b, e) of pair p into a (initialised by the caller). */
 int db_pair_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/budget.h"
+
 db_entry *db_file_add_entry(db_file *f, const char *key)
 {
 	if (f->n_entries == f->cap_entries) {
@@ -47,4 +49,28 @@ int db_file_own(db_file *f, void *p)
 	}
 	f->owned[f->n_owned++] = p;
 	return 0;
+}
+
+int db_file_take_inflate(db_file *f, uint64_t n)
+{
+	db_open_opt *o = f->opt;
+	uint64_t pre = o && o->prepaid ? (*o->prepaid < n ? *o->prepaid : n) : 0;
+	int rc = db_budget_take(&db_inflate_budget, n - pre, !(o && o->nowait));
+	if (rc) {
+		if (o)
+			o->need = n;
+		return rc;
+	}
+	if (pre)
+		*o->prepaid -= pre;
+	f->inflate_held += n;
+	return 0;
+}
+
+void db_file_give_inflate(db_file *f, uint64_t n)
+{
+	if (n > f->inflate_held)
+		n = f->inflate_held;
+	f->inflate_held -= n;
+	db_budget_give(&db_inflate_budget, n);
 }

@@ -1,18 +1,23 @@
 #include "pt.h"
 
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bus.h"
 #include "pickle.h"
 #include "reader_impl.h"
+#include "util/budget.h"
 
 /* The legacy stream starts with this number as a LONG1 (formats.md §3). */
 static const uint8_t legacy_magic[10] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 
-#define PKL_CAP ((size_t)1 << 31) /* largest data.pkl we inflate */
 /* 2^32 elements: ~4 s of metrics; real expanded views are far smaller */
 #define DB_PT_MAX_VIEW_ELEMS ((uint64_t)1 << 32)
+/* Tensors one file may name: a pickle can reach one tensor by 2^40 paths
+ * (DUP + TUPLE2, 40 times, in 91 bytes); each path would be an entry. */
+#define DB_PT_MAX_ENTRIES ((size_t)1 << 20)
 
 /* One storage's bytes, as found by a reader. */
 typedef struct pt_rec {
@@ -34,6 +39,14 @@ typedef struct pt_ctx {
 	/* key being built while walking */
 	char *key;
 	size_t key_len, key_cap;
+	/* containers walked already (an open-addressing set of pointers) */
+	const db_pk_val **seen;
+	size_t n_seen, cap_seen;
+	/* deflated records: inflated once each (tensors may share a storage),
+	 * from the inflate budget taken for them all (held: not yet used) */
+	struct irec { const db_zip_entry *e; const uint8_t *p; size_t len; } *irecs;
+	size_t n_irecs, cap_irecs;
+	uint64_t held;
 } pt_ctx;
 
 bool db_pt_is_legacy(const uint8_t *p, size_t n)
@@ -67,12 +80,39 @@ static int zip_record(pt_ctx *c, const db_pk_val *sv, uint64_t want, pt_rec *r, 
 		                  (unsigned long long)want);
 	void *owned = NULL;
 	size_t len;
+	if (e->method == 8) {
+		for (size_t i = 0; i < c->n_irecs; i++)
+			if (c->irecs[i].e == e) {
+				r->p = c->irecs[i].p;
+				r->nbytes = c->irecs[i].len;
+				r->file_off = -1;
+				return 0;
+			}
+		if (e->usize > c->held) {
+			char lim[32];
+			return db_err_set(err, c->f->path, name, (int64_t)e->lho,
+			                  "inflate budget exceeded: the file's deflated records declare "
+			                  "more than the %s the process may hold inflated "
+			                  "(DUMPBISECT_INFLATE_MAX)",
+			                  db_budget_size(db_budget_limit(&db_inflate_budget), lim, sizeof lim));
+		}
+	}
 	if (db_zip_data(c->z, e, &r->p, &len, &owned, (size_t)want, err))
 		return -1;
 	if (owned) {
 		if (db_file_own(c->f, owned))
 			return db_err_set(err, c->f->path, name, -1, "out of memory");
 		r->file_off = -1;
+		c->held -= len;
+		if (c->n_irecs == c->cap_irecs) {
+			size_t nc = c->cap_irecs ? 2 * c->cap_irecs : 8;
+			struct irec *ni = realloc(c->irecs, nc * sizeof *ni);
+			if (!ni)
+				return db_err_set(err, c->f->path, name, -1, "out of memory");
+			c->irecs = ni;
+			c->cap_irecs = nc;
+		}
+		c->irecs[c->n_irecs++] = (struct irec){e, r->p, len};
 	} else {
 		r->file_off = (int64_t)(r->p - c->z->data);
 	}
@@ -226,11 +266,57 @@ static bool key_text(const db_pk_val *k, char *buf, size_t len, const char **out
 	return true;
 }
 
+/* Adds container v to the walked set: 1 when new, 0 when walked already,
+ * -1 on OOM. */
+static int seen_add(pt_ctx *c, const db_pk_val *v)
+{
+	if (2 * (c->n_seen + 1) > c->cap_seen) {
+		size_t nc = c->cap_seen ? c->cap_seen * 2 : 64;
+		const db_pk_val **ns = calloc(nc, sizeof *ns);
+		if (!ns)
+			return -1;
+		for (size_t i = 0; i < c->cap_seen; i++) {
+			const db_pk_val *o = c->seen[i];
+			if (!o)
+				continue;
+			size_t h = ((uintptr_t)o >> 4) * 0x9e3779b97f4a7c15ull & (nc - 1);
+			while (ns[h])
+				h = (h + 1) & (nc - 1);
+			ns[h] = o;
+		}
+		free(c->seen);
+		c->seen = ns;
+		c->cap_seen = nc;
+	}
+	size_t h = ((uintptr_t)v >> 4) * 0x9e3779b97f4a7c15ull & (c->cap_seen - 1);
+	for (; c->seen[h]; h = (h + 1) & (c->cap_seen - 1))
+		if (c->seen[h] == v)
+			return 0;
+	c->seen[h] = v;
+	c->n_seen++;
+	return 1;
+}
+
+/* Containers are walked once: a container the pickle shares (memo GET, DUP)
+ * names its tensors by the first path that reaches it. Without this, 40
+ * DUP + TUPLE2 make 2^40 paths. A tensor itself may sit under several keys
+ * (tied weights), one entry each, up to DB_PT_MAX_ENTRIES. */
 static int walk(pt_ctx *c, const db_pk_val *v, int depth, db_err *err)
 {
 	if (depth > DB_PK_MAX_DEPTH)
 		return db_err_set(err, c->f->path, c->pkl_entry, v->off,
 		                  "payload nested deeper than %d levels (or self-referencing)", DB_PK_MAX_DEPTH);
+	if (v->type == DB_PK_DICT || v->type == DB_PK_LIST || v->type == DB_PK_TUPLE) {
+		int fresh = seen_add(c, v);
+		if (fresh < 0)
+			return db_err_set(err, c->f->path, NULL, -1, "out of memory");
+		if (!fresh)
+			return 0;
+	}
+	if (v->type == DB_PK_TENSOR && c->f->n_entries >= DB_PT_MAX_ENTRIES)
+		return db_err_set(err, c->f->path, c->pkl_entry, v->off,
+		                  "more than %zu tensors in one file (a pickle that shares "
+		                  "containers can name one tensor many times)", DB_PT_MAX_ENTRIES);
 	char buf[64];
 	const char *seg;
 	size_t saved;
@@ -269,6 +355,9 @@ static int flatten(pt_ctx *c, const db_pk_val *root, db_err *err)
 	int rc = walk(c, root, 0, err);
 	free(c->key);
 	c->key = NULL;
+	free(c->seen);
+	c->seen = NULL;
+	c->n_seen = c->cap_seen = 0;
 	return rc;
 }
 
@@ -296,6 +385,49 @@ static int read_byteorder(pt_ctx *c, char *name, size_t nlen, db_err *err)
 		rc = db_err_set(err, c->f->path, name, (int64_t)e->lho,
 		                "byteorder record must say 'little' or 'big'");
 	free(owned);
+	return rc;
+}
+
+/* torch stores its records; a crafted file may deflate them (1032:1).
+ * What the deflated records declare is taken from the process's inflate
+ * budget at once, before any is inflated, as for .npz. */
+static int take_records(pt_ctx *c, db_err *err)
+{
+	size_t pl = strlen(c->prefix);
+	uint64_t want = 0;
+	for (size_t i = 0; i < c->z->n_entries; i++) {
+		const db_zip_entry *e = &c->z->entries[i];
+		if (e->method == 8 && !strncmp(e->name, c->prefix, pl) &&
+		    !strncmp(e->name + pl, "/data/", 6) && want + e->usize >= want)
+			want += e->usize;
+	}
+	int rc = db_file_take_inflate(c->f, want);
+	if (rc == -2)
+		return db_err_set(err, c->f->path, NULL, -1, "waiting for inflate budget (held by "
+		                  "other open files)"), -2;
+	c->held = rc ? 0 : want;        /* too much: each such record says so */
+	return 0;
+}
+
+/* Run the pickle and flatten it, under a guard of its own: a file that
+ * shrinks under its mapping (SIGBUS, db_bus.h) ends here as an error, and
+ * the caller still frees the VM and gives the pickle budget back. */
+static int run_guarded(pt_ctx *c, db_pk *vm, const uint8_t *pkl, size_t plen, int64_t base,
+                       db_err *err)
+{
+	db_bus_guard g;
+	if (sigsetjmp(g.jb, 0) != 0) {
+		int64_t off = c->z && g.addr ? (int64_t)((const uint8_t *)g.addr - c->z->data) : -1;
+		return db_err_set(err, c->f->path, NULL, off, "file changed while read (it shrank "
+		                  "under its mapping: this byte is gone); rescan");
+	}
+	db_bus_enter(&g);
+	db_pk_val *root;
+	size_t used;
+	int rc = db_pk_run(vm, pkl, plen, base, &root, &used, err);
+	if (!rc && (rc = take_records(c, err)) == 0)
+		rc = flatten(c, root, err);
+	db_bus_leave(&g);
 	return rc;
 }
 
@@ -335,24 +467,40 @@ int db_read_pt_zip(db_file *f, const db_zip *z, db_err *err)
 		return db_err_set(err, f->path, NULL, (int64_t)z->entries[0].cd_off,
 		                  "zip archive without '%s': not a torch.save file", name);
 	c.pkl_entry = pe->name;
+	/* The pickle's bytes, declared by the directory, are taken from the
+	 * process's pickle budget before anything is inflated or run: a 2 MB
+	 * member inflating to 2 GiB was 2.1 GB and 9.4 s per file, times the
+	 * files opened at once. */
+	uint64_t want = pe->usize;
+	char lim[32], got[32];
+	int brc = db_budget_take(&db_pickle_budget, want, true);
+	if (brc)
+		return db_err_set(err, f->path, pe->name, (int64_t)pe->cd_off,
+		                  "pickle of %s exceeds the %s cap on pickles "
+		                  "(DUMPBISECT_PICKLE_MAX raises it)",
+		                  db_budget_size(want, got, sizeof got),
+		                  db_budget_size(db_budget_limit(&db_pickle_budget), lim, sizeof lim));
 	const uint8_t *pkl;
 	size_t plen;
 	void *owned = NULL;
-	if (db_zip_data(z, pe, &pkl, &plen, &owned, PKL_CAP, err))
-		return -1;
+	int rc = -1;
+	db_pk *vm = NULL;
+	if (db_zip_data(z, pe, &pkl, &plen, &owned, (size_t)want, err))
+		goto out;
 	int64_t base = owned ? 0 : (int64_t)(pkl - z->data);
-	db_pk *vm = db_pk_new(f->path, pe->name, false);
-	if (!vm) {
-		free(owned);
-		return db_err_set(err, f->path, NULL, -1, "out of memory");
+	if (!(vm = db_pk_new(f->path, pe->name, false))) {
+		db_err_set(err, f->path, NULL, -1, "out of memory");
+		goto out;
 	}
-	db_pk_val *root;
-	size_t used;
-	int rc = db_pk_run(vm, pkl, plen, base, &root, &used, err);
-	if (!rc)
-		rc = flatten(&c, root, err);
+	rc = run_guarded(&c, vm, pkl, plen, base, err);
+	db_file_give_inflate(f, c.held);        /* records no tensor used */
+	free(c.irecs);
+	free(c.key);
+	free(c.seen);
+out:
 	db_pk_free(vm);
 	free(owned);
+	db_budget_give(&db_pickle_budget, want);
 	return rc;
 }
 

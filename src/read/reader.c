@@ -1,5 +1,6 @@
 #include "db_reader.h"
 
+#include <setjmp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_bus.h"
 #include "msprobe_json.h"
 #include "pt.h"
 #include "reader_impl.h"
@@ -112,12 +114,71 @@ static db_file *new_file(const char *name, db_err *err)
 	return f;
 }
 
+/* Below this many entries db_file_find scans; above, it searches by_key. */
+#define FIND_SCAN_MAX 16
+
+/* qsort has no context argument: the entries being sorted, set per sort
+ * (the index is built once per file, before any other thread sees it). */
+static _Thread_local const db_entry *sort_entries;
+
+static int by_key_cmp(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(sort_entries[i].key, sort_entries[j].key);
+	if (c)
+		return c;
+	return i < j ? -1 : i > j;
+}
+
+/* A sorted index rather than a hash: key names come from the file, and a
+ * sort's worst case does not depend on them (a million tensors, looked up
+ * once each per compare, were quadratic with the scan: issue 26). */
+static int build_by_key(db_file *f, db_err *err)
+{
+	if (f->n_entries <= FIND_SCAN_MAX)
+		return 0;
+	if (!(f->by_key = malloc(f->n_entries * sizeof *f->by_key)))
+		return db_err_set(err, f->path, NULL, -1, "out of memory");
+	for (size_t i = 0; i < f->n_entries; i++)
+		f->by_key[i] = i;
+	sort_entries = f->entries;
+	qsort(f->by_key, f->n_entries, sizeof *f->by_key, by_key_cmp);
+	sort_entries = NULL;
+	return 0;
+}
+
+/* A SIGBUS while parsing a mapping: the file shrank since its fstat. */
+static int changed_error(const db_file *f, const void *addr, db_err *err)
+{
+	int64_t off = addr ? (int64_t)((const uint8_t *)addr - f->map) : -1;
+	return db_err_set(err, f->path, NULL, off, "file changed while read (it shrank under its "
+	                  "mapping: this byte is gone); rescan");
+}
+
+/* parse under a guard: a SIGBUS on the mapping is an error for this file
+ * (the parser's scratch may leak then; the pickle VM and its budget do
+ * not: pt.c guards them itself) and the process goes on. */
+static int parse_guarded(db_file *file, db_err *err)
+{
+	db_file *volatile f = file;     /* read after a jump */
+	db_bus_guard g;
+	if (sigsetjmp(g.jb, 0) != 0)
+		return changed_error(f, g.addr, err);
+	db_bus_enter(&g);
+	int rc = parse(f, err);
+	db_bus_leave(&g);
+	return rc;
+}
+
 static int finish(db_file *f, db_file **out, db_err *err)
 {
-	if (parse(f, err)) {
+	int rc = f->map_is_mmap == DB_MAP_MMAP ? parse_guarded(f, err) : parse(f, err);
+	bool busy = rc == -2;
+	f->opt = NULL;
+	if (rc || build_by_key(f, err)) {
 		db_file_close(f);
 		*out = NULL;
-		return -1;
+		return busy ? -2 : -1;
 	}
 	*out = f;
 	return 0;
@@ -142,6 +203,12 @@ int db_file_open(const char *path, db_file **out, db_err *err)
 
 int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err)
 {
+	return db_file_open_opt(path, rb, NULL, out, err);
+}
+
+int db_file_open_opt(const char *path, db_readbuf *rb, db_open_opt *opt, db_file **out,
+                     db_err *err)
+{
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
 	if (fd < 0)
@@ -161,6 +228,7 @@ int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err
 		close(fd);
 		return -1;
 	}
+	f->opt = opt;
 	f->map_size = (size_t)st.st_size;
 	f->st_size = (int64_t)st.st_size;
 	f->st_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -219,6 +287,7 @@ int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err
 		}
 		f->map = m;
 		f->map_is_mmap = DB_MAP_MMAP;
+		db_bus_map_add(m, f->map_size);
 	}
 	close(fd);
 	return finish(f, out, err);
@@ -233,11 +302,15 @@ void db_file_close(db_file *f)
 		free(f->entries[i].err);
 	}
 	free(f->entries);
+	free(f->by_key);
+	db_file_give_inflate(f, f->inflate_held);
 	for (size_t i = 0; i < f->n_owned; i++)
 		free(f->owned[i]);
 	free(f->owned);
-	if (f->map_is_mmap == DB_MAP_MMAP && f->map)
+	if (f->map_is_mmap == DB_MAP_MMAP && f->map) {
+		db_bus_map_remove(f->map);
 		munmap((void *)(uintptr_t)f->map, f->map_size);
+	}
 	else if (f->map_is_mmap == DB_MAP_HEAP)
 		free((void *)(uintptr_t)f->map);
 	free(f->path);
@@ -259,8 +332,22 @@ const char *db_format_name(db_format fmt)
 
 const db_entry *db_file_find(const db_file *f, const char *key)
 {
-	for (size_t i = 0; i < f->n_entries; i++)
-		if (!strcmp(f->entries[i].key, key))
-			return &f->entries[i];
+	if (!f->by_key) {
+		for (size_t i = 0; i < f->n_entries; i++)
+			if (!strcmp(f->entries[i].key, key))
+				return &f->entries[i];
+		return NULL;
+	}
+	/* lower bound: the first of equal keys is the first added */
+	size_t lo = 0, hi = f->n_entries;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(f->entries[f->by_key[mid]].key, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < f->n_entries && !strcmp(f->entries[f->by_key[lo]].key, key))
+		return &f->entries[f->by_key[lo]];
 	return NULL;
 }

@@ -21,6 +21,14 @@ int db_file_add_entry_error(db_file *f, const char *key, const db_err *msg, db_e
  * 0, or -1 on OOM; p is then freed already. */
 int db_file_own(db_file *f, void *p);
 
+/* Take n bytes of the process's inflate budget for f (from the caller's
+ * prepaid bytes first), before inflating them: 0 taken (f->inflate_held
+ * grows), -1 n is more than the whole budget, -2 busy and f's opener may
+ * not wait (f->opt->need set). */
+int db_file_take_inflate(db_file *f, uint64_t n);
+/* Give back n of what f took (members that did not need it after all). */
+void db_file_give_inflate(db_file *f, uint64_t n);
+
 /* Magic-byte classification of data[0..size) (also used by tests). */
 db_format db_detect_format(const uint8_t *data, size_t size);
 

@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include "db_bus.h"
+
 int64_t db_tensor_numel(const db_tensor *t)
 {
 	int64_t n = 1;
@@ -72,4 +74,25 @@ void db_tensor_set_contiguous(db_tensor *t)
 		t->stride[d] = s;
 		s *= t->shape[d] > 0 ? t->shape[d] : 1;
 	}
+}
+
+typedef struct f64_job {
+	const db_tensor *t;
+	double *out;
+	int64_t n;
+} f64_job;
+
+static int f64_all(void *arg)
+{
+	f64_job *j = arg;
+	for (int64_t i = 0; i < j->n; i++)
+		j->out[i] = db_decode1_f64(j->t->dtype, j->t->data + db_tensor_elem_offset(j->t, i),
+		                           j->t->swap);
+	return 0;
+}
+
+int db_tensor_to_f64(const db_tensor *t, double *out, int64_t n, const void **fault)
+{
+	f64_job j = {t, out, n};
+	return db_bus_run(f64_all, &j, fault) == 0 ? 0 : -1;
 }

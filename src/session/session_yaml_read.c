@@ -13,6 +13,7 @@
 
 #include "session_priv.h"
 #include "util/yaml_err.h"
+#include "util/yaml_load.h"
 
 typedef struct rd {
 	yaml_document_t *doc;
@@ -439,6 +440,8 @@ int db_session_parse(const char *text, size_t len, const char *origin,
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	*out = NULL;
+	if (db_yaml_check_depth(origin, text, len, err))
+		return -1;
 	if (!yaml_parser_initialize(&parser))
 		return db_err_set(err, origin, NULL, -1, "out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -449,10 +452,13 @@ int db_session_parse(const char *text, size_t len, const char *origin,
 		yaml_parser_delete(&parser);
 		return -1;
 	}
-	db_session *s = db_session_new(NULL, NULL);
+	db_session *s = NULL;
 	rd r = {&doc, origin, err};
-	int rc = s ? parse_root(&r, yaml_document_get_root_node(&doc), s, true)
-	           : db_err_set(err, origin, NULL, -1, "out of memory");
+	int rc = db_yaml_check_expansion(origin, &doc, len, err);
+	if (!rc && !(s = db_session_new(NULL, NULL)))
+		rc = db_err_set(err, origin, NULL, -1, "out of memory");
+	if (!rc)
+		rc = parse_root(&r, yaml_document_get_root_node(&doc), s, true);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	if (rc < 0) {

@@ -1,8 +1,29 @@
 #include "json_parse.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Every node, string and array of one document lives in an arena freed at
+ * once: a million-tensor header was ten million mallocs, and freeing them
+ * took as long as parsing. */
+typedef struct jp_block {
+	struct jp_block *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char data[];
+} jp_block;
+
+typedef struct jp_doc {
+	jp_block *blocks;
+	db_jp root;
+} jp_doc;
+
+/* A member on the scratch stack, until its object closes. */
+typedef struct jp_key {
+	char *k;
+	size_t len, pos;
+} jp_key;
 
 typedef struct jp_state {
 	const unsigned char *s;
@@ -10,6 +31,13 @@ typedef struct jp_state {
 	size_t err_pos;
 	const char *err_msg;
 	bool py;        /* NaN, Infinity, -Infinity as Python's json writes them */
+	jp_doc *doc;
+	/* the items (and keys) of the open arrays and objects, innermost on
+	 * top; each is copied to the arena, exactly sized, when it closes */
+	db_jp *sv;
+	size_t sv_n, sv_cap;
+	jp_key *sk;
+	size_t sk_n, sk_cap;
 } jp_state;
 
 static int jp_fail(jp_state *st, size_t pos, const char *msg)
@@ -17,6 +45,44 @@ static int jp_fail(jp_state *st, size_t pos, const char *msg)
 	st->err_pos = pos;
 	st->err_msg = msg;
 	return -1;
+}
+
+static void *jp_alloc(jp_state *st, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	jp_block *b = st->doc->blocks;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = b ? b->cap * 2 : (size_t)16 << 10;
+		if (cap > ((size_t)4 << 20))
+			cap = (size_t)4 << 20;
+		if (cap < n)
+			cap = n;
+		jp_block *nb = malloc(sizeof *nb + cap);
+		if (!nb)
+			return NULL;
+		nb->next = b;
+		nb->used = 0;
+		nb->cap = cap;
+		st->doc->blocks = b = nb;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+static int jp_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	while (nc < need)
+		nc *= 2;
+	void *q = realloc(*p, nc * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = nc;
+	return 0;
 }
 
 static void jp_ws(jp_state *st)
@@ -112,7 +178,7 @@ static int jp_hex4(jp_state *st, size_t at, uint32_t *out)
 	return 0;
 }
 
-/* Parses a string starting at the opening quote; *out is malloc'd. */
+/* Parses a string starting at the opening quote; *out is in the arena. */
 static int jp_string(jp_state *st, char **out, size_t *out_len)
 {
 	size_t start = st->i++;
@@ -125,22 +191,18 @@ static int jp_string(jp_state *st, char **out, size_t *out_len)
 	}
 	if (end >= st->len)
 		return jp_fail(st, start, "unterminated string");
-	char *buf = malloc(end - st->i + 4);
+	char *buf = jp_alloc(st, end - st->i + 4);
 	if (!buf)
 		return jp_fail(st, start, "out of memory");
 	size_t n = 0;
 	while (st->s[st->i] != '"') {
 		unsigned char c = st->s[st->i];
-		if (c < 0x20) {
-			free(buf);
+		if (c < 0x20)
 			return jp_fail(st, st->i, "control character in string");
-		}
 		if (c != '\\') {
 			size_t k = jp_utf8_len(st->s + st->i, st->len - st->i);
-			if (!k) {
-				free(buf);
+			if (!k)
 				return jp_fail(st, st->i, "invalid UTF-8 in string");
-			}
 			memcpy(buf + n, st->s + st->i, k);
 			n += k;
 			st->i += k;
@@ -159,28 +221,18 @@ static int jp_string(jp_state *st, char **out, size_t *out_len)
 		case 't': buf[n++] = '\t'; break;
 		case 'u': {
 			uint32_t cp, lo;
-			if (jp_hex4(st, st->i, &cp)) {
-				free(buf);
+			if (jp_hex4(st, st->i, &cp))
 				return -1;
-			}
 			st->i += 4;
-			if (cp >= 0xDC00 && cp <= 0xDFFF) {
-				free(buf);
+			if (cp >= 0xDC00 && cp <= 0xDFFF)
 				return jp_fail(st, esc, "lone low surrogate in \\u escape");
-			}
 			if (cp >= 0xD800 && cp <= 0xDBFF) {
-				if (st->len - st->i < 2 || st->s[st->i] != '\\' || st->s[st->i + 1] != 'u') {
-					free(buf);
+				if (st->len - st->i < 2 || st->s[st->i] != '\\' || st->s[st->i + 1] != 'u')
 					return jp_fail(st, esc, "lone high surrogate in \\u escape");
-				}
-				if (jp_hex4(st, st->i + 2, &lo)) {
-					free(buf);
+				if (jp_hex4(st, st->i + 2, &lo))
 					return -1;
-				}
-				if (lo < 0xDC00 || lo > 0xDFFF) {
-					free(buf);
+				if (lo < 0xDC00 || lo > 0xDFFF)
 					return jp_fail(st, esc, "bad surrogate pair in \\u escape");
-				}
 				st->i += 6;
 				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
 			}
@@ -188,7 +240,6 @@ static int jp_string(jp_state *st, char **out, size_t *out_len)
 			break;
 		}
 		default:
-			free(buf);
 			return jp_fail(st, esc, "bad escape in string");
 		}
 	}
@@ -235,13 +286,9 @@ static int jp_number(jp_state *st, db_jp *v)
 		while (i < st->len && s[i] >= '0' && s[i] <= '9')
 			i++;
 	}
-	char tmp[512];
-	if (i - start >= sizeof tmp)
+	if (i - start >= 512)
 		return jp_fail(st, start, "number too long");
-	memcpy(tmp, s + start, i - start);
-	tmp[i - start] = '\0';
 	v->type = DB_JP_NUM;
-	v->num = strtod(tmp, NULL);
 	v->is_uint = false;
 	if (plain) {
 		uint64_t u = 0;
@@ -257,6 +304,14 @@ static int jp_number(jp_state *st, db_jp *v)
 		v->is_uint = ok;
 		v->u = ok ? u : 0;
 	}
+	if (v->is_uint) {
+		v->num = (double)v->u;  /* rounds to nearest, as strtod does */
+	} else {
+		char tmp[512];
+		memcpy(tmp, s + start, i - start);
+		tmp[i - start] = '\0';
+		v->num = strtod(tmp, NULL);
+	}
 	st->i = i;
 	return 0;
 }
@@ -270,24 +325,30 @@ static int jp_literal(jp_state *st, const char *word)
 	return 0;
 }
 
-static int jp_grow(void **p, size_t *cap, size_t need, size_t elem)
+/* Push v onto the scratch stack of items. */
+static int jp_push(jp_state *st, const db_jp *v)
 {
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 8;
-	while (nc < need)
-		nc *= 2;
-	void *q = realloc(*p, nc * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = nc;
+	if (jp_grow((void **)&st->sv, &st->sv_cap, st->sv_n + 1, sizeof *st->sv))
+		return jp_fail(st, st->i, "out of memory");
+	st->sv[st->sv_n++] = *v;
+	return 0;
+}
+
+/* Move the items above base on the scratch stack into v, exactly sized. */
+static int jp_close_items(jp_state *st, db_jp *v, size_t base)
+{
+	v->n = st->sv_n - base;
+	if (v->n && !(v->items = jp_alloc(st, v->n * sizeof *v->items)))
+		return jp_fail(st, v->pos, "out of memory");
+	if (v->n)
+		memcpy(v->items, st->sv + base, v->n * sizeof *v->items);
+	st->sv_n = base;
 	return 0;
 }
 
 static int jp_array(jp_state *st, db_jp *v, int depth)
 {
-	size_t cap = 0;
+	size_t base = st->sv_n;
 	v->type = DB_JP_ARR;
 	st->i++;
 	jp_ws(st);
@@ -296,19 +357,16 @@ static int jp_array(jp_state *st, db_jp *v, int depth)
 		return 0;
 	}
 	for (;;) {
-		if (jp_grow((void **)&v->items, &cap, v->n + 1, sizeof *v->items))
-			return jp_fail(st, st->i, "out of memory");
-		db_jp *it = &v->items[v->n];
-		memset(it, 0, sizeof *it);
-		v->n++;
-		if (jp_value(st, it, depth + 1))
+		db_jp it;
+		memset(&it, 0, sizeof it);
+		if (jp_value(st, &it, depth + 1) || jp_push(st, &it))
 			return -1;
 		jp_ws(st);
 		if (st->i >= st->len)
 			return jp_fail(st, st->i, "unterminated array");
 		if (st->s[st->i] == ']') {
 			st->i++;
-			return 0;
+			return jp_close_items(st, v, base);
 		}
 		if (st->s[st->i] != ',')
 			return jp_fail(st, st->i, "',' or ']' expected");
@@ -316,47 +374,74 @@ static int jp_array(jp_state *st, db_jp *v, int depth)
 	}
 }
 
-typedef struct jp_keyref {
-	const char *k;
-	size_t len, idx;
-} jp_keyref;
-
 static int jp_keycmp(const void *a, const void *b)
 {
-	const jp_keyref *x = a, *y = b;
+	const jp_key *x = a, *y = b;
 	if (x->len != y->len)
 		return x->len < y->len ? -1 : 1;
 	int c = memcmp(x->k, y->k, x->len);
 	if (c)
 		return c;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Sorting keeps this O(n log n) for headers with many thousands of tensors. */
-static int jp_check_dups(jp_state *st, db_jp *v)
+static bool jp_key_eq(const jp_key *a, const jp_key *b)
 {
-	if (v->n < 2)
+	return a->len == b->len && memcmp(a->k, b->k, a->len) == 0;
+}
+
+/* Keys k[0..n) (text order) hold no duplicate. A few are compared pairwise;
+ * many are sorted (a copy: O(n log n) for headers with a million tensors).
+ * The error points at the later of the first duplicate pair found. */
+static int jp_check_dups(jp_state *st, const jp_key *k, size_t n)
+{
+	if (n < 2)
 		return 0;
-	jp_keyref *r = malloc(v->n * sizeof *r);
+	if (n <= 8) {
+		for (size_t a = 1; a < n; a++)
+			for (size_t b = 0; b < a; b++)
+				if (jp_key_eq(&k[a], &k[b]))
+					return jp_fail(st, k[a].pos, "duplicate key in object");
+		return 0;
+	}
+	jp_key *r = malloc(n * sizeof *r);
 	if (!r)
-		return jp_fail(st, v->pos, "out of memory");
-	for (size_t k = 0; k < v->n; k++)
-		r[k] = (jp_keyref){ v->keys[k], v->key_len[k], k };
-	qsort(r, v->n, sizeof *r, jp_keycmp);
-	for (size_t k = 1; k < v->n; k++) {
-		if (r[k].len == r[k - 1].len && memcmp(r[k].k, r[k - 1].k, r[k].len) == 0) {
-			size_t pos = v->key_pos[r[k].idx];
+		return jp_fail(st, k[0].pos, "out of memory");
+	memcpy(r, k, n * sizeof *r);
+	qsort(r, n, sizeof *r, jp_keycmp);
+	for (size_t a = 1; a < n; a++)
+		if (jp_key_eq(&r[a], &r[a - 1])) {
+			size_t pos = r[a].pos;
 			free(r);
 			return jp_fail(st, pos, "duplicate key in object");
 		}
-	}
 	free(r);
 	return 0;
 }
 
+/* Close object v: its members are above (ibase, kbase) on the stacks. */
+static int jp_close_object(jp_state *st, db_jp *v, size_t ibase, size_t kbase)
+{
+	size_t n = st->sk_n - kbase;
+	const jp_key *k = st->sk + kbase;
+	if (jp_check_dups(st, k, n))
+		return -1;
+	if (n && (!(v->keys = jp_alloc(st, n * sizeof *v->keys)) ||
+	          !(v->key_len = jp_alloc(st, n * sizeof *v->key_len)) ||
+	          !(v->key_pos = jp_alloc(st, n * sizeof *v->key_pos))))
+		return jp_fail(st, v->pos, "out of memory");
+	for (size_t j = 0; j < n; j++) {
+		v->keys[j] = k[j].k;
+		v->key_len[j] = k[j].len;
+		v->key_pos[j] = k[j].pos;
+	}
+	st->sk_n = kbase;
+	return jp_close_items(st, v, ibase);
+}
+
 static int jp_object(jp_state *st, db_jp *v, int depth)
 {
-	size_t cap_i = 0, cap_k = 0, cap_l = 0, cap_p = 0;
+	size_t ibase = st->sv_n, kbase = st->sk_n;
 	v->type = DB_JP_OBJ;
 	st->i++;
 	jp_ws(st);
@@ -365,37 +450,28 @@ static int jp_object(jp_state *st, db_jp *v, int depth)
 		return 0;
 	}
 	for (;;) {
-		size_t need = v->n + 1;
-		if (jp_grow((void **)&v->items, &cap_i, need, sizeof *v->items) ||
-		    jp_grow((void **)&v->keys, &cap_k, need, sizeof *v->keys) ||
-		    jp_grow((void **)&v->key_len, &cap_l, need, sizeof *v->key_len) ||
-		    jp_grow((void **)&v->key_pos, &cap_p, need, sizeof *v->key_pos))
-			return jp_fail(st, st->i, "out of memory");
 		if (st->i >= st->len || st->s[st->i] != '"')
 			return jp_fail(st, st->i, "string key expected");
-		size_t kpos = st->i;
-		char *key;
-		size_t klen;
-		if (jp_string(st, &key, &klen))
+		jp_key key = { NULL, 0, st->i };
+		if (jp_string(st, &key.k, &key.len))
 			return -1;
-		db_jp *it = &v->items[v->n];
-		memset(it, 0, sizeof *it);
-		v->keys[v->n] = key;
-		v->key_len[v->n] = klen;
-		v->key_pos[v->n] = kpos;
-		v->n++;
+		if (jp_grow((void **)&st->sk, &st->sk_cap, st->sk_n + 1, sizeof *st->sk))
+			return jp_fail(st, st->i, "out of memory");
+		st->sk[st->sk_n++] = key;
 		jp_ws(st);
 		if (st->i >= st->len || st->s[st->i] != ':')
 			return jp_fail(st, st->i, "':' expected");
 		st->i++;
-		if (jp_value(st, it, depth + 1))
+		db_jp it;
+		memset(&it, 0, sizeof it);
+		if (jp_value(st, &it, depth + 1) || jp_push(st, &it))
 			return -1;
 		jp_ws(st);
 		if (st->i >= st->len)
 			return jp_fail(st, st->i, "unterminated object");
 		if (st->s[st->i] == '}') {
 			st->i++;
-			return jp_check_dups(st, v);
+			return jp_close_object(st, v, ibase, kbase);
 		}
 		if (st->s[st->i] != ',')
 			return jp_fail(st, st->i, "',' or '}' expected");
@@ -446,26 +522,19 @@ static int jp_value(jp_state *st, db_jp *v, int depth)
 	}
 }
 
-static void jp_free_inner(db_jp *v)
+static void jp_doc_free(jp_doc *d)
 {
-	free(v->str);
-	for (size_t k = 0; k < v->n; k++) {
-		jp_free_inner(&v->items[k]);
-		if (v->keys)
-			free(v->keys[k]);
+	for (jp_block *b = d->blocks, *nx; b; b = nx) {
+		nx = b->next;
+		free(b);
 	}
-	free(v->items);
-	free(v->keys);
-	free(v->key_len);
-	free(v->key_pos);
+	free(d);
 }
 
 void db_jp_free(db_jp *v)
 {
-	if (!v)
-		return;
-	jp_free_inner(v);
-	free(v);
+	if (v)
+		jp_doc_free((jp_doc *)(void *)((char *)v - offsetof(jp_doc, root)));
 }
 
 int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
@@ -477,16 +546,20 @@ int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
 int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *err_pos,
                    const char **err_msg)
 {
-	jp_state st = { (const unsigned char *)text, len, 0, 0, NULL, py };
-	db_jp *v = calloc(1, sizeof *v);
-	int rc = v ? jp_value(&st, v, 0) : jp_fail(&st, 0, "out of memory");
+	jp_state st = { (const unsigned char *)text, len, 0, 0, NULL, py, NULL, NULL, 0, 0, NULL, 0, 0 };
+	jp_doc *d = calloc(1, sizeof *d);
+	st.doc = d;
+	int rc = d ? jp_value(&st, &d->root, 0) : jp_fail(&st, 0, "out of memory");
 	if (rc == 0) {
 		jp_ws(&st);
 		if (st.i != len)
 			rc = jp_fail(&st, st.i, "trailing characters after JSON value");
 	}
+	free(st.sv);
+	free(st.sk);
 	if (rc) {
-		db_jp_free(v);
+		if (d)
+			jp_doc_free(d);
 		*out = NULL;
 		if (err_pos)
 			*err_pos = st.err_pos;
@@ -494,7 +567,7 @@ int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *e
 			*err_msg = st.err_msg;
 		return -1;
 	}
-	*out = v;
+	*out = &d->root;
 	return 0;
 }
 

@@ -24,6 +24,12 @@ need_python() {
 	PY=$(command -v python3) || { echo "python3 is needed $1"; exit 1; }
 }
 
+# vlimit KB: ulimit -v KB, except under AddressSanitizer, which reserves
+# terabytes of address space (the sanitizer build then runs unbounded).
+vlimit() {
+	ldd "$DB_BIN" 2>/dev/null | grep -q libasan || ulimit -v "$1"
+}
+
 # expect RC DESC CMD...: run CMD (60 s at most), stdout in $out, stderr in
 # $err; a failure unless it exits RC.
 expect() {

@@ -1,10 +1,7 @@
 /* Selection, grid, metrics text, filter, view stack; see app.h. */
 #include "app.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <ctype.h>
 #include <math.h>
-#include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,113 +397,6 @@ void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
 	           !(p->m.byte_equal == 1.0);
 	snprintf(buf, len, "%s%7s", off ? G("≢ ", "# ") : draw_band_glyph2(p->band), v);
 	*color = draw_band_color(off ? DB_BAND_DRIFT : p->band);
-}
-
-/* ---- filter ---- */
-
-bool tui_filter_match(const struct tui *t, const char *s)
-{
-	if (!t->filter_re)
-		return true;
-	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
-	if (!md)
-		return true;
-	int rc = pcre2_match(t->filter_re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md,
-	                     NULL);
-	pcre2_match_data_free(md);
-	return rc >= 0;
-}
-
-static void compute_col_match(struct tui *t)
-{
-	free(t->col_match);
-	t->col_match = NULL;
-	t->col_match_gen = t->grid_gen;
-	if (!t->filter_re || !t->have_grid)
-		return;
-	t->col_match = calloc(t->grid.n_cols ? t->grid.n_cols : 1, sizeof *t->col_match);
-	if (!t->col_match)
-		return;
-	for (size_t c = 0; c < t->grid.n_cols; c++)
-		t->col_match[c] = tui_filter_match(t, t->grid.cols[c]);
-	/* A column also passes when one of its sub-stages matches. */
-	for (size_t i = 0; i < t->cmp->n_pairs; i++) {
-		const char *st = t->cmp->pairs[i].f.stage;
-		if (!tui_filter_match(t, st))
-			continue;
-		char buf[256];
-		const char *par = db_profile_parent(t->cmp->profile, st,
-		                                    (const char *const *)t->grid.cols,
-		                                    t->grid.n_cols, buf, sizeof buf);
-		for (size_t c = 0; par && c < t->grid.n_cols; c++)
-			if (!strcmp(t->grid.cols[c], par))
-				t->col_match[c] = true;
-	}
-}
-
-bool tui_col_visible(struct tui *t, size_t c)
-{
-	if (!t->filter_re)
-		return true;
-	if (t->col_match_gen != t->grid_gen || !t->col_match)
-		compute_col_match(t);
-	return !t->col_match || (c < t->grid.n_cols && t->col_match[c]);
-}
-
-int tui_filter_set(struct tui *t, const char *pattern)
-{
-	if (!pattern || !*pattern) {
-		if (t->filter_re)
-			pcre2_code_free(t->filter_re);
-		t->filter_re = NULL;
-		t->filter_pat[0] = '\0';
-		free(t->col_match);
-		t->col_match = NULL;
-		tui_msg(t, false, "filter cleared");
-		return 0;
-	}
-	uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-	bool upper = false;
-	for (const char *s = pattern; *s; s++)
-		upper |= isupper((unsigned char)*s) != 0;
-	if (!upper)
-		opts |= PCRE2_CASELESS;         /* smart case, like less -i */
-	int ec;
-	PCRE2_SIZE eo;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, opts,
-	                               &ec, &eo, NULL);
-	if (!re) {
-		PCRE2_UCHAR why[256];
-		pcre2_get_error_message(ec, why, sizeof why);
-		tui_msg(t, true, "/%s: %s at offset %zu", pattern, (char *)why, (size_t)eo);
-		return -1;
-	}
-	void *old = t->filter_re;
-	char oldpat[256];
-	snprintf(oldpat, sizeof oldpat, "%s", t->filter_pat);
-	t->filter_re = re;
-	snprintf(t->filter_pat, sizeof t->filter_pat, "%s", pattern);
-	compute_col_match(t);
-	size_t n = 0;
-	for (size_t c = 0; t->col_match && c < t->grid.n_cols; c++)
-		n += t->col_match[c];
-	for (size_t r = 0; r < t->grid.first_layer_row && t->have_grid; r++)
-		n += tui_filter_match(t, t->grid.rows[r].label);
-	for (size_t r = t->grid.first_layer_row + t->grid.n_layer_rows;
-	     t->have_grid && r < t->grid.n_rows; r++)
-		n += tui_filter_match(t, t->grid.rows[r].label);
-	if (n == 0) {
-		pcre2_code_free(re);
-		t->filter_re = old;
-		snprintf(t->filter_pat, sizeof t->filter_pat, "%s", oldpat);
-		compute_col_match(t);
-		tui_msg(t, true, "/%s: no stage matches", pattern);
-		return -1;
-	}
-	if (old)
-		pcre2_code_free(old);
-	tui_msg(t, false, "filter /%s: %zu stage%s", pattern, n, n == 1 ? "" : "s");
-	return 0;
 }
 
 /* ---- messages ---- */

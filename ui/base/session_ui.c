@@ -215,8 +215,9 @@ void tui_view_state_restore(struct tui *t)
 		snprintf(t->probe, sizeof t->probe, "%s", v);
 		t->probe_given = true;
 	}
-	if ((v = db_session_view_get(s, "filter")))
-		tui_filter_set(t, v);
+	/* a filter that cannot be restored (it hits the regex limit) says why */
+	if ((v = db_session_view_get(s, "filter")) && tui_filter_set(t, v) != 0)
+		return;
 	t->msg[0] = '\0';
 }
 

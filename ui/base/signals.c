@@ -1,6 +1,6 @@
 /* Signals in the workbench: see signals.h. The handlers call only
  * async-signal-safe functions (write, dup2, tcsetattr, sigaction, raise,
- * pthread_kill, _exit). */
+ * pthread_kill, _exit; db_bus_recover: sigprocmask, siglongjmp). */
 #include "signals.h"
 
 #include <errno.h>
@@ -11,6 +11,8 @@
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
+
+#include "db_bus.h"
 
 static pthread_t main_thread;
 static volatile sig_atomic_t quit_sig;      /* the first quit request */
@@ -115,6 +117,9 @@ static void report_crash(int sig)
 static void on_crash(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
+	/* a dump file that shrank under a guarded read is no crash: back to
+	 * the guard, which makes it an error for that file (db_bus.h) */
+	db_bus_recover(sig, si);
 	if (sig == SIGQUIT && held)
 		return;                     /* Ctrl-\ inside the editor: the editor's */
 	restore_terminal();

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bus.h"
 #include "db_dequant.h"
 #include "db_grid.h"
 #include "db_reader.h"
@@ -92,23 +93,20 @@ static const db_entry *open_entry(const db_index *ix, const db_item *it, db_file
 	return en && !en->err ? en : NULL;
 }
 
-static void *work(void *arg)
+/* What the view shows, read from the two mappings (under a guard). */
+struct look {
+	struct tensor *s;
+	const db_pair *p;
+	const db_entry *ex, *ey;
+};
+
+static int look_at(void *arg)
 {
-	struct tensor *s = arg;
-	const db_pair *p = &s->cmp->pairs[s->pair];
-	if (db_pair_dequantized(p) || db_pair_xform_name(s->cmp, p)) {
-		work_quant(s, p);
-		atomic_store(&s->done, true);
-		return NULL;
-	}
-	db_file *fx = NULL, *fy = NULL;
-	const db_entry *ex = NULL, *ey = NULL;
-	const db_index *ixr = s->cmp->ref, *ixt = s->cmp->tgt ? s->cmp->tgt : s->cmp->ref;
+	struct look *lk = arg;
+	struct tensor *s = lk->s;
+	const db_pair *p = lk->p;
+	const db_entry *ex = lk->ex, *ey = lk->ey;
 	db_err e = {{0}};
-	if (p->ref)
-		ex = open_entry(ixr, p->ref, &fx, &s->path_x, s->err, sizeof s->err);
-	if (p->tgt && !s->err[0])
-		ey = open_entry(ixt, p->tgt, &fy, &s->path_y, s->err, sizeof s->err);
 	if (ex && db_stats_compute(&ex->t, &s->sx, &e) == 0)
 		s->have_x = true;
 	if (ey && db_stats_compute(&ey->t, &s->sy, &e) == 0)
@@ -142,6 +140,34 @@ static void *work(void *arg)
 		s->rows = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *s->rows);
 		if (s->rows)
 			s->n_rows = db_row_rel_l2(&tx, &ty, s->rows, rows);
+	}
+	return 0;
+}
+
+static void *work(void *arg)
+{
+	struct tensor *s = arg;
+	const db_pair *p = &s->cmp->pairs[s->pair];
+	if (db_pair_dequantized(p) || db_pair_xform_name(s->cmp, p)) {
+		work_quant(s, p);
+		atomic_store(&s->done, true);
+		return NULL;
+	}
+	db_file *fx = NULL, *fy = NULL;
+	const db_entry *ex = NULL, *ey = NULL;
+	const db_index *ixr = s->cmp->ref, *ixt = s->cmp->tgt ? s->cmp->tgt : s->cmp->ref;
+	if (p->ref)
+		ex = open_entry(ixr, p->ref, &fx, &s->path_x, s->err, sizeof s->err);
+	if (p->tgt && !s->err[0])
+		ey = open_entry(ixt, p->tgt, &fy, &s->path_y, s->err, sizeof s->err);
+	struct look lk = {s, p, ex, ey};
+	const void *at = NULL;
+	if (db_bus_run(look_at, &lk, &at) == DB_BUS_FAULT) {
+		/* a file shrank under its mapping while read (db_bus.h) */
+		const db_file *ff = fx && at >= (const void *)fx->map &&
+		                    at < (const void *)(fx->map + fx->map_size) ? fx : fy;
+		snprintf(s->err, sizeof s->err, "%s: file changed while read (it shrank under its "
+		         "mapping); rescan", ff && ff->path ? ff->path : "?");
 	}
 	db_file_close(fx);
 	db_file_close(fy);
