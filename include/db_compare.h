@@ -62,7 +62,7 @@ typedef struct db_slot_pass {
 } db_slot_pass;
 
 typedef struct db_pair {
-	db_fields f;            /* side empty; rank -1 for merged or rank-less */
+	db_ifields f;           /* side empty; rank -1 for merged or rank-less */
 	int occurrence;
 	bool merged;            /* built by unsharding ranks */
 	/* Paired as a replica across layouts (no dims or shard rule): 1 = the

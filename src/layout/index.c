@@ -203,9 +203,8 @@ static void default_stage(db_fields *f, const char *key, const char *rel)
  * "...x.k_proj" as one pair, a scramble. The item is refused instead: an
  * error naming its file and entry, and a stage of its own (the first bytes
  * and a hash of file and entry) that pairs with no other name. */
-static int refuse_cut(db_item *it, const char *full)
+static int refuse_cut(db_item *it, db_fields *f, const char *full)
 {
-	const db_fields *f = &it->f;
 	size_t sl = strlen(f->stage);
 	const char *what = sl + 1 == sizeof f->stage ? "stage"
 	                   : strlen(f->phase) + 1 == sizeof f->phase ? "phase" : "pass";
@@ -217,7 +216,7 @@ static int refuse_cut(db_item *it, const char *full)
 	uint64_t h = db_hash64(it->path, strlen(it->path), DB_HASH_SEED);
 	h = db_hash64(it->key ? it->key : "", it->key ? strlen(it->key) : 0, h);
 	size_t at = sl < 200 ? sl : 200;
-	snprintf(it->f.stage + at, sizeof it->f.stage - at, "...#%016llx", (unsigned long long)h);
+	snprintf(f->stage + at, sizeof f->stage - at, "...#%016llx", (unsigned long long)h);
 	free(it->err);
 	it->err = strdup(e.msg);
 	return it->err ? 0 : -1;
@@ -232,13 +231,14 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 			return -1;
 		it->path = strdup(j->rel);
 		it->key = strdup("");
-		it->f = j->f;
+		db_fields f = j->f;
 		db_err e;
-		(void)db_profile_match_key(p, "", &it->f, &e);  /* finalises a file stage */
-		default_stage(&it->f, NULL, j->rel);
+		(void)db_profile_match_key(p, "", &f, &e);  /* finalises a file stage */
+		default_stage(&f, NULL, j->rel);
 		it->err = j->err;
 		j->err = NULL;
-		if (it->f.cut && refuse_cut(it, j->full) < 0)
+		if (!it->path || !it->key || (f.cut && refuse_cut(it, &f, j->full) < 0) ||
+		    db_fields_store(&f, &it->f) < 0)
 			return -1;
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
@@ -279,7 +279,6 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		it->path = strdup(j->rel);
 		it->key = m->key;
 		m->key = NULL;
-		it->f = f;
 		it->dtype = m->dtype;
 		it->ndim = m->ndim;
 		memcpy(it->shape, m->shape, sizeof it->shape);
@@ -288,7 +287,8 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
 		it->ident = j->ident;
-		if (!it->path || !it->key || (f.cut && refuse_cut(it, j->full) < 0))
+		if (!it->path || !it->key || (f.cut && refuse_cut(it, &f, j->full) < 0) ||
+		    db_fields_store(&f, &it->f) < 0)
 			return -1;
 	}
 	return 0;
@@ -356,7 +356,7 @@ static int rank_passes(rec *r, size_t n)
 {
 	db_strmap m;
 	db_strmap_init(&m);
-	char **names = malloc((n + 1) * sizeof *names);
+	const char **names = malloc((n + 1) * sizeof *names);
 	size_t k = 0;
 	int rc = names ? 0 : -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -430,7 +430,7 @@ static int order_items(build *b, const db_profile *p)
 	/* stage_pos is the same for all when the tree records its order */
 	ix->records_order = db_index_records_order(ix->items, n, p);
 	for (size_t i = 0; i < n; i++) {
-		const db_fields *f = &ix->items[i].f;
+		const db_ifields *f = &ix->items[i].f;
 		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer
 		               : db_profile_is_model_after(p, f->stage) ? INT64_MAX : 0;
 		int sp = ix->records_order ? 0 : db_profile_stage_pos(p, f->stage);
