@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/draw.h"
+#include "base/slot_ui.h"
 #include "base/triage_ui.h"
 #include "db_noise.h"
 #include "db_session.h"
@@ -236,18 +237,6 @@ static int label_width(struct tui *t, struct heatmap *h, int maxw)
 	return w > maxw ? maxw : w;
 }
 
-/* The batch slot the comparison measures on (the first pair that has
- * one; pairs of one run share it), "" when none. */
-static char *slot_note(const struct tui *t, char *buf, size_t len)
-{
-	buf[0] = 0;
-	for (size_t i = 0; i < t->cmp->n_pairs && !buf[0]; i++)
-		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]) &&
-		    t->cmp->pairs[i].slot.side != DB_SLOT_IN_TREE)  /* --slots: the label says */
-			db_slot_str(&t->cmp->pairs[i], buf, len);
-	return buf;
-}
-
 /* The headline's name of a pair in width columns: "L7 <stage> rank 1",
  * the stage cut in the middle when it must be (the layer and the rank
  * stay); "every rank" for one rank's pair when every rank of its cell
@@ -309,7 +298,7 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 	if (t->first_div < 0) {
 		x += draw_text(w, y, x, W - x, C_GOOD, 0,
 		               x ? "this phase: every pair is ok" : "no divergence: every pair is ok");
-		if (*slot_note(t, sn, sizeof sn))
+		if (*tui_slot_note(t->cmp, sn, sizeof sn))
 			draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
 		return;
 	}
@@ -354,7 +343,7 @@ static void draw_triage(struct tui *t, WINDOW *w, int y)
 		x += draw_text(w, y, x, W - x, C_MARK, 0, judged);
 	}
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
-	if (*slot_note(t, sn, sizeof sn))
+	if (*tui_slot_note(t->cmp, sn, sizeof sn))
 		draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
 }
 
