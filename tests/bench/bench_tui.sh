@@ -54,7 +54,7 @@ if [ ! -f "$W/.done" ]; then
 		my ($w, $ranks, $layers, $stages, $passes, $sref, $stgt) = @ARGV;
 		for my $side ("ref", "target") {
 			my $orig = $side eq "ref" ? $sref : $stgt;
-			my ($src, $nlinks, $copies) = ($orig, 0, 0);
+			my ($src, $nlinks, $copies) = ($orig, 50000, 0);   # copies only: others link to the fixture too
 			my $d = "$w/$side/" . ($side eq "ref" ? "sglang_dump_1.0" : "sglang_dump_2.0");
 			for my $r (0 .. $ranks - 1) {
 				my $i = 0;
