@@ -583,6 +583,35 @@ long db_first_divergence(const db_compare *c, const char *phase,
 	return regime_first(c, phase, pass, rank, -1);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+void db_first_divergence_ranks(const db_compare *c, const char *phase, const char *pass,
+                               const int *ranks, size_t n, long *out)
+{
+	for (size_t k = 0; k < n; k++)
+		out[k] = -1;
+	size_t left = n;
+	for (size_t i = 0; i < c->n_pairs && left; i++) {
+		const db_pair *p = &c->pairs[i];
+		if (p->merged || p->f.rank < 0 || !db_pair_diverges(p))
+			continue;
+		if ((phase && *phase && strcmp(phase, p->f.phase)) ||
+		    (pass && *pass && strcmp(pass, p->f.pass)))
+			continue;
+		const int *r = bsearch(&p->f.rank, ranks, n, sizeof *ranks, cmp_int);
+		if (r && out[r - ranks] < 0) {
+			out[r - ranks] = (long)i;
+			left--;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		out[k] = regime_first(c, phase, pass, ranks[k], out[k]);
+}
+
 size_t db_compare_settling(const db_compare *c)
 {
 	return ((const db_cmp_priv *)c->priv)->n_settling;
