@@ -517,11 +517,30 @@ size_t db_ranks(const db_compare *c, int **out)
 	return k;
 }
 
-static bool same_cell_sel(const db_pair *a, const db_pair *b)
+static bool same_place(const db_pair *a, const db_pair *b)
 {
 	return !strcmp(a->f.phase, b->f.phase) && !strcmp(a->f.pass, b->f.pass) &&
-	       a->merged == b->merged && a->f.rank == b->f.rank && a->f.layer == b->f.layer &&
-	       a->occurrence == b->occurrence;
+	       a->f.layer == b->f.layer && a->occurrence == b->occurrence;
+}
+
+/* q belongs in the sub-stages of p's cell: the same rank, or a merged
+ * sub-stage of a rank's cell (one side whole, the other sharded: the
+ * merged pair covers every rank) unless that rank has the stage itself. */
+static bool same_cell_sel(const db_compare *c, const db_pair *q, const db_pair *p)
+{
+	if (!same_place(q, p))
+		return false;
+	if (q->merged == p->merged && q->f.rank == p->f.rank)
+		return true;
+	if (!q->merged || p->merged || p->f.rank < 0)
+		return false;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *r = &c->pairs[i];
+		if (!r->merged && r->f.rank == p->f.rank && same_place(r, p) &&
+		    !strcmp(r->f.stage, q->f.stage))
+			return false;
+	}
+	return true;
 }
 
 size_t db_substages(const db_compare *c, size_t pair, size_t **out)
@@ -539,14 +558,14 @@ size_t db_substages(const db_compare *c, size_t pair, size_t **out)
 	}
 	size_t nk = 0;
 	for (size_t i = 0; i < c->n_pairs; i++)
-		if (same_cell_sel(&c->pairs[i], p))
+		if (same_cell_sel(c, &c->pairs[i], p))
 			known[nk++] = c->pairs[i].f.stage;
 	char buf[256], buf2[256];
 	const char *top = grid_parent_of(c, p->f.stage, known, nk, buf, sizeof buf);
 	size_t n = 0, own = DB_NO_PAIR;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *q = &c->pairs[i];
-		if (!same_cell_sel(q, p))
+		if (!same_cell_sel(c, q, p))
 			continue;
 		if (!strcmp(q->f.stage, top)) {
 			own = i;
