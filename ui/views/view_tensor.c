@@ -308,14 +308,19 @@ static bool tensor_busy(struct view *v)
 	return s->started && !atomic_load(&s->done);
 }
 
-static void coords(int64_t flat, int ndim, const int64_t *shape, char *buf, size_t len)
+/* Coordinates of flat index flat; a slice's are the whole's (the split's
+ * start added along its dim), as the status line's max_abs says them. */
+static void coords(const struct tensor *s, int64_t flat, char *buf, size_t len)
 {
 	int64_t idx[DB_MAX_DIMS];
+	int ndim = s->ndim;
 	for (int d = ndim - 1; d >= 0; d--) {
-		int64_t n = shape[d] > 0 ? shape[d] : 1;
+		int64_t n = s->shape[d] > 0 ? s->shape[d] : 1;
 		idx[d] = flat % n;
 		flat /= n;
 	}
+	if (s->sliced && s->split_dim >= 0 && s->split_dim < ndim)
+		idx[s->split_dim] += s->split_lo;
 	size_t o = (size_t)snprintf(buf, len, "[");
 	for (int d = 0; d < ndim && o < len; d++)
 		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
@@ -469,7 +474,7 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		           "flat index", "coordinates", "ref", "target", "|diff|");
 		for (int i = 0; i < ntop; i++) {
 			char c[96];
-			coords(s->top_idx[i], s->ndim, s->shape, c, sizeof c);
+			coords(s, s->top_idx[i], c, sizeof c);
 			draw_textf(w, y++, 0, W, C_DEFAULT, 0, "%-4d %-12lld %-18s %12.5g %12.5g %12.5g",
 			           i + 1, (long long)s->top_idx[i], c, s->top_x[i], s->top_y[i],
 			           s->top_abs[i]);
@@ -516,7 +521,7 @@ static void tensor_note(struct view *v, struct tui *t, FILE *out)
 	fprintf(out, "| top | index | ref | target | abs diff |\n|---|---|---|---|---|\n");
 	for (int i = 0; i < s->ntop; i++) {
 		char c[96];
-		coords(s->top_idx[i], s->ndim, s->shape, c, sizeof c);
+		coords(s, s->top_idx[i], c, sizeof c);
 		fprintf(out, "| %d | %s | %.6g | %.6g | %.6g |\n", i + 1, c, s->top_x[i], s->top_y[i],
 		        s->top_abs[i]);
 	}
