@@ -11,6 +11,9 @@
 #   r = ref attn_pre_o_proj L6 pass 1 [12, 64]; t_k = target rank k [12, 32]
 #   cos(r[:, 32k:32k+32], t_k): rank 0 0.964012, rank 1 0.971277
 #   max |diff|: 8.35e-01, 6.42e-01
+# ranks_v2_tp1v2 (gen.sh: kv_head_shard L3 on rank 1 only, layer 3 dumped) names
+# rank 1 alone; torch, pass 0: cos 1.000000 (rank 0), 0.143522 (rank 1), max |diff|
+# of rank 1 3.43 at [0, 33] of the whole ([0, 1] of its slice [32, 64)).
 . "$DB_SRC/tests/tui/lib.sh"
 R=realdump/v1_tp1v2
 
@@ -49,6 +52,25 @@ check "i: says merged and from which shards" grep_screen tensor \
 check "i: the worst shard against its slice" grep_screen tensor \
 	'^showing rank 0, the worst shard, against its slice \[0, 32\) of the whole'
 check "i: compared element-wise on the slice" grep_screen tensor '^1 +200 +\[6, 8\] '
+
+# one bad rank of two: rank 1 alone, its slice is the second half
+A=realdump/ranks_v2_tp1v2
+tui_run 120 24 $A/ref $A/target <<EOF
+f
+<Enter>
+a
+:save-display $T/ranks_alone.screen
+<Esc>
+i
+:save-display $T/alone_tensor.screen
+EOF
+tui_expect ranks_alone
+check "one rank: named alone" grep_screen ranks_alone '^▸ bad ranks: 1 \(1 of 2: a shard-specific problem\)$'
+check "one rank: rank 0's slice is ok" grep_screen ranks_alone '^    0 +1\.000000 .* ✓ ok +\[0, 32\)$'
+check "one rank: rank 1's slice is bad" grep_screen ranks_alone '^▸   1 +0\.143522 .*3\.4e0 .* ✗✗ bug +\[32, 64\)$'
+check "one rank: the tensor view shows rank 1's shard" grep_screen alone_tensor \
+	'^showing rank 1, the worst shard, against its slice \[32, 64\) of the whole'
+check "one rank: coordinates in the whole" grep_screen alone_tensor '^1 +1 +\[0, 33\] +-1\.3667 +2\.0654 '
 
 # a partial sum (mlp.experts, every rank holds a part of each element)
 S=realdump/steps_hy_hook_tp1v2
