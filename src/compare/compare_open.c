@@ -10,6 +10,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <time.h>
 
@@ -394,6 +397,11 @@ int db_compare_open(const char *ref, const char *tgt,
 	db_set_folders(c, tgt != NULL, same);
 	rc = scan_trees(c, &t, &c->ref, &c->tgt, err);
 	free_trees(&t);
+#ifdef __GLIBC__
+	/* the scan threads' arenas keep what the files' entries took (~470 MB
+	 * at 10^6 files, issue 24): back to the system before pairing */
+	malloc_trim(0);
+#endif
 pair:
 	if (rc != 0 || db_build_pairs(c, err) != 0) {
 		db_compare_free(c);
