@@ -24,7 +24,7 @@ Q=$DB_FIXTURES/quant
   echo 'shard:'
   echo "  - {stage: '^attn\\.wq_b\$', dim: 0}"
   echo "  - {stage: '^attn\\.wo\$', dim: 1}"; } >"$DB_TMP/tp.yaml"
-for c in deepseek_fp8 nvfp4 mxfp4 int8 gptoss_mxfp4 fp8_pt aiter_fp8 tp_fp8; do
+for c in deepseek_fp8 nvfp4 mxfp4 int8 gptoss_mxfp4 fp8_pt aiter_fp8 tp_fp8 gptq awq ct_int4; do
 	[ -f "$Q/$c/expected.json" ] || { fail "no fixture $c"; continue; }
 	if [ -d "$Q/$c/ref" ]; then
 		set -- "$Q/$c/ref" "$Q/$c/target"

@@ -39,14 +39,19 @@ int db_qview_open(db_wctx *w, const db_index *ix, const db_qgroup *g, db_qview *
 	}
 	if (db_wctx_tensor(w, ix, g->scale, &q->scale, NULL, err) != 0 ||
 	    (g->zero && db_wctx_tensor(w, ix, g->zero, &q->zero, NULL, err) != 0) ||
+	    (g->gidx && db_wctx_tensor(w, ix, g->gidx, &q->gidx, NULL, err) != 0) ||
 	    db_wctx_tensor(w, ix, g->codes, &q->codes, NULL, err) != 0)
 		return -1;
 	db_dtype dt = q->codes->dtype;
-	int ncodes = r->values == DB_QV_E2M1 ? 16 : 256;
+	int ncodes = r->values == DB_QV_E2M1 || r->values == DB_QV_INT4 ? 16 : 256;
 	for (int c = 0; c < ncodes; c++) {
 		q->lut[c] = db_quant_code_value(dt, r->values, (unsigned)c);
+		if (r->values == DB_QV_INT4)
+			q->lut[c] += r->offset;
 		q->step[c] = db_quant_code_step(dt, r->values, q->lut[c]);
 	}
+	for (int k = 0; k < 8; k++)
+		q->npos[r->order[k]] = (uint8_t)k;
 	for (int d = 0; d < g->ndim; d++)
 		q->nblk[d] = (g->shape[d] + g->block[d] - 1) / g->block[d];
 	return 0;
@@ -63,6 +68,10 @@ void db_qview_fill(const db_qview *q, int64_t b, int64_t n, double *v, double *t
 {
 	const db_qgroup *g = q->g;
 	const db_quant_rule *r = g->rule;
+	if (r->values == DB_QV_INT4) {
+		db_qview_fill_int4(q, b, n, v, tol);
+		return;
+	}
 	const db_tensor *ct = q->codes, *st = q->scale;
 	bool ccontig = db_tensor_is_contiguous(ct), scontig = db_tensor_is_contiguous(st);
 	bool zcontig = q->zero && db_tensor_is_contiguous(q->zero);
@@ -173,6 +182,8 @@ double db_qview_scale_at(const db_qview *q, int64_t f)
 {
 	const db_qgroup *g = q->g;
 	const db_tensor *st = q->scale;
+	if (g->rule->values == DB_QV_INT4)
+		return db_qview_scale_int4(q, f);
 	int64_t sf = 0, coord[DB_MAX_DIMS];
 	for (int d = g->ndim - 1; d >= 0; d--) {
 		coord[d] = g->shape[d] ? f % g->shape[d] : 0;
