@@ -1,5 +1,6 @@
 #!/bin/bash
-# Quantized checkpoints (issue 27) on tests/fixtures/gen_quant.py's cases,
+# Quantized checkpoints (issue 27) on tests/fixtures/gen_quant.py's cases
+# (FP8, FP4, int8, and int4 as GPTQ, AWQ and compressed-tensors store it),
 # one loader bug each: compare with no hints and no profile given must
 #  - pair every weight dequantized, leave nothing unpaired (the companions
 #    weight_scale_inv, weight_scale, weight_scale_2, input_scale, _scales
@@ -106,6 +107,20 @@ has "$out" "target nvfp4 (weight_scale, weight_scale_2): within its rounding flo
 has "$out" "0 ref_only, 0 target_only" "nvfp4 table"
 expect 1 "deepseek table" "$DB_BIN" compare "$Q/deepseek_fp8/ref" "$Q/deepseek_fp8/target"
 has "$out" "first divergence beyond drift: L1 self_attn.o_proj.weight" "deepseek table"
+
+# int4: the rule that took each checkpoint, and the hint that names its bug
+# (g_idx is read: gptq's q_proj groups its columns out of order, and the
+# numbers above agree with numpy's only so)
+expect 1 "gptq table" "$DB_BIN" compare "$Q/gptq/ref" "$Q/gptq/target"
+has "$out" "target gptq (scales, qzeros): within its rounding floor" "gptq table"
+has "$out" "hint zero_off_by_one: the zero points read one lower match" "gptq table"
+expect 1 "awq table" "$DB_BIN" compare "$Q/awq/ref" "$Q/awq/target"
+has "$out" "target awq (scales, qzeros): within its rounding floor" "awq table"
+has "$out" "hint pack_order: int4 words read in the nibble order 0 1 2 3 4 5 6 7 match" "awq table"
+expect 1 "ct table" "$DB_BIN" compare "$Q/ct_int4/ref" "$Q/ct_int4/target"
+has "$out" "target int4-packed-asym (weight_scale, weight_zero_point): within its rounding floor" "ct table"
+has "$out" "first divergence beyond drift: L0 self_attn.q_proj.weight" "ct table"
+has "$out" "0 ref_only, 0 target_only" "ct table: weight_shape consumed"
 
 # schema (the seed's "schema diff first"): nothing unpaired, the codes named
 # (a dtype difference still, so exit 1)
