@@ -120,8 +120,9 @@ uint8_t db_quant_nearest_fp8(db_dtype dt, double v);
 /* A layout transform of stored elements (measure/xform.c finds them in
  * the data). TILE: the last two dims [N, K] stored as [N/a][K/b][b/d][a][d]
  * (aiter: view(-1, N/a, a, K/b, b/d, d).permute(0, 1, 3, 4, 2, 5)).
- * GATE_UP: rows [gate; up] stored interleaved g0, u0, g1, u1, ... */
-typedef enum db_xf_kind { DB_XF_NONE = 0, DB_XF_TILE, DB_XF_GATE_UP } db_xf_kind;
+ * GATE_UP: rows [gate; up] stored interleaved g0, u0, g1, u1, ...
+ * TRANSPOSE: the last two dims stored swapped ([in, out] for [out, in]). */
+typedef enum db_xf_kind { DB_XF_NONE = 0, DB_XF_TILE, DB_XF_GATE_UP, DB_XF_TRANSPOSE } db_xf_kind;
 typedef struct db_xform {
 	db_xf_kind kind;
 	int a, b, d;

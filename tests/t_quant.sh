@@ -122,6 +122,51 @@ has "$out" "target int4-packed-asym (weight_scale, weight_zero_point): within it
 has "$out" "first divergence beyond drift: L0 self_attn.q_proj.weight" "ct table"
 has "$out" "0 ref_only, 0 target_only" "ct table: weight_shape consumed"
 
+# a target storing its linear weights [in, out] (issue 27 part 2): paired
+# though the shapes differ, read transposed, said once at the top; the
+# square weight left [out, in] is the one finding, not_transformed
+"$DB_BIN" compare "$Q/transposed/ref" "$Q/transposed/target" --format json >"$DB_TMP/tr.json"
+msg=$("$PY" - "$Q/transposed/expected.json" "$DB_TMP/tr.json" <<'PYEOF'
+import json, sys
+exp, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+bad = []
+if not got.get("transform", "").startswith("target transposed (8 of 9 weights match only so)"):
+    bad.append("top-level transform %r" % got.get("transform"))
+by = {(p["layer"], p["stage"]): p for p in got["pairs"]}
+if len(by) != len(exp["pairs"]):
+    bad.append("%d pairs, want %d" % (len(by), len(exp["pairs"])))
+for e in exp["pairs"]:
+    p = by.get((e["layer"], e["stage"]))
+    where = "L%s %s" % (e["layer"], e["stage"])
+    if p is None or p["status"] != "ok":
+        bad.append("%s: %s" % (where, p and p["status"]))
+        continue
+    two_d = e["stage"] != "input_layernorm.weight"
+    if p.get("transform") != ("transposed" if two_d else None):
+        bad.append("%s: read through %r" % (where, p.get("transform")))
+    if e["expect"] == "equal":
+        if p["severity"] != "ok" or p.get("hint"):
+            bad.append("%s: %s %r" % (where, p["severity"], p.get("hint")))
+        continue
+    for k in ("cos", "rel", "rel_l2"):
+        if abs(p[k] - e[k]) > 1e-9 * max(1.0, abs(e[k])):
+            bad.append("%s: %s %r, numpy says %r" % (where, k, p[k], e[k]))
+    if p.get("hint") != e["hint"]:
+        bad.append("%s: hint %r, want %r" % (where, p.get("hint"), e["hint"]))
+    fb = got["first_beyond_drift"]
+    if fb is None or (got["pairs"][fb]["layer"], got["pairs"][fb]["stage"]) != (e["layer"], e["stage"]):
+        bad.append("first beyond drift is not %s" % where)
+print("\n".join(bad))
+PYEOF
+)
+[ -z "$msg" ] || fail "transposed: $msg"
+expect 1 "transposed schema" "$DB_BIN" schema "$Q/transposed/ref" "$Q/transposed/target"
+has "$out" "shape        L0 self_attn.q_proj.weight  ref [48, 32] target [32, 48] (transposed: compare reads it transposed)" "transposed schema"
+# an activation of another shape stays a shape mismatch (no silent transpose)
+expect 1 "activations" "$DB_BIN" compare "$DB_FIXTURES/hints/transposed/ref" \
+	"$DB_FIXTURES/hints/transposed/target"
+has "$out" "1 shape_mismatch" "activations: transposed shape not read transposed"
+
 # schema (the seed's "schema diff first"): nothing unpaired, the codes named
 # (a dtype difference still, so exit 1)
 expect 1 "schema" "$DB_BIN" schema "$Q/nvfp4/ref" "$Q/nvfp4/target"

@@ -266,6 +266,15 @@ static void test_xform_index(void **state)
 	assert_false(db_xform_fits(&k[0].x, 2, bad));
 	assert_false(db_xform_fits(&k[1].x, 2, bad));
 	assert_true(db_xform_fits(&k[4].x, 2, bad));
+	/* a [32, 64] weight stored [64, 32] (numpy's .T, for two layers) */
+	db_xform tr = {DB_XF_TRANSPOSE, 0, 0, 0, "transposed"};
+	int64_t *want = read_i64("xform_transpose", 2 * 32 * 64);
+	int64_t stored[] = {2, 64, 32};
+	for (int64_t i = 0; i < 2 * 32 * 64; i++)
+		if (db_xform_index(&tr, 3, stored, i) != want[i])
+			fail_msg("transpose: logical %lld stored at %lld, numpy says %lld", (long long)i,
+			         (long long)db_xform_index(&tr, 3, stored, i), (long long)want[i]);
+	free(want);
 }
 
 static const char BASE[] = "name: q\npath: '^(?<stage>.+)\\.pt$'\n";

@@ -239,6 +239,8 @@ bool db_xform_fits(const db_xform *x, int nd, const int64_t *shape)
 	int64_t n = shape[nd - 2], k = shape[nd - 1];
 	if (x->kind == DB_XF_GATE_UP)
 		return n >= 2 && n % 2 == 0;
+	if (x->kind == DB_XF_TRANSPOSE)
+		return n > 0 && k > 0;
 	return x->a > 0 && x->b > 0 && x->d > 0 && x->b % x->d == 0 && n % x->a == 0 &&
 	       k % x->b == 0 && n > 0 && k > 0;
 }
@@ -247,6 +249,12 @@ int64_t db_xform_index(const db_xform *x, int nd, const int64_t *shape, int64_t 
 {
 	if (!x || x->kind == DB_XF_NONE)
 		return i;
+	if (x->kind == DB_XF_TRANSPOSE) {
+		/* stored [K, N]: logical (n, k) of [N, K] sits at k * N + n */
+		int64_t Ks = shape[nd - 2], Ns = shape[nd - 1], m = Ks * Ns;
+		int64_t b0 = i / m * m, rr = i % m;
+		return b0 + rr % Ks * Ns + rr / Ks;
+	}
 	int64_t N = shape[nd - 2], K = shape[nd - 1];
 	int64_t mat = N * K, base = i / mat * mat, r = i % mat;
 	int64_t n = r / K, k = r % K;
