@@ -167,6 +167,15 @@ expect 1 "activations" "$DB_BIN" compare "$DB_FIXTURES/hints/transposed/ref" \
 	"$DB_FIXTURES/hints/transposed/target"
 has "$out" "1 shape_mismatch" "activations: transposed shape not read transposed"
 
+# bisect on a checkpoint under the generic profile: every weight of each
+# layer is compared (a layer's last stage is its norm), rounding within its
+# floor is good, and the search names the weight compare names
+expect 1 "gptq bisect" "$DB_BIN" bisect --auto "$Q/gptq/ref" "$Q/gptq/target"
+has "$out" "first bad layer L1: self_attn.o_proj.weight" "gptq bisect"
+has "$out" "the lowest layer's weight beyond drift (a tree of weights" "gptq bisect: the probe says why"
+expect 1 "transposed bisect" "$DB_BIN" bisect --auto "$Q/transposed/ref" "$Q/transposed/target"
+has "$out" "first bad layer L1: self_attn.o_proj.weight" "transposed bisect"
+
 # schema (the seed's "schema diff first"): nothing unpaired, the codes named
 # (a dtype difference still, so exit 1)
 expect 1 "schema" "$DB_BIN" schema "$Q/nvfp4/ref" "$Q/nvfp4/target"
