@@ -25,7 +25,7 @@ Q=$DB_FIXTURES/quant
   echo 'shard:'
   echo "  - {stage: '^attn\\.wq_b\$', dim: 0}"
   echo "  - {stage: '^attn\\.wo\$', dim: 1}"; } >"$DB_TMP/tp.yaml"
-for c in deepseek_fp8 nvfp4 mxfp4 int8 gptoss_mxfp4 fp8_pt aiter_fp8 tp_fp8 gptq awq ct_int4; do
+for c in deepseek_fp8 nvfp4 mxfp4 int8 gptoss_mxfp4 fp8_pt aiter_fp8 aiter_ref tp_fp8 gptq awq ct_int4; do
 	[ -f "$Q/$c/expected.json" ] || { fail "no fixture $c"; continue; }
 	if [ -d "$Q/$c/ref" ]; then
 		set -- "$Q/$c/ref" "$Q/$c/target"
@@ -107,6 +107,10 @@ has "$out" "target nvfp4 (weight_scale, weight_scale_2): within its rounding flo
 has "$out" "0 ref_only, 0 target_only" "nvfp4 table"
 expect 1 "deepseek table" "$DB_BIN" compare "$Q/deepseek_fp8/ref" "$Q/deepseek_fp8/target"
 has "$out" "first divergence beyond drift: L1 self_attn.o_proj.weight" "deepseek table"
+
+# a reference that is the pre-shuffled dump: found on that side, said so
+expect 1 "aiter ref" "$DB_BIN" compare "$Q/aiter_ref/weights"
+has "$out" "layout  reference pre-transformed: aiter shuffle_weight (16, 16) (7 of 8 weights match only so)" "aiter ref"
 
 # int4: the rule that took each checkpoint, and the hint that names its bug
 # (g_idx is read: gptq's q_proj groups its columns out of order, and the

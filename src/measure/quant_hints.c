@@ -50,14 +50,14 @@ typedef struct sample {
 } sample;
 
 /* Evenly spread over the pair; x the reference, y the target as read. */
-static int take(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform *xf,
-                sample *s)
+static int take(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform *xr,
+                const db_xform *xf, sample *s)
 {
 	s->n = p->numel < QH_SAMPLE ? (int)p->numel : QH_SAMPLE;
 	for (int i = 0; i < s->n; i++)
 		s->idx[i] = (int64_t)((uint64_t)i * (p->numel / (uint64_t)s->n));
 	db_err e;
-	if (db_side_sample(w, c->ref, p->ref, NULL, s->idx, s->n, s->x, &e) != 0 ||
+	if (db_side_sample(w, c->ref, p->ref, xr, s->idx, s->n, s->x, &e) != 0 ||
 	    db_side_sample(w, c->tgt, p->tgt, xf, s->idx, s->n, s->y, &e) != 0)
 		return -1;
 	return 0;
@@ -198,9 +198,10 @@ static void set_block(const db_pair *p, db_hint *h)
 
 bool db_quant_hint(const db_compare *c, const db_pair *p, db_hint *h)
 {
-	const db_xform *xf = db_pair_xform(c, p, NULL);
+	const db_xform *xf = db_pair_xform(c, p, NULL), *xr = NULL;
 	if (!xf && !db_pair_dequantized(p))
 		return false;
+	bool onref = xf && db_pair_xform_on_ref(c, p);
 	if (db_pair_not_transformed(c, p)) {
 		h->kind = DB_HINT_NOT_TRANSFORMED;
 		h->transform = xf ? xf->name : NULL;
@@ -215,15 +216,20 @@ bool db_quant_hint(const db_compare *c, const db_pair *p, db_hint *h)
 	if (scale_inverted(c, &w, p)) {
 		h->kind = DB_HINT_SCALE_INVERTED;
 		set_block(p, h);
-	} else if (s && !p->merged && p->tgt->quant && take(c, &w, p, xf, s) == 0) {
-		bool far = rel_l2(s->x, s->y, s->n) >= QH_GOOD;
+	} else if (s && !p->merged && p->tgt->quant) {
+		if (onref) {
+			xr = xf;        /* the target as stored: the hypotheses read it so */
+			xf = NULL;
+		}
+		bool read = take(c, &w, p, xr, xf, s) == 0;
+		bool far = read && rel_l2(s->x, s->y, s->n) >= QH_GOOD;
 		if (far && nibbles_swapped(c, &w, p, xf, s))
 			h->kind = DB_HINT_NIBBLES_SWAPPED;
 		else if (far && to_not_view(c, &w, p, xf, s))
 			h->kind = DB_HINT_TO_NOT_VIEW;
 		else if (far && pack_order(c, &w, p, xf, s, h))
 			h->kind = DB_HINT_PACK_ORDER;
-		else if (zero_off_by_one(c, &w, p, xf, s, h))
+		else if (read && zero_off_by_one(c, &w, p, xf, s, h))
 			h->kind = DB_HINT_ZERO_OFF_BY_ONE;
 	}
 	if (h->kind == DB_HINT_NONE && p->m.q_blocks_off) {

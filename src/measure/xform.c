@@ -9,7 +9,10 @@
  * whose shape is the reference's transposed (pairing kept it, db_pair.tposed)
  * is always read transposed and votes for the transpose when that matches;
  * when such votes win, square plain weights are read transposed too, and a
- * square one that matched only as stored is the finding. */
+ * square one that matched only as stored is the finding. A reference
+ * pre-shuffled against a target as the checkpoint has it votes the same
+ * way, its reference read through the candidate; the side with the most
+ * votes wins. */
 #include "xform.h"
 
 #include <math.h>
@@ -43,6 +46,7 @@ static const db_xform cands2[] = {
  * (its shape says so, or a square one the data shows) */
 static const db_xform xf_transpose = {DB_XF_TRANSPOSE, 0, 0, 0, "transposed"};
 #define V_TRANSPOSE NCAND
+#define V_REF (NCAND + 1)       /* + k: the reference read through candidate k */
 
 typedef struct xstate {
 	unsigned long gen;
@@ -51,6 +55,7 @@ typedef struct xstate {
 	uint8_t *odd;                   /* per pair: matched as stored only */
 	size_t votes, weights;          /* for chosen; pairs sampled */
 	bool transposed;                /* chosen is the transpose */
+	bool on_ref;                    /* chosen is read on the reference side */
 } xstate;
 
 static pthread_mutex_t xmu = PTHREAD_MUTEX_INITIALIZER;
@@ -153,6 +158,24 @@ static int vote(const db_compare *c, db_wctx *w, const db_pair *p, const db_xfor
 			return k;
 		}
 	}
+	/* the reference pre-shuffled (the target as the checkpoint has it) */
+	int rnd;
+	const int64_t *rshape;
+	size_t res;
+	if (!stored_grid(p->ref, &rnd, &rshape, &res) ||
+	    db_side_sample(w, c->tgt, p->tgt, NULL, idx, n, y, &e) != 0)
+		return -2;
+	for (int k = 0; k < NCAND; k++) {
+		const db_xform *t = cand(res, k);
+		if (!t || !db_xform_fits(t, rnd, rshape))
+			continue;
+		if (db_side_sample(w, c->ref, p->ref, t, idx, n, x, &e) != 0)
+			return -2;
+		if (rel_l2(x, y, n) < XF_GOOD) {
+			*by = t;
+			return V_REF + k;
+		}
+	}
 	return -2;
 }
 
@@ -168,7 +191,13 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 		free(es_of);
 		return;
 	}
-	size_t none = 0, count[2][NCAND] = {{0}}, tcount = 0;
+	size_t none = 0, count[2][NCAND] = {{0}}, tcount = 0, rcount[2][NCAND] = {{0}};
+	size_t *res_of = calloc(np + 1, sizeof *res_of);
+	if (!res_of) {
+		free(v);
+		free(es_of);
+		return;
+	}
 	for (size_t i = 0; i < np; i++) {
 		const db_pair *p = &c->pairs[i];
 		v[i] = -3;
@@ -178,6 +207,8 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 			continue;
 		if (!stored_grid(p->tgt, &nd, &shape, &es_of[i]))
 			es_of[i] = 0;
+		if (!stored_grid(p->ref, &nd, &shape, &res_of[i]))
+			res_of[i] = 0;
 		const db_xform *by;
 		v[i] = vote(c, w, p, &by);
 		xs->weights++;
@@ -185,6 +216,8 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 			none++;
 		else if (v[i] == V_TRANSPOSE)
 			tcount++;
+		else if (v[i] >= V_REF)
+			rcount[res_of[i] == 2][v[i] - V_REF]++;
 		else if (v[i] >= 0)
 			count[es_of[i] == 2][v[i]]++;
 	}
@@ -194,7 +227,7 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 		bool beats = true;
 		for (int s = 0; s < 2; s++)
 			for (int k = 0; k < NCAND; k++)
-				beats &= tcount > count[s][k];
+				beats &= tcount > count[s][k] && tcount > rcount[s][k];
 		if (beats) {
 			xs->chosen = &xf_transpose;
 			xs->transposed = true;
@@ -212,28 +245,36 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 			}
 			free(v);
 			free(es_of);
+			free(res_of);
 			return;
 		}
 	}
 	/* the transform most weights vote for, if more than vote for none */
 	int best = -1, bes = 0;
 	size_t bc = 0;
-	for (int s = 0; s < 2; s++)
-		for (int k = 0; k < NCAND; k++)
-			if (count[s][k] > bc) {
-				bc = count[s][k];
-				best = k;
-				bes = s;
+	bool onref = false;
+	for (int r = 0; r < 2; r++)
+		for (int s = 0; s < 2; s++)
+			for (int k = 0; k < NCAND; k++) {
+				size_t n = r ? rcount[s][k] : count[s][k];
+				if (n > bc) {
+					bc = n;
+					best = k;
+					bes = s;
+					onref = r;
+				}
 			}
 	if (best >= 0 && bc > none && bc >= 2) {
 		xs->chosen = cand(bes ? 2 : 1, best);
 		xs->votes = bc;
+		xs->on_ref = onref;
 		for (size_t i = 0; i < np; i++) {
 			const db_pair *p = &c->pairs[i];
 			int nd;
 			const int64_t *shape;
 			size_t es;
-			if (v[i] == -3 || p->tposed || !stored_grid(p->tgt, &nd, &shape, &es) ||
+			if (v[i] == -3 || p->tposed || !stored_grid(onref ? p->ref : p->tgt, &nd, &shape,
+			                                            &es) ||
 			    (es == 2) != (bes == 1) || !db_xform_fits(xs->chosen, nd, shape))
 				continue;
 			xs->apply[i] = 1;
@@ -242,6 +283,7 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 	}
 	free(v);
 	free(es_of);
+	free(res_of);
 }
 
 static void xstate_free(xstate *xs)
@@ -297,6 +339,14 @@ void db_xform_drop(db_compare *c)
 	pthread_mutex_unlock(&xmu);
 }
 
+bool db_pair_xform_on_ref(const db_compare *c, const db_pair *p)
+{
+	if (p->tposed || !db_pair_xform(c, p, NULL))
+		return false;
+	const xstate *xs = state(c, NULL);
+	return xs && xs->on_ref;
+}
+
 bool db_pair_not_transformed(const db_compare *c, const db_pair *p)
 {
 	const xstate *xs = candidate(c, p) ? state(c, NULL) : NULL;
@@ -312,9 +362,9 @@ const char *db_compare_xform_note(const db_compare *c, char *buf, size_t len)
 		snprintf(buf, len, "target transposed (%zu of %zu weights match only so); square "
 		         "weights read transposed too", xs->votes, xs->weights);
 	else if (xs && xs->chosen)
-		snprintf(buf, len, "target pre-transformed: %s (%zu of %zu weights match only so); "
-		         "read through it for every weight it fits", xs->chosen->name, xs->votes,
-		         xs->weights);
+		snprintf(buf, len, "%s pre-transformed: %s (%zu of %zu weights match only so); "
+		         "read through it for every weight it fits", xs->on_ref ? "reference" : "target",
+		         xs->chosen->name, xs->votes, xs->weights);
 	return buf;
 }
 
