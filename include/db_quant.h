@@ -121,8 +121,13 @@ uint8_t db_quant_nearest_fp8(db_dtype dt, double v);
  * the data). TILE: the last two dims [N, K] stored as [N/a][K/b][b/d][a][d]
  * (aiter: view(-1, N/a, a, K/b, b/d, d).permute(0, 1, 3, 4, 2, 5)).
  * GATE_UP: rows [gate; up] stored interleaved g0, u0, g1, u1, ...
- * TRANSPOSE: the last two dims stored swapped ([in, out] for [out, in]). */
-typedef enum db_xf_kind { DB_XF_NONE = 0, DB_XF_TILE, DB_XF_GATE_UP, DB_XF_TRANSPOSE } db_xf_kind;
+ * TRANSPOSE: the last two dims stored swapped ([in, out] for [out, in]).
+ * E8M0: a weight's e8m0 scales [M, N] (M % 32, N % 8 zero) stored as
+ * aiter's e8m0_shuffle leaves them: view(M/32, 2, 16, N/8, 2, 4).permute(
+ * 0, 3, 5, 2, 4, 1); it acts on the scales, not the codes. */
+typedef enum db_xf_kind {
+	DB_XF_NONE = 0, DB_XF_TILE, DB_XF_GATE_UP, DB_XF_TRANSPOSE, DB_XF_E8M0
+} db_xf_kind;
 typedef struct db_xform {
 	db_xf_kind kind;
 	int a, b, d;

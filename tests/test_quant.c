@@ -250,6 +250,7 @@ static void test_xform_index(void **state)
 		{"xform_shuffle_16_16_bf16", {DB_XF_TILE, 16, 32, 8, "s"}},
 		{"xform_nk_16_32", {DB_XF_TILE, 16, 32, 8, "s"}},
 		{"xform_gate_up", {DB_XF_GATE_UP, 0, 0, 0, "g"}},
+		{"xform_e8m0", {DB_XF_E8M0, 0, 0, 0, "e"}},
 	};
 	int64_t shape[] = {32, 64}, bad[] = {24, 64};
 	for (size_t t = 0; t < sizeof k / sizeof *k; t++) {
@@ -266,6 +267,7 @@ static void test_xform_index(void **state)
 	assert_false(db_xform_fits(&k[0].x, 2, bad));
 	assert_false(db_xform_fits(&k[1].x, 2, bad));
 	assert_true(db_xform_fits(&k[4].x, 2, bad));
+	assert_false(db_xform_fits(&k[5].x, 2, bad));   /* e8m0: rows by 32 */
 	/* a [32, 64] weight stored [64, 32] (numpy's .T, for two layers) */
 	db_xform tr = {DB_XF_TRANSPOSE, 0, 0, 0, "transposed"};
 	int64_t *want = read_i64("xform_transpose", 2 * 32 * 64);

@@ -57,6 +57,13 @@ int db_qview_open(db_wctx *w, const db_index *ix, const db_qgroup *g, db_qview *
 	return 0;
 }
 
+void db_qview_through(db_qview *q, const db_xform *xf)
+{
+	bool scales = xf && xf->kind == DB_XF_E8M0;
+	q->xf = scales ? NULL : xf;
+	q->sxf = scales ? xf : NULL;
+}
+
 static double elem(const db_tensor *t, int64_t flat, bool contig)
 {
 	const uint8_t *p = t->data + (contig ? flat * (int64_t)db_dtype_size(t->dtype)
@@ -108,8 +115,9 @@ void db_qview_fill(const db_qview *q, int64_t b, int64_t n, double *v, double *t
 			for (int d = 0; d < nd; d++)
 				sf = sf * q->nblk[d] + coord[d] / g->block[d];
 		if (sf != last_s) {
-			s = db_quant_scale_value(r, st->dtype, st->data + (scontig ? sf * (int64_t)
-			                         db_dtype_size(st->dtype) : db_tensor_elem_offset(st, sf)),
+			int64_t at = q->sxf ? db_xform_index(q->sxf, st->ndim, st->shape, sf) : sf;
+			s = db_quant_scale_value(r, st->dtype, st->data + (scontig ? at * (int64_t)
+			                         db_dtype_size(st->dtype) : db_tensor_elem_offset(st, at)),
 			                         st->swap) * q->s2;
 			if (r->invert)
 				s = 1 / s;
@@ -135,7 +143,7 @@ int db_side_fill(db_wctx *w, const db_index *ix, const db_item *it, const db_xfo
 		db_qview q;
 		if (db_qview_open(w, ix, it->quant, &q, err) != 0)
 			return -1;
-		q.xf = xf;
+		db_qview_through(&q, xf);
 		db_qview_fill(&q, i, n, v, tol);
 		return 0;
 	}
@@ -167,7 +175,8 @@ int db_side_sample(db_wctx *w, const db_index *ix, const db_item *it, const db_x
 	const db_tensor *t = NULL;
 	if (!it->quant && db_wctx_tensor(w, ix, it, &t, NULL, err) != 0)
 		return -1;
-	q.xf = xf;
+	if (it->quant)
+		db_qview_through(&q, xf);
 	for (int k = 0; k < n; k++) {
 		if (it->quant)
 			db_qview_fill(&q, idx[k], 1, &v[k], NULL);
@@ -192,6 +201,8 @@ double db_qview_scale_at(const db_qview *q, int64_t f)
 	if (numel_of(st) != 1)
 		for (int d = 0; d < g->ndim; d++)
 			sf = sf * q->nblk[d] + coord[d] / g->block[d];
+	if (q->sxf)
+		sf = db_xform_index(q->sxf, st->ndim, st->shape, sf);
 	double s = db_quant_scale_value(g->rule, st->dtype, st->data +
 	                                db_tensor_elem_offset(st, sf), st->swap) * q->s2;
 	return g->rule->invert ? 1 / s : s;

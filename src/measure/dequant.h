@@ -13,6 +13,7 @@ typedef struct db_qview {
 	const db_qgroup *g;
 	const db_tensor *codes, *scale, *zero, *gidx;
 	const db_xform *xf;             /* the codes are read through it; NULL none */
+	const db_xform *sxf;            /* the scales are read through it; NULL none */
 	double s2;                      /* the global factor (1 when none) */
 	double lut[256], step[256];     /* code -> value, and its step */
 	int64_t nblk[DB_MAX_DIMS];      /* scale elements along each logical dim */
@@ -21,6 +22,8 @@ typedef struct db_qview {
 
 int db_qview_open(db_wctx *w, const db_index *ix, const db_qgroup *g, db_qview *q,
                   db_err *err);
+/* Read q through xf: its codes, or its scales for a scale transform. */
+void db_qview_through(db_qview *q, const db_xform *xf);
 /* The factor (scale, global scale, inverted if the rule says) logical
  * element f is multiplied by. */
 double db_qview_scale_at(const db_qview *q, int64_t f);

@@ -150,7 +150,7 @@ static bool to_not_view(const db_compare *c, db_wctx *w, const db_pair *p, const
 	db_err e;
 	if (db_qview_open(w, c->tgt, g, &q, &e) != 0)
 		return false;
-	q.xf = xf;
+	db_qview_through(&q, xf);
 	db_dtype dt = q.codes->dtype;
 	int match = 0, tried = 0;
 	for (int i = 0; i < s->n; i++) {

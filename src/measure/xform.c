@@ -47,6 +47,18 @@ static const db_xform cands2[] = {
 static const db_xform xf_transpose = {DB_XF_TRANSPOSE, 0, 0, 0, "transposed"};
 #define V_TRANSPOSE NCAND
 #define V_REF (NCAND + 1)       /* + k: the reference read through candidate k */
+/* MXFP4 weights whose e8m0 scales aiter's e8m0_shuffle left shuffled */
+static const db_xform xf_e8m0 = {DB_XF_E8M0, 0, 0, 0, "aiter e8m0_shuffle (scales)"};
+#define V_SCALE (V_REF + NCAND)
+
+/* it holds FP4 codes with e8m0 scales the scale shuffle fits. */
+static bool e8m0_scales(const db_item *it)
+{
+	const db_qgroup *g = it->quant;
+	return g && !g->err && g->rule->values == DB_QV_E2M1 && !g->rule->split &&
+	       (g->rule->scale_type == DB_QS_E8M0 || g->scale->dtype == DB_DT_F8_E8M0FNU) &&
+	       db_xform_fits(&xf_e8m0, g->scale->ndim, g->scale->shape);
+}
 
 typedef struct xstate {
 	unsigned long gen;
@@ -145,7 +157,20 @@ static int vote(const db_compare *c, db_wctx *w, const db_pair *p, const db_xfor
 	}
 	if (db_side_sample(w, c->tgt, p->tgt, NULL, idx, n, y, &e) != 0)
 		return -2;
-	if (rel_l2(x, y, n) < XF_GOOD)
+	double stored = rel_l2(x, y, n);
+	/* e8m0 scales of neighbouring blocks are close: scales read shuffled
+	 * leave the sample near (relative L2 ~0.3, FP4 rounding ~0.1), so the
+	 * unshuffle must beat as stored clearly, not merely come within reach */
+	if (e8m0_scales(p->tgt)) {
+		if (db_side_sample(w, c->tgt, p->tgt, &xf_e8m0, idx, n, y, &e) != 0)
+			return -2;
+		double un = rel_l2(x, y, n);
+		if (un < XF_GOOD && un < 0.75 * stored) {
+			*by = &xf_e8m0;
+			return V_SCALE;
+		}
+	}
+	if (stored < XF_GOOD)
 		return -1;
 	for (int k = 0; k < NCAND; k++) {
 		const db_xform *t = cand(es, k);
@@ -191,7 +216,7 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 		free(es_of);
 		return;
 	}
-	size_t none = 0, count[2][NCAND] = {{0}}, tcount = 0, rcount[2][NCAND] = {{0}};
+	size_t none = 0, count[2][NCAND] = {{0}}, tcount = 0, rcount[2][NCAND] = {{0}}, scount = 0;
 	size_t *res_of = calloc(np + 1, sizeof *res_of);
 	if (!res_of) {
 		free(v);
@@ -216,29 +241,38 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 			none++;
 		else if (v[i] == V_TRANSPOSE)
 			tcount++;
+		else if (v[i] == V_SCALE)
+			scount++;
 		else if (v[i] >= V_REF)
 			rcount[res_of[i] == 2][v[i] - V_REF]++;
 		else if (v[i] >= 0)
 			count[es_of[i] == 2][v[i]]++;
 	}
 	/* most weights match only transposed: the dump stores [in, out]; a
-	 * square one that matched as stored is the one left out */
-	if (tcount > none && tcount >= 2) {
-		bool beats = true;
+	 * square one that matched as stored is the one left out. Or most
+	 * match only with their scales unshuffled: one that matched as stored
+	 * kept its scales unshuffled. */
+	for (int sp = 0; sp < 2; sp++) {
+		size_t sc = sp ? scount : tcount;
+		if (sc <= none || sc < 2)
+			continue;
+		bool beats = sc > (sp ? tcount : scount);
 		for (int s = 0; s < 2; s++)
 			for (int k = 0; k < NCAND; k++)
-				beats &= tcount > count[s][k] && tcount > rcount[s][k];
+				beats &= sc > count[s][k] && sc > rcount[s][k];
 		if (beats) {
-			xs->chosen = &xf_transpose;
-			xs->transposed = true;
-			xs->votes = tcount;
+			xs->chosen = sp ? &xf_e8m0 : &xf_transpose;
+			xs->transposed = !sp;
+			xs->votes = sc;
 			for (size_t i = 0; i < np; i++) {
 				const db_pair *p = &c->pairs[i];
-				if (v[i] == -3 || p->tgt->quant || p->tgt->ndim < 2)
+				if (v[i] == -3)
+					continue;
+				if (sp && !e8m0_scales(p->tgt))
 					continue;
 				int td = p->tgt->ndim;
-				bool sq = p->tgt->shape[td - 2] == p->tgt->shape[td - 1];
-				if (!p->tposed && !sq)
+				if (!sp && (p->tgt->quant || td < 2 || (!p->tposed &&
+				            p->tgt->shape[td - 2] != p->tgt->shape[td - 1])))
 					continue;
 				xs->apply[i] = 1;
 				xs->odd[i] = v[i] == -1;

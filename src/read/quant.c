@@ -241,6 +241,8 @@ bool db_xform_fits(const db_xform *x, int nd, const int64_t *shape)
 		return n >= 2 && n % 2 == 0;
 	if (x->kind == DB_XF_TRANSPOSE)
 		return n > 0 && k > 0;
+	if (x->kind == DB_XF_E8M0)
+		return n > 0 && k > 0 && n % 32 == 0 && k % 8 == 0;
 	return x->a > 0 && x->b > 0 && x->d > 0 && x->b % x->d == 0 && n % x->a == 0 &&
 	       k % x->b == 0 && n > 0 && k > 0;
 }
@@ -254,6 +256,14 @@ int64_t db_xform_index(const db_xform *x, int nd, const int64_t *shape, int64_t 
 		int64_t Ks = shape[nd - 2], Ns = shape[nd - 1], m = Ks * Ns;
 		int64_t b0 = i / m * m, rr = i % m;
 		return b0 + rr % Ks * Ns + rr / Ks;
+	}
+	if (x->kind == DB_XF_E8M0) {
+		/* logical (r, c) = (a*32 + b*16 + h, d*8 + e*4 + f) sits at
+		 * (a, d, f, h, e, b) of sizes (M/32, N/8, 4, 16, 2, 2) */
+		int64_t M = shape[nd - 2], Nn = shape[nd - 1], m = M * Nn;
+		int64_t b0 = i / m * m, rr = i % m, r = rr / Nn, cc = rr % Nn;
+		int64_t a = r / 32, b = r / 16 % 2, h = r % 16, d = cc / 8, e = cc / 4 % 2, f = cc % 4;
+		return b0 + ((((a * (Nn / 8) + d) * 4 + f) * 16 + h) * 2 + e) * 2 + b;
 	}
 	int64_t N = shape[nd - 2], K = shape[nd - 1];
 	int64_t mat = N * K, base = i / mat * mat, r = i % mat;
