@@ -17,7 +17,6 @@
 #include "compare_priv.h"
 #include "layout/index_priv.h"
 #include "db_re.h"
-#include "util/strmap.h"
 
 /* 1 when the filter keeps it (its stage or its key matches), 0 not, -1
  * when the filter hit its regex limit (err names the filter and the name:
@@ -141,19 +140,17 @@ int db_build_pairs(db_compare *c, db_err *err)
 		return rc;
 	}
 	db_pvec pv = {0};
-	db_strmap by_key;
-	db_strmap_init(&by_key);
+	db_pkmap by_key;
+	db_pkmap_init(&by_key);
 	int rc = 0;
 	/* room for every pair but merged ones at once: no regrowth (copies
 	 * and page faults of a ~50 MB array at 100k files, issue 12) */
-	if (db_pvec_grow(&pv, nri + nti) != 0 || db_strmap_reserve(&by_key, nri) != 0)
+	if (db_pvec_grow(&pv, nri + nti) != 0 || db_pkmap_reserve(&by_key, nri) != 0)
 		rc = -1;
 	for (size_t i = 0; i < nri && rc == 0; i++) {
-		char k[600];
-		db_pair_fields_key(&ri[i]->f, ri[i]->occurrence, k, sizeof k);
+		db_pkey k = db_pkey_of(&ri[i]->f, ri[i]->occurrence);
 		db_pair *p = db_pvec_add(&pv, ri[i]->seq, 0);
-		bool added;
-		if (!p || !db_strmap_put(&by_key, k, pv.n - 1, &added)) {
+		if (!p || !db_pkmap_put(&by_key, &k, pv.n - 1, NULL)) {
 			rc = -1;
 			break;
 		}
@@ -169,10 +166,9 @@ int db_build_pairs(db_compare *c, db_err *err)
 	bool lone = c->ref->root_is_file && c->tgt->root_is_file && nri == 1 && nti == 1;
 	int64_t anchor = -1;
 	for (size_t i = 0; i < nti && rc == 0; i++) {
-		char k[600];
-		db_pair_fields_key(lone ? &ri[0]->f : &ti[i]->f, lone ? ri[0]->occurrence : ti[i]->occurrence,
-		         k, sizeof k);
-		size_t *v = db_strmap_get(&by_key, k);
+		db_pkey k = lone ? db_pkey_of(&ri[0]->f, ri[0]->occurrence)
+		                 : db_pkey_of(&ti[i]->f, ti[i]->occurrence);
+		size_t *v = db_pkmap_get(&by_key, &k);
 		if (v) {
 			db_pair *p = &pv.v[*v];
 			p->tgt = ti[i];
@@ -183,7 +179,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 		}
 		/* target-only: right after the last matched pair seen before it */
 		db_pair *p = db_pvec_add(&pv, anchor, 2 + ti[i]->seq);
-		if (!p || !db_strmap_put(&by_key, k, pv.n - 1, NULL)) {
+		if (!p || !db_pkmap_put(&by_key, &k, pv.n - 1, NULL)) {
 			rc = -1;
 			break;
 		}
@@ -198,7 +194,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 		db_pair_classify(&pv.v[i]);
 	if (rc == 0)
 		rc = db_build_merged(c, &pv, ri, nri, ti, nti, &by_key);
-	db_strmap_free(&by_key);
+	db_pkmap_free(&by_key);
 	free(ri);
 	free(ti);
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "compare_priv.h"
-#include "util/strmap.h"
+#include "pairkey.h"
 
 typedef struct db_pvec {
 	db_pair *v;
@@ -28,8 +28,8 @@ void db_pair_set_error(db_pair *p, const char *msg);
 void db_pair_classify(db_pair *p);
 /* Merged pairs of sharded stages, and the cells whose two sides have
  * different layouts (compare_merge.c); pairs_by_key maps each pair's
- * fields key to its index in pv. */
+ * key (db_pkey_of) to its index in pv. */
 int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
-                    const db_item **ti, size_t nti, db_strmap *pairs_by_key);
+                    const db_item **ti, size_t nti, db_pkmap *pairs_by_key);
 
 #endif

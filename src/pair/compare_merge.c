@@ -71,7 +71,7 @@ typedef struct meta_layout {
  * read for all passes, ranks and occurrences of a cell. The maps give an
  * index into lay. */
 typedef struct dims_cache {
-	db_strmap m[2];
+	db_pkmap m[2];
 	meta_layout *lay;
 	size_t n, cap;
 	size_t tree_ranks[2];   /* ranks each tree has (highest rank + 1) */
@@ -81,10 +81,11 @@ static const meta_layout *cached_layout(db_compare *c, dims_cache *dc, bool ref,
                                         const db_item *it)
 {
 	static const meta_layout none = {.par = {.sp_size = 1}};
-	char k[340];
-	snprintf(k, sizeof k, "%s\x1f%d\x1f%s", it->f.phase, it->f.layer, it->f.stage);
-	db_strmap *m = &dc->m[ref ? 0 : 1];
-	size_t *v = db_strmap_get(m, k);
+	db_pkey k = db_pkey_of(&it->f, 0);
+	k.pass = NULL;
+	k.rank = 0;
+	db_pkmap *m = &dc->m[ref ? 0 : 1];
+	size_t *v = db_pkmap_get(m, &k);
 	if (v)
 		return &dc->lay[*v];
 	if (dc->n == dc->cap) {
@@ -103,7 +104,7 @@ static const meta_layout *cached_layout(db_compare *c, dims_cache *dc, bool ref,
 	if (path && db_meta_dims_read(path, buf, sizeof buf, &l->par) == 1)
 		db_dims_parse(buf, &l->d);      /* else kind NONE: no dims */
 	free(path);
-	if (!db_strmap_put(m, k, dc->n, NULL))
+	if (!db_pkmap_put(m, &k, dc->n, NULL))
 		return &none;
 	return &dc->lay[dc->n++];
 }
@@ -144,11 +145,10 @@ static void set_not_comparable(db_pair *p, const char *msg)
 	p->error = strdup(msg);
 }
 
-static db_pair *pair_of(db_pvec *pv, db_strmap *pairs_by_key, const db_item *it)
+static db_pair *pair_of(db_pvec *pv, db_pkmap *pairs_by_key, const db_item *it)
 {
-	char k[600];
-	db_pair_fields_key(&it->f, it->occurrence, k, sizeof k);
-	size_t *v = db_strmap_get(pairs_by_key, k);
+	db_pkey k = db_pkey_of(&it->f, it->occurrence);
+	size_t *v = db_pkmap_get(pairs_by_key, &k);
 	return v && !pv->dead[*v] ? &pv->v[*v] : NULL;
 }
 
@@ -157,7 +157,7 @@ static db_pair *pair_of(db_pvec *pv, db_strmap *pairs_by_key, const db_item *it)
  * side has it: those pairs exist already); the other side's unmatched
  * single items are then used up. Each rank keeps its own metrics, so a bug
  * on one rank shows on that rank only. */
-static void pair_replicated(db_pvec *pv, db_strmap *pairs_by_key, const db_item **rs, size_t nr,
+static void pair_replicated(db_pvec *pv, db_pkmap *pairs_by_key, const db_item **rs, size_t nr,
                             const db_item **ts, size_t nt)
 {
 	bool many_tgt = nt >= nr;
@@ -201,7 +201,7 @@ static void pair_replicated(db_pvec *pv, db_strmap *pairs_by_key, const db_item 
 	}
 }
 
-static int add_merged(db_compare *c, db_pvec *pv, group *g, db_strmap *pairs_by_key,
+static int add_merged(db_compare *c, db_pvec *pv, group *g, db_pkmap *pairs_by_key,
                       dims_cache *dc)
 {
 	const db_item **rs = malloc((g->n_ref + 1) * sizeof *rs);
@@ -334,11 +334,11 @@ static int add_merged(db_compare *c, db_pvec *pv, group *g, db_strmap *pairs_by_
 }
 
 int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
-                        const db_item **ti, size_t nti, db_strmap *pairs_by_key)
+                        const db_item **ti, size_t nti, db_pkmap *pairs_by_key)
 {
-	db_strmap gm, rules;
-	db_strmap_init(&gm);
-	db_strmap_init(&rules);         /* stage -> shard rule index + 1 (0 none) */
+	db_pkmap gm, rules;
+	db_pkmap_init(&gm);
+	db_pkmap_init(&rules);          /* stage -> shard rule index + 1 (0 none) */
 	dims_cache dc = {0};
 	for (size_t i = 0; i < nri + nti; i++) {
 		const db_item *it = i < nri ? ri[i] : ti[i - nri];
@@ -346,8 +346,8 @@ int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
 		if (it->f.rank >= 0 && (size_t)it->f.rank + 1 > *tr)
 			*tr = (size_t)it->f.rank + 1;
 	}
-	db_strmap_init(&dc.m[0]);
-	db_strmap_init(&dc.m[1]);
+	db_pkmap_init(&dc.m[0]);
+	db_pkmap_init(&dc.m[1]);
 	group *gs = NULL;
 	size_t ng = 0, capg = 0;
 	int rc = 0;
@@ -357,7 +357,8 @@ int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
 		bool is_ref = i < nri;
 		const db_item *it = is_ref ? ri[i] : ti[i - nri];
 		bool added;
-		size_t *ri1 = db_strmap_put(&rules, it->f.stage, 0, &added);
+		db_pkey sk = {.stage = it->f.stage[0] ? it->f.stage : NULL};
+		size_t *ri1 = db_pkmap_put(&rules, &sk, 0, &added);
 		if (!ri1) {
 			rc = -1;
 			break;
@@ -367,11 +368,9 @@ int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
 			*ri1 = r ? (size_t)(r - c->profile->shards) + 1 : 0;
 		}
 		const db_shard_rule *rule = *ri1 ? &c->profile->shards[*ri1 - 1] : NULL;
-		db_ifields f = it->f;
-		f.rank = -1;
-		char k[600];
-		db_pair_fields_key(&f, it->occurrence, k, sizeof k);
-		size_t *gi = db_strmap_put(&gm, k, ng, &added);
+		db_pkey k = db_pkey_of(&it->f, it->occurrence);
+		k.rank = -1;
+		size_t *gi = db_pkmap_put(&gm, &k, ng, &added);
 		if (!gi) {
 			rc = -1;
 			break;
@@ -407,10 +406,10 @@ int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
 		free(gs[i].tgt);
 	}
 	free(gs);
-	db_strmap_free(&gm);
-	db_strmap_free(&rules);
-	db_strmap_free(&dc.m[0]);
-	db_strmap_free(&dc.m[1]);
+	db_pkmap_free(&gm);
+	db_pkmap_free(&rules);
+	db_pkmap_free(&dc.m[0]);
+	db_pkmap_free(&dc.m[1]);
 	free(dc.lay);
 	return rc;
 }
