@@ -50,6 +50,35 @@ static int cmp_sortrec(const void *va, const void *vb)
 	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
+/* The pairs come mostly in order (reference pairs by sequence; merged
+ * and target-only ones after): sort only past the sorted prefix and
+ * merge, O(n) for a tree without them (a full sort was 12 % of a 100k
+ * reopen). The order is the same: cmp_sortrec is total (idx). */
+static void sort_mostly_sorted(sortrec *sr, size_t n)
+{
+	size_t k = 1;
+	while (k < n && cmp_sortrec(&sr[k - 1], &sr[k]) < 0)
+		k++;
+	if (k >= n)
+		return;
+	qsort(sr + k, n - k, sizeof *sr, cmp_sortrec);
+	sortrec *tail = malloc((n - k) * sizeof *tail);
+	if (!tail) {
+		qsort(sr, n, sizeof *sr, cmp_sortrec);
+		return;
+	}
+	memcpy(tail, sr + k, (n - k) * sizeof *tail);
+	/* merge from the back: sr[0..k) and tail into sr[0..n) */
+	size_t i = k, j = n - k, o = n;
+	while (j) {
+		if (i && cmp_sortrec(&sr[i - 1], &tail[j - 1]) > 0)
+			sr[--o] = sr[--i];
+		else
+			sr[--o] = tail[--j];
+	}
+	free(tail);
+}
+
 static int collect(const db_cmp_priv *pr, const db_index *ix, const db_item ***out, size_t *n,
                    db_err *err)
 {
@@ -222,7 +251,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 		}
 		sr[n++] = (sortrec){pv.major[i], pv.sub[i], i};
 	}
-	qsort(sr, n, sizeof *sr, cmp_sortrec);
+	sort_mostly_sorted(sr, n);
 	/* Into sorted order in place (a second array of pairs was the peak
 	 * of memory at 100k files): pair sr[i].idx goes to i, the dead ones
 	 * after the live ones; cycles of swaps put one pair home each. */
