@@ -21,6 +21,8 @@ typedef struct db_item {
 	char *err;              /* read error for this item (file, entry, offset) */
 	int64_t seq;            /* position in this tree's execution order */
 	int occurrence;         /* n-th repeat of the same fields (0 first) */
+	bool refused;           /* the reader refused the whole file (err): an
+	                           open from the snapshot reads it again */
 	off_t size;             /* file size, mtime and ident (inode + ctime,
 	                           see walk.h): cache key */
 	int64_t mtime_ns;

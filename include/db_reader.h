@@ -84,6 +84,9 @@ int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err
  * budget is busy (err says so, opt->need what it wanted). */
 int db_file_open_opt(const char *path, db_readbuf *rb, db_open_opt *opt, db_file **out,
                      db_err *err);
+/* Files the process has opened so far (db_file_open*; for DUMPBISECT_TIMING
+ * and tests: what a reopen reads). */
+size_t db_files_opened(void);
 /* Same on bytes already in memory (fuzzers, tests). data must outlive f. */
 int db_file_open_mem(const char *name, const uint8_t *data, size_t size,
                      db_file **out, db_err *err);

@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "db_cmd.h"
 #include "db_esc.h"
+#include "db_reader.h"
 #include "db_session.h"
 #include "db_variants.h"
 #include "base/draw.h"
@@ -603,8 +604,8 @@ int tui_main(int argc, char **argv)
 	}
 	start_after_frame = db_compare_from_snapshots(t->cmp);
 	if (timing)
-		fprintf(timing, "open_ms %.3f\nopen_from %s\n", ms_since(&t_start),
-		        start_after_frame ? "snapshots" : "listing");
+		fprintf(timing, "open_ms %.3f\nopen_from %s\nfiles_opened %zu\n", ms_since(&t_start),
+		        start_after_frame ? "snapshots" : "listing", db_files_opened());
 	/* from here on Ctrl-C ends the workbench the normal way; before, a
 	 * long open is simply killed */
 	tui_signals_install();

@@ -26,7 +26,8 @@ typedef struct file_job {
 	uint64_t ident;
 	ent_meta *ents;
 	size_t n_ents;
-	char *err;              /* the reader refused the whole file */
+	char *err;              /* the file refused (by its name or the reader) */
+	bool read_err;          /* by the reader: may pass (db_item.refused) */
 } file_job;
 
 typedef struct open_pool {
@@ -93,7 +94,7 @@ static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbu
 		}
 	}
 	if (rc != 0) {
-		j->err = strdup(e.msg[0] ? e.msg : "file refused");
+		j->read_err = (j->err = strdup(e.msg[0] ? e.msg : "file refused")) != NULL;
 		return;
 	}
 	j->ents = calloc(df->n_entries ? df->n_entries : 1, sizeof *j->ents);
@@ -269,6 +270,7 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		(void)db_profile_match_key(p, "", &f, &e);  /* finalises a file stage */
 		default_stage(&f, NULL, j->rel);
 		it->err = j->err;
+		it->refused = j->read_err;
 		j->err = NULL;
 		if (!it->path || !it->key || (f.cut && refuse_cut_job(b, it, &f, j) < 0) ||
 		    db_fields_store(&f, &it->f) < 0)
@@ -543,18 +545,6 @@ static void free_jobs(file_job *jobs, size_t n)
 	free(jobs);
 }
 
-static int push_str(char ***arr, size_t *n, const char *s)
-{
-	char **a = realloc(*arr, (*n + 1) * sizeof *a);
-	if (!a)
-		return -1;
-	*arr = a;
-	if (!(a[*n] = strdup(s)))
-		return -1;
-	(*n)++;
-	return 0;
-}
-
 int db_index_scan(const char *root, const db_profile *p, const char *side,
                   db_index **out, db_err *err)
 {
@@ -605,7 +595,7 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 	ix->n_files_seen = w.n_files;
 	ix->n_links_out = w.n_links_out;
 	for (size_t i = 0; i < w.n_skipped; i++)
-		if (push_str(&ix->skipped, &ix->n_skipped, w.skipped[i]) != 0) {
+		if (db_push_str(&ix->skipped, &ix->n_skipped, w.skipped[i]) != 0) {
 			free(jobs);
 			db_index_free(ix);
 			return db_err_set(err, root, NULL, -1, "out of memory");
@@ -628,7 +618,7 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 			f.order = -1;
 		}
 		if (mp == 0) {
-			rc = push_str(&ix->unparsed, &ix->n_unparsed, rel);
+			rc = db_push_str(&ix->unparsed, &ix->n_unparsed, rel);
 			continue;
 		}
 		/* the other side's files in a shared folder are not ours: skip

@@ -172,6 +172,18 @@ bool db_index_records_order(const db_item *items, size_t n, const db_profile *p)
 	return found;
 }
 
+int db_push_str(char ***arr, size_t *n, const char *s)
+{
+	char **a = realloc(*arr, (*n + 1) * sizeof *a);
+	if (!a)
+		return -1;
+	*arr = a;
+	if (!(a[*n] = strdup(s)))
+		return -1;
+	(*n)++;
+	return 0;
+}
+
 void db_index_free(db_index *ix)
 {
 	if (!ix)

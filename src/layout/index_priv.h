@@ -23,6 +23,9 @@ char *db_side_fields_key(const char *side, const db_ifields *f, char *buf, size_
 /* db_fields_key + "\x1f" + occ. */
 char *db_fields_key_occ(const db_ifields *f, int occ, char *buf, size_t len);
 
+/* Append a copy of s to (*arr, *n); 0, -1 on OOM. */
+int db_push_str(char ***arr, size_t *n, const char *s);
+
 /* Whether items (any order) record their execution order: one carries a
  * dump order, or one file (not .safetensors) holds several modules (tuple
  * members "m.0" count as m) of the same phase, pass, rank and layer while

@@ -10,6 +10,10 @@
  * filter and the program version — so an added, removed or touched file, or
  * an edited profile, misses and the slow path runs (and stores a new
  * record). Corrupt or foreign files read as a miss (checksum).
+ * Items a read error refused are kept with their messages (issue 24: a
+ * tree of 10^6 files with a few unreadable ones was a full scan at every
+ * open); a load reads those files again and misses when one now reads
+ * differently (a read error may pass: EIO, out of memory).
  * A third record lets a reopen skip the listing (compare_reopen.c):
  *   ROOTHASH.stamp      the last full listing of the tree: its file count,
  *                       hashes, and the device, inode and mtime of every
@@ -27,13 +31,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_reader.h"
 #include "read/binio.h"
 #include "util/hash.h"
 #include "util/intern.h"
 #include "read/walk.h"
 
-#define SNAP_MAGIC "DBISNAP5"     /* 3: seq from recorded order first; 4: ident;
-                                     * 5: names cut to their field refused */
+#define SNAP_MAGIC "DBISNAP6"     /* 3: seq from recorded order first; 4: ident;
+                                     * 5: names cut to their field refused;
+                                     * 6: items with read errors kept */
 #define DETECT_MAGIC "DBDETEC1"
 #define STAMP_MAGIC "DBSTAMP1"
 #ifndef DB_VERSION
@@ -198,9 +204,6 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 {
 	if (!dir || !*dir)
 		return;
-	for (size_t i = 0; i < ix->n_items; i++)
-		if (ix->items[i].err)
-			return;         /* read errors may be passing: read again */
 	char *path = snap_path(dir, root, side_tag(side));
 	if (!path)
 		return;
@@ -223,7 +226,8 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 		                 it->occurrence};
 		int64_t lv[5] = {it->f.order, it->seq, (int64_t)it->size, it->mtime_ns,
 		                 (int64_t)it->ident};
-		uint8_t sf = it->f.stage_is_file;
+		uint8_t sf = (uint8_t)(it->f.stage_is_file | it->refused << 1);
+		db_wbuf_str(&b, it->err ? it->err : "");
 		db_wbuf_put(&b, iv, sizeof iv);
 		db_wbuf_put(&b, lv, sizeof lv);
 		db_wbuf_put(&b, &sf, 1);
@@ -272,6 +276,31 @@ static int copy_skipped(db_index *ix, const db_walk *w)
 	return 0;
 }
 
+/* Every file the reader refused is refused again, with the same message:
+ * only those files are read (the snapshot stands for the others). */
+static bool same_refusals(const db_index *ix)
+{
+	const char *last = NULL;
+	for (size_t i = 0; i < ix->n_items; i++) {
+		const db_item *it = &ix->items[i];
+		if (!it->refused || (last && !strcmp(last, it->path)))
+			continue;
+		last = it->path;
+		char *full = db_index_path(ix, it);
+		db_file *f = NULL;
+		db_err e = {{0}};
+		int rc = full ? db_file_open(full, &f, &e) : 0;
+		free(full);
+		if (rc == 0) {
+			db_file_close(f);
+			return false;   /* reads now (or OOM): the full scan */
+		}
+		if (strcmp(e.msg[0] ? e.msg : "file refused", it->err))
+			return false;
+	}
+	return true;
+}
+
 db_index *db_isnap_load(const char *dir, const char *root, const char *side, uint64_t key,
                         const db_walk *w, bool is_file, const db_profile *p)
 {
@@ -282,8 +311,8 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	uint64_t v[4];
 	db_rd_take(&r, v, sizeof v);
 	db_index *ix = calloc(1, sizeof *ix);
-	/* every item takes at least 77 bytes: bounds the allocation */
-	if (!ix || r.bad || v[2] > r.left / 77 || v[3] > r.left / 4)
+	/* every item takes at least 81 bytes: bounds the allocation */
+	if (!ix || r.bad || v[2] > r.left / 81 || v[3] > r.left / 4)
 		goto bad;
 	ix->profile = p;
 	ix->root_is_file = is_file;
@@ -313,13 +342,18 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 		int32_t iv[5];
 		int64_t lv[5];
 		uint8_t sf;
+		if ((it->err = db_rd_str(&r)) && !it->err[0]) {
+			free(it->err);
+			it->err = NULL;
+		}
 		db_rd_take(&r, iv, sizeof iv);
 		db_rd_take(&r, lv, sizeof lv);
 		db_rd_take(&r, &sf, 1);
 		it->f.rank = iv[0];
 		it->f.layer = iv[1];
 		it->f.order = lv[0];
-		it->f.stage_is_file = sf != 0;
+		it->f.stage_is_file = sf & 1;
+		it->refused = it->err && (sf & 2);
 		if (iv[2] < 0 || iv[2] >= DB_DT__COUNT || iv[3] < 0 || iv[3] > DB_MAX_DIMS)
 			r.bad = true;
 		it->dtype = (db_dtype)iv[2];
@@ -332,7 +366,7 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 		for (int d = 0; d < it->ndim && !r.bad; d++)
 			db_rd_take(&r, &it->shape[d], 8);
 	}
-	if (r.bad || r.left)
+	if (r.bad || r.left || !same_refusals(ix))
 		goto bad;
 	ix->records_order = db_index_records_order(ix->items, ix->n_items, p);
 	free(buf);

@@ -1,6 +1,7 @@
 #include "db_reader.h"
 
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -206,10 +207,18 @@ int db_file_open_rb(const char *path, db_readbuf *rb, db_file **out, db_err *err
 	return db_file_open_opt(path, rb, NULL, out, err);
 }
 
+static atomic_size_t g_opened;
+
+size_t db_files_opened(void)
+{
+	return atomic_load(&g_opened);
+}
+
 int db_file_open_opt(const char *path, db_readbuf *rb, db_open_opt *opt, db_file **out,
                      db_err *err)
 {
 	*out = NULL;
+	atomic_fetch_add(&g_opened, 1);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
 	if (fd < 0)
 		return db_err_set(err, path, NULL, -1, "cannot open: %s", strerror(errno));
