@@ -276,6 +276,17 @@ static int copy_skipped(db_index *ix, const db_walk *w)
 	return 0;
 }
 
+/* An item's error: NULL for "" without a malloc (nearly every item). */
+static char *rd_err(db_rd *r)
+{
+	uint32_t l;
+	if (r->left >= 4 && (memcpy(&l, r->p, 4), l == 0)) {
+		db_rd_take(r, &l, 4);
+		return NULL;
+	}
+	return db_rd_str(r);
+}
+
 /* Every file the reader refused is refused again, with the same message:
  * only those files are read (the snapshot stands for the others). */
 static bool same_refusals(const db_index *ix)
@@ -342,10 +353,7 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 		int32_t iv[5];
 		int64_t lv[5];
 		uint8_t sf;
-		if ((it->err = db_rd_str(&r)) && !it->err[0]) {
-			free(it->err);
-			it->err = NULL;
-		}
+		it->err = rd_err(&r);
 		db_rd_take(&r, iv, sizeof iv);
 		db_rd_take(&r, lv, sizeof lv);
 		db_rd_take(&r, &sf, 1);
