@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "pair/compare_priv.h"
+#include "pair/pairkey.h"
 #include "measure/xform.h"
 #include "db_noise.h"
 #include "db_slot.h"
@@ -266,13 +267,14 @@ static char *default_cache_dir(void)
 static int check_stage_rules(db_compare *c, db_err *err)
 {
 	const db_profile *p = c->profile;
-	db_strmap seen;
-	db_strmap_init(&seen);
+	db_pkmap seen;          /* by the interned stage: no string hashed per pair */
+	db_pkmap_init(&seen);
 	for (size_t i = 0; i < c->n_pairs && !db_profile_regex_error(p); i++) {
 		const char *st = c->pairs[i].f.stage;
 		bool added;
-		if (!db_strmap_put(&seen, st, 0, &added)) {
-			db_strmap_free(&seen);
+		db_pkey k = {.stage = st[0] ? st : NULL};
+		if (!db_pkmap_put(&seen, &k, 0, &added)) {
+			db_pkmap_free(&seen);
 			return db_err_set(err, NULL, NULL, -1, "out of memory");
 		}
 		if (!added)
@@ -282,7 +284,7 @@ static int check_stage_rules(db_compare *c, db_err *err)
 		(void)db_profile_is_input_ids(p, st);
 		(void)db_profile_is_routing_ids(p, st);
 	}
-	db_strmap_free(&seen);
+	db_pkmap_free(&seen);
 	if (db_profile_regex_error(p))
 		return db_err_set(err, NULL, NULL, -1, "profile %s: %s", p->name,
 		                  db_profile_regex_error(p));

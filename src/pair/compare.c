@@ -194,10 +194,11 @@ int db_build_pairs(db_compare *c, db_err *err)
 	 * their names say */
 	bool lone = c->ref->root_is_file && c->tgt->root_is_file && nri == 1 && nti == 1;
 	int64_t anchor = -1;
+	size_t near = 0;
 	for (size_t i = 0; i < nti && rc == 0; i++) {
 		db_pkey k = lone ? db_pkey_of(&ri[0]->f, ri[0]->occurrence)
 		                 : db_pkey_of(&ti[i]->f, ti[i]->occurrence);
-		size_t *v = db_pkmap_get(&by_key, &k);
+		size_t *v = db_pkmap_get_near(&by_key, &k, &near);
 		if (v) {
 			db_pair *p = &pv.v[*v];
 			p->tgt = ti[i];

@@ -381,7 +381,7 @@ int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
 	group *gs = NULL;
 	size_t ng = 0, capg = 0;
 	const char *last_stage = NULL;
-	size_t last_rule = 0;
+	size_t last_rule = 0, near = 0;
 	int rc = 0;
 	/* every cell: stages without a shard rule still need a look when the
 	 * two sides' layouts differ */
@@ -406,7 +406,7 @@ int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
 		const db_shard_rule *rule = last_rule ? &c->profile->shards[last_rule - 1] : NULL;
 		db_pkey k = db_pkey_of(&it->f, it->occurrence);
 		k.rank = -1;
-		size_t *gi = db_pkmap_put(&gm, &k, ng, &added);
+		size_t *gi = db_pkmap_put_near(&gm, &k, ng, &added, &near);
 		if (!gi) {
 			rc = -1;
 			break;

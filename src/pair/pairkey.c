@@ -56,6 +56,19 @@ size_t *db_pkmap_get(const db_pkmap *m, const db_pkey *k)
 	return s ? &m->vals[(s & 0xffffffffu) - 1] : NULL;
 }
 
+size_t *db_pkmap_get_near(const db_pkmap *m, const db_pkey *k, size_t *hint)
+{
+	if (*hint < m->n && key_eq(&m->keys[*hint], k))
+		return &m->vals[(*hint)++];
+	if (!m->cap)
+		return NULL;
+	uint64_t s = m->slots[find(m, k, key_hash(k))];
+	if (!s)
+		return NULL;
+	*hint = (size_t)(s & 0xffffffffu);      /* the entry after it */
+	return &m->vals[*hint - 1];
+}
+
 static int grow_slots(db_pkmap *m, size_t cap)
 {
 	uint64_t *slots = calloc(cap, sizeof *slots);
@@ -122,4 +135,21 @@ size_t *db_pkmap_put(db_pkmap *m, const db_pkey *k, size_t val, bool *added)
 	if (added)
 		*added = true;
 	return &m->vals[m->n++];
+}
+
+size_t *db_pkmap_put_near(db_pkmap *m, const db_pkey *k, size_t val, bool *added, size_t *hint)
+{
+	/* the entry found last (a run of one key), then the one after it */
+	for (size_t h = *hint ? *hint - 1 : 0; h <= *hint && h < m->n; h++) {
+		if (key_eq(&m->keys[h], k)) {
+			if (added)
+				*added = false;
+			*hint = h + 1;
+			return &m->vals[h];
+		}
+	}
+	size_t *v = db_pkmap_put(m, k, val, added);
+	if (v)
+		*hint = (size_t)(v - m->vals) + 1;
+	return v;
 }

@@ -36,8 +36,15 @@ int db_pkmap_reserve(db_pkmap *m, size_t n);
 void db_pkmap_free(db_pkmap *m);
 /* The value of k, or NULL. */
 size_t *db_pkmap_get(const db_pkmap *m, const db_pkey *k);
+/* The same, trying first the entry after the one *hint (updated) found
+ * last: a target tree lists its items in the reference's order, so most
+ * lookups are one comparison, no hash and no random probe. */
+size_t *db_pkmap_get_near(const db_pkmap *m, const db_pkey *k, size_t *hint);
 /* Insert k with val when absent; the value slot (existing or new), NULL on
  * OOM. *added (may be NULL) tells which. */
 size_t *db_pkmap_put(db_pkmap *m, const db_pkey *k, size_t val, bool *added);
+/* The same with a hint: the entry found last (runs of one key), then the
+ * one after it, as db_pkmap_get_near. */
+size_t *db_pkmap_put_near(db_pkmap *m, const db_pkey *k, size_t val, bool *added, size_t *hint);
 
 #endif
