@@ -322,6 +322,8 @@ typedef struct db_bisect_result {
 	                           no walk), NULL when nothing bad */
 	char *first_bad_substage;/* first sub-stage leaving ok / dropping; NULL */
 	db_stage_role first_bad_role;/* what the culprit did (introduces, amplifies) */
+	char calls[512];        /* pairing: calls: the first call only one side
+	                           makes in the culprit layer (db_calls.h), "" none */
 	char *at_or_before;     /* the stages just before the culprit that could
 	                           not be compared ("a, b, c"): the culprit is
 	                           "at or before" it; NULL when none */

@@ -33,6 +33,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	fputs(", \"first_bad_role\": ", out);
 	db_json_str(out, res->n_walk && res->first_bad_stage ? db_stage_role_name(res->first_bad_role)
 	                                                     : NULL);
+	fputs(", \"first_bad_calls\": ", out);
+	db_json_str(out, res->calls[0] ? res->calls : NULL);
 	fputs(", \"first_bad_at_or_before\": ", out);
 	db_json_str(out, res->at_or_before);
 	fputs(", \"first_bad_hint\": ", out);
@@ -137,6 +139,8 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fprintf(out, "  stage:    %s\n", db_esc(res->first_bad_stage));
 		if (res->first_bad_substage)
 			fprintf(out, "  substage: %s\n", db_esc(res->first_bad_substage));
+		if (res->calls[0])
+			fprintf(out, "  calls:    %s\n", db_esc(res->calls));
 		if (res->n_walk)
 			fprintf(out, "  role:     %s%s%s\n", db_stage_role_name(res->first_bad_role),
 			        res->at_or_before ? "; at or before it, not comparable: " : "",

@@ -4,6 +4,7 @@
  * not the first tensor that shows it (an input that arrived bad, a stage
  * after ones that could not be compared). */
 #include "db_bisect.h"
+#include "db_calls.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -373,6 +374,9 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 	}
 	/* stage pointers point into c->pairs (stable until a rescan) */
 	free(stages);
+	for (size_t i = 0; i < c->n_pairs && !res->calls[0]; i++)
+		if (c->pairs[i].f.layer == layer && db_bisect_pair_in(r, &c->pairs[i]))
+			db_call_finding(c, i, res->calls, sizeof res->calls, NULL);
 	bool in_bad = input && input->dumped && input->auto_verdict == DB_V_BAD;
 	double in_err = input && input->dumped ? err_of(&input->m) : 0.0;
 	long culprit = assign_roles(r, res, in_err, in_bad);

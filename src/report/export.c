@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/text.h"
+#include "db_calls.h"
 #include "db_cell.h"
 #include "db_grid_cache.h"
 #include "db_hints.h"
@@ -84,6 +85,11 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	db_json_str(out, band_or_null(p));
 	fputs(", \"error\": ", out);
 	db_json_str(out, p->status == DB_ST_ERROR ? p->error : NULL);
+	char fd[1024];
+	if (db_call_finding(c, (size_t)(p - c->pairs), fd, sizeof fd, NULL)) {
+		fputs(", \"finding\": ", out);      /* a call only one side makes */
+		db_json_str(out, fd);
+	}
 	fprintf(out, ", \"occurrence\": %d, \"merged\": %s, \"dtype_differs\": %s",
 	        p->occurrence, p->merged ? "true" : "false", p->dtype_differs ? "true" : "false");
 	if (p->merged)
