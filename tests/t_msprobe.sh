@@ -7,8 +7,10 @@
 #    in md5 mode); no pair is an error;
 #  - bisect names the bug's layer, its module (or an API call inside it) and the ranks;
 #    compare's headline is in the bug's layer;
-#  - calls are numbered within their module: a call only one run makes stays one
-#    one-sided pair in its place (never a shifted pairing elsewhere);
+#  - calls are aligned by order, name and shape inside each layer (pairing: calls): a
+#    call only one run makes (an added (1 + w), GELU for SiLU, a missing add) is one
+#    finding in its place (compare text, JSON "finding", bisect's calls), never a
+#    shifted pairing elsewhere;
 #  - a truncated dump.json, or one with a tensor of an unexpected shape, gives one error
 #    naming the file (and the JSON path); the rest of the tree loads.
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -68,6 +70,63 @@ PY
 	n=$((n + 1))
 done <"$T"
 [ $n -ge 3 ] || fail "only $n cases ran"
+
+# calls only one run makes (pairing: calls): ms_md5_tp1's norm_offset adds (1 + w)
+# in L3's post_attention_layernorm: one finding in its place, nothing shifted
+o=$DB_TMP/ms_md5_tp1
+has "$(cat "$o.compare.txt")" "pass 0 L3: target calls post_attention_layernorm.Tensor.__radd__, which the reference does not" \
+	"norm_offset: the extra call as a finding"
+"$PY" - "$o" <<'PY' || fail "ms_md5_tp1: the extra call's finding in JSON"
+import json, sys
+c = json.load(open(sys.argv[1] + ".compare.json"))
+b = json.load(open(sys.argv[1] + ".bisect.json"))
+one = [p for p in c["pairs"] if p["status"] == "target_only"]
+assert len(one) == 1 and "__radd__, which the reference does not" in one[0].get("finding", ""), one
+assert "__radd__" in (b.get("first_bad_calls") or ""), b.get("first_bad_calls")
+assert not [p for p in c["pairs"] if p["status"] == "shape_mismatch"]
+PY
+# a target that calls GELU where the reference calls SiLU (L5) and drops an add
+# (L6 input_layernorm's residual): msprobe's own names, edited in a copy
+A=$DB_TMP/calls
+cp -r "$R/ms_md5_tp1/ref" "$A.ref"
+cp -r "$R/ms_md5_tp1/ref" "$A.target"
+"$PY" - "$A.target/step0/proc0" <<'PY'
+import json, sys
+d = sys.argv[1]
+dump = json.load(open(d + "/dump.json"))
+cons = json.load(open(d + "/construct.json"))
+data = {}
+silu = [k for k in dump["data"] if k.startswith("Functional.silu.")][5]
+add = next(k for k in dump["data"] if k.startswith("Tensor.__add__.") and
+           (cons.get(k) or "").startswith("Module.model.layers.6.input_layernorm."))
+for k, v in dump["data"].items():
+    if k == add:
+        continue
+    if k == silu:
+        cons["Functional.gelu.0.forward"] = cons.pop(k)
+        k = "Functional.gelu.0.forward"
+    data[k] = v
+dump["data"] = data
+json.dump(dump, open(d + "/dump.json", "w"))
+json.dump(cons, open(d + "/construct.json", "w"))
+PY
+out=$("$DB_BIN" compare "$A.ref" "$A.target" 2>&1)
+has "$out" "pass 0 L5: target calls mlp.act_fn.Functional.gelu where the reference calls mlp.act_fn.Functional.silu (before mlp.act_fn.Tensor.__mul__)" \
+	"GELU for SiLU as a finding"
+has "$out" "pass 0 L6: target does not call input_layernorm.Tensor.__add__ (the reference does, before input_layernorm.Tensor.pow)" \
+	"a missing add as a finding"
+"$DB_BIN" compare "$A.ref" "$A.target" --format json >"$A.json" 2>/dev/null
+"$PY" - "$A.json" <<'PY' || fail "calls: the alignment shifted pairs"
+import json, sys
+c = json.load(open(sys.argv[1]))
+one = sorted((p["layer"], p["stage"], p["status"]) for p in c["pairs"] if p["status"] not in ("ok",))
+want = [(5, "mlp.act_fn.Functional.gelu", "target_only"), (5, "mlp.act_fn.Functional.silu", "ref_only"),
+        (6, "input_layernorm.Tensor.__add__", "ref_only")]
+assert one == want, one
+# the add after the missing one (eps) pairs with its own, bit-identical
+eps = [p for p in c["pairs"] if p["layer"] == 6 and p["stage"] == "input_layernorm.Tensor.__add__#1"]
+assert eps and eps[0]["status"] == "ok" and eps[0]["md5_equal"] is True, eps
+PY
 
 # bad input: one dump.json truncated, one with a shape that is not a list; the rest loads
 B=$DB_TMP/bad
