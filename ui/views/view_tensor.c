@@ -45,6 +45,9 @@ struct tensor {
 	char block_note[256];
 	char companions[8][160];
 	int n_companions;
+	/* what a statistics-only dumper (msprobe) wrote instead of the values */
+	db_tstat tx, ty;
+	bool has_tx, has_ty;
 };
 
 /* A dequantized or transformed pair: every number from db_pair_qreport. */
@@ -111,6 +114,14 @@ static int look_at(void *arg)
 		s->have_x = true;
 	if (ey && db_stats_compute(&ey->t, &s->sy, &e) == 0)
 		s->have_y = true;
+	if (ex && ex->t.st) {
+		s->tx = *ex->t.st;
+		s->has_tx = true;
+	}
+	if (ey && ey->t.st) {
+		s->ty = *ey->t.st;
+		s->has_ty = true;
+	}
 	const db_entry *shape_of = ex ? ex : ey;
 	if (shape_of) {
 		s->ndim = shape_of->t.ndim;
@@ -325,6 +336,57 @@ static void draw_sparkline(struct tensor *s, WINDOW *w, int y, int W)
 		draw_text(w, y + 1, 9 + width - lw, lw, C_DIM, 0, last);
 }
 
+static void stat_cell(WINDOW *w, int y, int x, bool has, double v)
+{
+	char b[24];
+	if (has)
+		snprintf(b, sizeof b, "%12.5g", v);
+	else
+		snprintf(b, sizeof b, "%12s", "-");
+	draw_text(w, y, x, 12, C_DEFAULT, 0, b);
+}
+
+/* Statistics-only pairs: the dumper's Max, Min, Mean, Norm (and md5) side
+ * by side with their relative differences (what the pair was measured on),
+ * and why there is nothing element-wise to show. */
+static void stats_only_draw(WINDOW *w, int y, int W, const struct tensor *s, const db_pair *p)
+{
+	draw_text(w, y++, 0, W, C_HILITE, A_BOLD,
+	          "statistics only: the dump holds these numbers for this tensor, not its values");
+	draw_textf(w, y++, 0, W, C_DIM, A_BOLD, "%-9s %12s %12s %12s %12s  %s", "", "Max", "Min",
+	           "Mean", "Norm", "md5 (CRC-32)");
+	const db_tstat *st[2] = {s->has_tx ? &s->tx : NULL, s->has_ty ? &s->ty : NULL};
+	const char *side[2] = {"ref", "target"};
+	for (int k = 0; k < 2; k++, y++) {
+		draw_text(w, y, 0, 9, C_DEFAULT, 0, side[k]);
+		if (!st[k]) {
+			draw_text(w, y, 10, W - 10, C_DIM, 0, (k ? p->tgt : p->ref)
+			          ? "(the tensor itself: see above)" : "(missing)");
+			continue;
+		}
+		stat_cell(w, y, 10, st[k]->has_max, st[k]->max);
+		stat_cell(w, y, 23, st[k]->has_min, st[k]->min);
+		stat_cell(w, y, 36, st[k]->has_mean, st[k]->mean);
+		stat_cell(w, y, 49, st[k]->has_norm, st[k]->norm);
+		if (st[k]->has_crc)
+			draw_textf(w, y, 63, W - 63, C_DEFAULT, 0, "%08x", st[k]->crc);
+		else
+			draw_text(w, y, 63, W - 63, C_DIM, 0, "-");
+	}
+	if (p->status == DB_ST_OK && draw_pair_done(p) && p->m.stats_only) {
+		draw_text(w, y, 0, 9, C_DIM, 0, "rel diff");
+		for (int k = 0; k < 4; k++)
+			stat_cell(w, y, 10 + 13 * k, p->m.st_rel[k] == p->m.st_rel[k], p->m.st_rel[k]);
+		draw_text(w, y, 63, W - 63, p->m.md5_eq == 0 ? C_MARK : C_DEFAULT, 0,
+		          p->m.md5_eq < 0 ? "-" : p->m.md5_eq ? "equal" : "differ");
+	}
+	y += 2;
+	draw_text(w, y++, 0, W, C_DIM, 0, "No element-wise view (largest differences, rows): "
+	          "a side holds statistics only, so the pair is measured on them.");
+	draw_text(w, y, 0, W, C_DIM, 0, "Dump the tensors themselves (msprobe: task tensor) to see "
+	          "where they differ.");
+}
+
 static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 {
 	struct tensor *s = v->priv;
@@ -370,6 +432,10 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			draw_text(w, y++, 0, W, C_MARK, A_BOLD, s->block_note);
 	}
 	y++;
+	if (s->has_tx || s->has_ty) {
+		stats_only_draw(w, y, W, s, p);
+		return;
+	}
 	if (!s->same_numel) {
 		draw_text(w, y, 0, W, C_SHAPE, 0, "the two sides cannot be compared element-wise");
 		return;
