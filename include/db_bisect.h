@@ -267,6 +267,7 @@ typedef struct db_substage_row {
 	double amp;             /* err_out / err_in (INFINITY when err_in is 0) */
 	double sqnr_db;         /* -20 log10(err_out); INFINITY when identical */
 	db_stage_role role;
+	bool stats_only;        /* measured on the dump's statistics: no cos */
 	bool culprit;           /* the first drop: the first stage that
 	                           introduces, else the one that amplifies most */
 	const char *one_side;   /* static: "only in the reference" / "only in the

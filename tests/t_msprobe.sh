@@ -128,6 +128,27 @@ eps = [p for p in c["pairs"] if p["layer"] == 6 and p["stage"] == "input_layerno
 assert eps and eps[0]["status"] == "ok" and eps[0]["md5_equal"] is True, eps
 PY
 
+# "statistics only" wherever a number is shown: bisect's walk and steps, report.md,
+# the SVG, the CSV
+S=$DB_TMP/stat.dbsession
+out=$("$DB_BIN" bisect "$R/ms_stat_tp2/ref" "$R/ms_stat_tp2/target" --auto --session "$S" 2>&1)
+grep -qE '^ +> self_attn\.attn\.Tensor\.__mul__ +cos stats only +rel 0\.75 ' <<<"$out" ||
+	fail "bisect walk: the culprit row does not say stats only"
+grep -qE '^ +[0-9]+\. L2 +bad +\(auto\) cos stats only rel ' <<<"$out" || fail "bisect steps: no stats only"
+"$DB_BIN" export "$S" --out "$DB_TMP/rep" >/dev/null 2>&1 || fail "export failed"
+has "$(cat "$DB_TMP/rep/report.md")" "**Statistics only**: the dump holds Max, Min, Mean and Norm" \
+	"report.md Severity"
+has "$(cat "$DB_TMP/rep/report.md")" '| **`self_attn.attn.Tensor.__mul__`** | stats only | 0.75 | bug |' \
+	"report.md walk row"
+has "$(cat "$DB_TMP/rep/heatmap.svg")" "stats: statistics only" "SVG caption"
+"$PY" - "$DB_TMP/rep/metrics.csv" <<'PY' || fail "CSV statistics_only column"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ok = [r for r in rows if r["status"] == "ok"]
+assert ok and all(r["statistics_only"] == "1" for r in ok), ok[:1]
+assert all(r["statistics_only"] == "" for r in rows if r["status"] != "ok")
+PY
+
 # bad input: one dump.json truncated, one with a shape that is not a list; the rest loads
 B=$DB_TMP/bad
 cp -r "$R/ms_stat_tp2/ref" "$B"

@@ -116,7 +116,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		db_json_num(out, w->amp);
 		fputs(", \"sqnr_db\": ", out);
 		db_json_num(out, w->sqnr_db);
-		fprintf(out, ", \"culprit\": %s}", w->culprit ? "true" : "false");
+		fprintf(out, ", \"statistics_only\": %s, \"culprit\": %s}",
+		        w->stats_only ? "true" : "false", w->culprit ? "true" : "false");
 	}
 	fputs(res->n_walk ? "\n]}\n" : "]}\n", out);
 }
@@ -192,8 +193,10 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 					snprintf(sq, sizeof sq, "inf");
 				else
 					snprintf(sq, sizeof sq, "%.1f", w->sqnr_db);
-				fprintf(out, "  %s %-32s cos %-12.8f rel %-10.3g %-8s err %.3g -> %.3g %-8s "
-				        "SQNR %s dB  %s\n", mk, db_esc(w->stage), w->cos, w->rel,
+				char cs[32];
+				snprintf(cs, sizeof cs, w->stats_only ? "stats only" : "%.8f", w->cos);
+				fprintf(out, "  %s %-32s cos %-12s rel %-10.3g %-8s err %.3g -> %.3g %-8s "
+				        "SQNR %s dB  %s\n", mk, db_esc(w->stage), cs, w->rel,
 				        db_band_name(w->band), w->err_in, w->err_out, amp, sq,
 				        db_stage_role_name(w->role));
 			}
@@ -208,9 +211,13 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fputs("\nsteps:\n", out);
 		for (size_t i = 0; i < b->n_steps; i++) {
 			const db_bisect_step *s = &b->steps[i];
-			fprintf(out, "  %2zu. %-6s %-4s (%s) cos %.8f rel %.3g %s\n", i + 1,
+			/* no cos beside a finite rel: measured on the dump's statistics */
+			char cs[32];
+			snprintf(cs, sizeof cs, isnan(s->cos) && isfinite(s->rel) ? "stats only" : "%.8f",
+			         s->cos);
+			fprintf(out, "  %2zu. %-6s %-4s (%s) cos %s rel %.3g %s\n", i + 1,
 			        db_layer_label(s->layer, l, sizeof l), db_verdict_name(s->verdict),
-			        s->by_user ? "user" : "auto", s->cos, s->rel, db_band_name(s->band));
+			        s->by_user ? "user" : "auto", cs, s->rel, db_band_name(s->band));
 		}
 	}
 	/* the search always ends on a layer; with accumulated drift the

@@ -367,6 +367,7 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 			const db_pair *p = &c->pairs[pi];
 			w->cos = p->m.cos;
 			w->rel = p->m.rel;
+			w->stats_only = p->status == DB_ST_OK && p->m.stats_only;
 			w->band = p->band;
 			w->step_drop = prev_cos - fin_cos(p->m.cos);
 			prev_cos = fin_cos(p->m.cos);

@@ -133,7 +133,7 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 			continue;
 		}
 		char v1[32], v2[32];
-		if (row->pair != DB_NO_PAIR && t->cmp->pairs[row->pair].m.stats_only)
+		if (row->stats_only)
 			snprintf(v1, sizeof v1, "stats");       /* statistics only: no cos */
 		else
 			snprintf(v1, sizeof v1, "%.6f", row->cos);
