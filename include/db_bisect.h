@@ -325,6 +325,8 @@ typedef struct db_bisect_result {
 	db_stage_role first_bad_role;/* what the culprit did (introduces, amplifies) */
 	char calls[512];        /* pairing: calls: the first call only one side
 	                           makes in the culprit layer (db_calls.h), "" none */
+	char frame_ref[384], frame_tgt[384];    /* pairing: calls: the Python frame
+	                           that made the culprit call on each side, "" none */
 	char *at_or_before;     /* the stages just before the culprit that could
 	                           not be compared ("a, b, c"): the culprit is
 	                           "at or before" it; NULL when none */

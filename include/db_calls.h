@@ -21,4 +21,10 @@ bool db_call_finding(const db_compare *c, size_t i, char *buf, size_t len, size_
  * (the parts the pair has; "model" for a model-level one). */
 void db_call_where(const db_pair *p, char *buf, size_t len);
 
+/* The Python frame that made pair p's call on each side ("FILE:LINE, in
+ * FUNC: CODE"), from the dumper's stack record (msprobe's stack.json beside
+ * dump.json); "" for a side without one. Reads the files: call it off the
+ * input thread, or once. true when either side has one. */
+bool db_call_frames(const db_compare *c, const db_pair *p, char *ref, char *tgt, size_t len);
+
 #endif

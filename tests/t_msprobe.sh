@@ -83,6 +83,11 @@ b = json.load(open(sys.argv[1] + ".bisect.json"))
 one = [p for p in c["pairs"] if p["status"] == "target_only"]
 assert len(one) == 1 and "__radd__, which the reference does not" in one[0].get("finding", ""), one
 assert "__radd__" in (b.get("first_bad_calls") or ""), b.get("first_bad_calls")
+# the frame that made the culprit, as msprobe's stack.json has it (RMSNorm._norm)
+fr = b.get("first_bad_frame") or {}
+assert (fr.get("ref") or "").endswith("tinymodel.py:127, in _norm: return x * torch.rsqrt("
+                                      "x.pow(2).mean(-1, keepdim=True) + self.eps) * w"), fr
+assert fr.get("target") == fr.get("ref"), fr
 assert not [p for p in c["pairs"] if p["status"] == "shape_mismatch"]
 PY
 # a target that calls GELU where the reference calls SiLU (L5) and drops an add

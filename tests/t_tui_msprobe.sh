@@ -7,7 +7,9 @@
 #    msprobe wrote in dump.json) with their rel diffs, and says why there is nothing
 #    element-wise;
 #  - ms_md5_tp1 (norm_offset L3 adds (1 + w)): the call only the target makes says so
-#    in the sub-stage view's status line, and its md5 CRC-32 is shown.
+#    in the sub-stage view's status line, and its md5 CRC-32 is shown;
+#  - the Python frame that made a call (stack.json) in the tensor view and in the
+#    bisect's walk, per side when they differ.
 . "$DB_SRC/tests/tui/lib.sh"
 
 tui_run 120 24 realdump/ms_stat_tp2/ref realdump/ms_stat_tp2/target <<EOF
@@ -42,4 +44,28 @@ EOF
 check "the call only the target makes" grep_screen call \
 	'^target calls post_attention_layernorm\.Tensor\.__radd__, which the reference does not \(before post_attention_layernorm\.Tensor\.pow\)$'
 check "its md5 beside the statistics" grep_screen md5 '^target +2\.2185 +1\.7553 +1\.9995 +16\.019 +[0-9a-f]{8}$'
+
+# the bisect's walk of the culprit layer: the call only one side makes and the frame
+# that made the culprit (stack.json: tinymodel.py line 127, RMSNorm._norm)
+tui_run 170 30 realdump/ms_md5_tp1/ref realdump/ms_md5_tp1/target <<EOF
+b
+<Enter><Enter><Enter><Enter><Enter><Enter>
+:save-display $T/walk.screen
+<Enter>
+:save-display $T/frame.screen
+EOF
+check "the walk names the call only the target makes" grep_screen walk \
+	'^calls: target calls post_attention_layernorm\.Tensor\.__radd__, which the reference does not'
+check "the walk: where the culprit was made" grep_screen walk \
+	'^made at: [^ ]*/tinymodel\.py:127, in _norm: return x \* torch\.rsqrt'
+check "the tensor view: where it was made" grep_screen frame '^made at: [^ ]*/tinymodel\.py:127, in _norm: '
+tui_run 160 24 realdump/ms_md5_tp1/ref realdump/ms_md5_tp1/target <<EOF
+f
+<Enter>
+<Enter>
+:save-display $T/frame1.screen
+EOF
+check "a call one side makes: the frame of that side only" grep_screen frame1 '^made at: reference -$'
+check "the target's frame of the extra call" grep_screen frame1 \
+	'^         target    [^ ]*/tinymodel\.py:126, in _norm: w = \(1\.0 \+ self\.weight\) if self\.offset else self\.weight$'
 finish

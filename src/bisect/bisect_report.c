@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/text.h"
 #include "db_esc.h"
@@ -35,6 +36,11 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	                                                     : NULL);
 	fputs(", \"first_bad_calls\": ", out);
 	db_json_str(out, res->calls[0] ? res->calls : NULL);
+	fputs(", \"first_bad_frame\": {\"ref\": ", out);
+	db_json_str(out, res->frame_ref[0] ? res->frame_ref : NULL);
+	fputs(", \"target\": ", out);
+	db_json_str(out, res->frame_tgt[0] ? res->frame_tgt : NULL);
+	fputc('}', out);
 	fputs(", \"first_bad_at_or_before\": ", out);
 	db_json_str(out, res->at_or_before);
 	fputs(", \"first_bad_hint\": ", out);
@@ -142,6 +148,12 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 			fprintf(out, "  substage: %s\n", db_esc(res->first_bad_substage));
 		if (res->calls[0])
 			fprintf(out, "  calls:    %s\n", db_esc(res->calls));
+		if (res->frame_ref[0] && !strcmp(res->frame_ref, res->frame_tgt))
+			fprintf(out, "  made at:  %s\n", db_esc(res->frame_ref));
+		else if (res->frame_ref[0] || res->frame_tgt[0])
+			fprintf(out, "  made at:  reference %s\n            target    %s\n",
+			        res->frame_ref[0] ? db_esc(res->frame_ref) : "-",
+			        res->frame_tgt[0] ? db_esc(res->frame_tgt) : "-");
 		if (res->n_walk)
 			fprintf(out, "  role:     %s%s%s\n", db_stage_role_name(res->first_bad_role),
 			        res->at_or_before ? "; at or before it, not comparable: " : "",

@@ -394,5 +394,13 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 	res->at_or_before = skipped_before(res, culprit);
 	if (w->pair != DB_NO_PAIR)
 		db_pair_hint(c, &c->pairs[w->pair], &res->first_bad_hint);
+	/* the dump records its calls' stacks: where the culprit was made */
+	size_t fp = w->pair;
+	for (size_t i = 0; fp == DB_NO_PAIR && i < c->n_pairs; i++)
+		if (c->pairs[i].f.layer == layer && !strcmp(c->pairs[i].f.stage, w->stage) &&
+		    db_bisect_pair_in(r, &c->pairs[i]))
+			fp = i;
+	if (c->profile && c->profile->pair_calls && fp != DB_NO_PAIR)
+		db_call_frames(c, &c->pairs[fp], res->frame_ref, res->frame_tgt, sizeof res->frame_ref);
 	return culprit_ranks(r, layer, w, res);
 }

@@ -1,12 +1,17 @@
 /* Calls only one side makes, as findings (db_calls.h). Read from the
  * pairs alone: a run is the one-sided pairs between two paired ones of the
- * same phase, pass, rank and layer, in the order pairing put them. */
+ * same phase, pass, rank and layer, in the order pairing put them. And the
+ * Python frame that made a call, from the dumper's stack record. */
 #include "db_calls.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "db_index.h"
+#include "db_reader.h"
 #include "pair/call_align.h"
+#include "read/msprobe_stack.h"
 
 static bool one_sided(const db_pair *p)
 {
@@ -157,4 +162,35 @@ bool db_call_finding(const db_compare *c, size_t i, char *buf, size_t len, size_
 	if (first)
 		*first = a;
 	return true;
+}
+
+/* one side's frame: the item's call (its entry's statistics name it) */
+static bool frame_of(const db_index *ix, const db_item *it, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (!ix || !it)
+		return false;
+	char *path = db_index_path(ix, it);
+	db_file *f = NULL;
+	db_err e = {{0}};
+	bool ok = false;
+	if (path && db_file_open(path, &f, &e) == 0) {
+		const db_entry *en = db_file_find(f, it->key);
+		if (en && !en->err && en->t.st && en->t.st->call)
+			ok = db_msprobe_frame(path, en->t.st->call, buf, len) == 0;
+		db_file_close(f);
+	}
+	free(path);
+	if (!ok)
+		buf[0] = 0;
+	return ok;
+}
+
+bool db_call_frames(const db_compare *c, const db_pair *p, char *ref, char *tgt, size_t len)
+{
+	if (!len)
+		return false;
+	bool r = frame_of(c->ref, p->ref, ref, len);
+	bool t = frame_of(c->tgt ? c->tgt : c->ref, p->tgt, tgt, len);
+	return r || t;
 }

@@ -163,6 +163,7 @@ typedef struct rd {
 	const db_jp *construct;         /* object node -> parent, or NULL */
 	db_strmap cidx;                 /* construct key -> item index */
 	db_strmap calls;                /* "<bwd><parent>\x1f<api>" -> calls so far */
+	const char *call;               /* the node being read (owned by f) */
 } rd;
 
 static const char *jp_str(const db_jp *v)
@@ -210,6 +211,7 @@ static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
 	db_tstat *st = calloc(1, sizeof *st);
 	if (!st || db_file_own(r->f, st))
 		return db_err_set(r->err, r->f->path, key, -1, "out of memory");
+	st->call = r->call;
 	if (num_field(t, "Max", &st->max, &st->has_max) || num_field(t, "Min", &st->min, &st->has_min) ||
 	    num_field(t, "Mean", &st->mean, &st->has_mean) || num_field(t, "Norm", &st->norm, &st->has_norm))
 		return bad(r, key, jpath, t->pos, "Max, Min, Mean or Norm is not a number");
@@ -312,6 +314,10 @@ static int one_node(rd *r, const char *name, const db_jp *node)
 	snprintf(jpath, sizeof jpath, "$.data[\"%.500s\"]", name);
 	if (node->type != DB_JP_OBJ)
 		return bad(r, name, jpath, node->pos, "a call is not an object");
+	char *call = strdup(name);      /* its stack.json name, for the views */
+	if (!call || db_file_own(r->f, call))
+		return db_err_set(r->err, r->f->path, name, -1, "out of memory");
+	r->call = call;
 	const char *path, *num;
 	size_t plen, nlen, alen;
 	bool bwd;

@@ -92,7 +92,16 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 		draw_text(w, ny, 0, W, C_GOOD, 0, "no stage of this layer introduces the error");
 	}
 	if (r->calls[0])        /* a call only one side makes, in this layer */
-		draw_textf(w, ny + 1, 0, W, C_MISSING, 0, "calls: %s", r->calls);
+		draw_textf(w, ++ny, 0, W, C_MISSING, 0, "calls: %s", r->calls);
+	/* the Python frame that made the culprit (the dump's stack record) */
+	if (r->frame_ref[0] && !strcmp(r->frame_ref, r->frame_tgt))
+		draw_textf(w, ++ny, 0, W, C_DIM, 0, "made at: %s", r->frame_ref);
+	else if (r->frame_ref[0] || r->frame_tgt[0]) {
+		draw_textf(w, ++ny, 0, W, C_DIM, 0, "made at: reference %s",
+		           r->frame_ref[0] ? r->frame_ref : "-");
+		draw_textf(w, ++ny, 0, W, C_DIM, 0, "         target    %s",
+		           r->frame_tgt[0] ? r->frame_tgt : "-");
+	}
 	int nw = 5;
 	for (size_t i = 0; i < r->n_walk; i++) {
 		int k = draw_width(r->walk[i].stage);
@@ -100,7 +109,7 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 	}
 	if (nw > W / 3)
 		nw = W / 3;
-	int hy = y0 + 3;
+	int hy = ny + 2;
 	int xs = 6, xc = xs + nw + 1, xr = xc + 11, xb = xr + 9, xi = xb + 9, xo = xi + 9,
 	    xa = xo + 9, xq = xa + 11, xl = xq + 7;
 	draw_text(w, hy, xs, W - xs, C_DIM, A_BOLD, "stage");
@@ -112,7 +121,7 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 	draw_text(w, hy, xa, W - xa, C_DIM, A_BOLD, "amp");
 	draw_text(w, hy, xq, W - xq, C_DIM, A_BOLD, "SQNR");
 	draw_text(w, hy, xl, W - xl, C_DIM, A_BOLD, "role");
-	s->page = h - 7;
+	s->page = h - 4 - (hy - y0);
 	list_nav_fix(&s->wnav, (int)r->n_walk, s->page);
 	for (int k = 0; k < s->page; k++) {
 		size_t i = (size_t)(s->wnav.top + k);

@@ -17,6 +17,7 @@
 #include "db_grid.h"
 #include "db_reader.h"
 #include "db_slot.h"
+#include "db_calls.h"
 #include "base/draw.h"
 
 #define TOPK 10
@@ -48,6 +49,7 @@ struct tensor {
 	/* what a statistics-only dumper (msprobe) wrote instead of the values */
 	db_tstat tx, ty;
 	bool has_tx, has_ty;
+	char frame_ref[384], frame_tgt[384];    /* the Python frame of the call */
 };
 
 /* A dequantized or transformed pair: every number from db_pair_qreport. */
@@ -182,6 +184,8 @@ static void *work(void *arg)
 	}
 	db_file_close(fx);
 	db_file_close(fy);
+	if (s->cmp->profile && s->cmp->profile->pair_calls)    /* the dump records stacks */
+		db_call_frames(s->cmp, p, s->frame_ref, s->frame_tgt, sizeof s->frame_ref);
 	atomic_store(&s->done, true);
 	return NULL;
 }
@@ -405,6 +409,14 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	const db_pair *p = &t->cmp->pairs[s->pair];
 	if (s->err[0])
 		draw_textf(w, y++, 0, W, C_ERROR, 0, "error: %s", s->err);
+	if (s->frame_ref[0] && !strcmp(s->frame_ref, s->frame_tgt)) {
+		draw_textf(w, y++, 0, W, C_DIM, 0, "made at: %s", s->frame_ref);
+	} else if (s->frame_ref[0] || s->frame_tgt[0]) {
+		draw_textf(w, y++, 0, W, C_DIM, 0, "made at: reference %s",
+		           s->frame_ref[0] ? s->frame_ref : "-");
+		draw_textf(w, y++, 0, W, C_DIM, 0, "         target    %s",
+		           s->frame_tgt[0] ? s->frame_tgt : "-");
+	}
 	y++;
 	draw_textf(w, y++, 0, W, C_DIM, A_BOLD, "%-7s %-16s %-9s %11s %11s %11s %11s %6s %6s",
 	           "side", "shape", "dtype", "min", "max", "mean", "std", "nan", "inf");
