@@ -175,4 +175,16 @@ has "$out" "step0/rank1/dump.json" "truncated file named"
 has "$out" "truncated or not JSON" "truncated file said so"
 has "$out" 'Embedding.forward.0"].output' "bad shape: JSON path named"
 grep -q "ranks    0 " <<<"$out" || fail "rank 0 did not load beside the bad call: $out"
+# a dump.json over the cap on JSON indexes (DUMPBISECT_JSON_MAX) is refused by name;
+# the others load (rank 1's written compactly: 403 KB -> under 300 KB)
+C=$DB_TMP/cap
+cp -r "$R/ms_stat_tp2/ref" "$C"
+"$PY" -c 'import json, sys; p = sys.argv[1]; json.dump(json.load(open(p)), open(p, "w"))' \
+	"$C/step0/rank1/dump.json"
+[ "$(stat -c %s "$C/step0/rank1/dump.json")" -lt 307200 ] || fail "cap: rank 1 not under 300K"
+out=$(DUMPBISECT_JSON_MAX=300K XDG_CACHE_HOME="$DB_TMP/cache" "$DB_BIN" ls "$C" 2>&1)
+has "$out" "step0/rank0/dump.json: msprobe dump.json of 393.7 KiB exceeds the 300 KiB cap on JSON dump indexes (DUMPBISECT_JSON_MAX raises it)" \
+	"too large: the file named"
+grep -q "rank1/dump.json: msprobe dump.json" <<<"$out" && fail "cap: rank 1 refused too"
+grep -qE "^ranks +0 1, 1 [0-9]{3}$" <<<"$out" || fail "cap: rank 1 did not load: $out"
 finish t_msprobe

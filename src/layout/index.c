@@ -91,6 +91,11 @@ static void read_file_meta(file_job *j, db_icache *ic, db_readbuf *rb)
 		} else {
 			m->dtype = en->t.dtype;
 			m->ndim = en->t.ndim;
+			if (en->t.st) { /* kept: workers need not parse the file again */
+				m->st = *en->t.st;
+				m->st.call = NULL;
+				m->has_st = true;
+			}
 			for (int d = 0; d < en->t.ndim && d < DB_MAX_DIMS; d++)
 				m->shape[d] = en->t.shape[d];
 		}
@@ -285,6 +290,8 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		memcpy(it->shape, m->shape, sizeof it->shape);
 		it->err = m->err;
 		m->err = NULL;
+		it->st = m->st;
+		it->has_st = m->has_st;
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
 		it->ident = j->ident;

@@ -16,6 +16,9 @@ typedef struct ent_meta {
 	int ndim;
 	int64_t shape[DB_MAX_DIMS];
 	char *err;
+	db_tstat st;            /* statistics-only entries (msprobe): what the
+	                           dump holds instead of data (st.call NULL) */
+	bool has_st;
 } ent_meta;
 
 /* side + "\x1e" + db_fields_key. */

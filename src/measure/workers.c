@@ -271,6 +271,15 @@ static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	if (p->slot.side && atomic_load(&((db_pair *)p)->slot.start) < 0 &&
 	    slot_resolve(c, w, p, err) < 0)
 		return -1;
+	if (p->ref && p->tgt && p->ref->has_st && p->tgt->has_st) {
+		/* statistics only, both read with the index: no file to open (each
+		 * worker would parse the same dump.json again) */
+		db_tensor sx = {.dtype = p->ref->dtype, .ndim = p->ref->ndim, .st = &p->ref->st};
+		db_tensor sy = {.dtype = p->tgt->dtype, .ndim = p->tgt->ndim, .st = &p->tgt->st};
+		memcpy(sx.shape, p->ref->shape, sizeof sx.shape);
+		memcpy(sy.shape, p->tgt->shape, sizeof sy.shape);
+		return b == 0 ? db_accum_stats(a, &sx, &sy, err) : 0;
+	}
 	const db_tensor *x = NULL, *y = NULL;
 	const db_file *fx = NULL, *fy = NULL;
 	int fdx = -1, fdy = -1;
