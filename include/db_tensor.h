@@ -19,6 +19,10 @@ typedef struct db_tstat {
 	 * key, "Tensor.__add__.3.forward"), for its stack record; owned by the
 	 * file, NULL when none */
 	const char *call;
+	/* tensor mode: the file holding the tensor itself, beside the dump
+	 * under dump_tensor_data/ (msprobe's data_name, a plain file name);
+	 * owned by whoever holds the tstat (the file, the index), NULL none */
+	char *data;
 } db_tstat;
 
 typedef struct db_tensor {

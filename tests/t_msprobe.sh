@@ -40,7 +40,9 @@ b = json.load(open(o + ".bisect.json"))
 bad = []
 pairs = c["pairs"]
 ok = [p for p in pairs if p["status"] == "ok"]
-if not ok or not all(p.get("statistics_only") for p in ok):
+# tensor task: the calls whose tensors are kept (dump_tensor_data/, gen.sh MS_KEEP) are
+# measured on them, the others on statistics
+if not ok or (task != "tensor" and not all(p.get("statistics_only") for p in ok)):
     bad.append("a measured pair is not marked statistics_only")
 if any(p["status"] == "error" for p in pairs):
     bad.append("error pairs: %s" % [p["error"] for p in pairs if p["status"] == "error"][:2])
@@ -132,6 +134,25 @@ assert one == want, one
 eps = [p for p in c["pairs"] if p["layer"] == 6 and p["stage"] == "input_layernorm.Tensor.__add__#1"]
 assert eps and eps[0]["status"] == "ok" and eps[0]["md5_equal"] is True, eps
 PY
+
+# tensor task: dump.json's data_name leads to dump_tensor_data/<name>.pt; where both sides
+# have it (ms_tensor_tp1 keeps layer 6's outputs) the pair is measured on the tensors
+# (cos from torch in float64: Tensor.__rpow__ of L6's rotary_emb 0.99147524773,
+# the decoder layer's hidden_out 0.99880277651), elsewhere on statistics
+"$PY" - "$DB_TMP/ms_tensor_tp1.compare.json" <<'PY' || fail "tensor task: pairs of the tensors"
+import json, sys
+c = json.load(open(sys.argv[1]))
+ok = [p for p in c["pairs"] if p["status"] == "ok"]
+t = [p for p in ok if not p.get("statistics_only")]
+assert t and {p["layer"] for p in t} == {6}, sorted({p["layer"] for p in t})
+assert all(p.get("statistics_only") for p in ok if p["layer"] != 6)
+def one(stage):
+    return [p for p in t if p["stage"] == stage][0]["cos"]
+assert abs(one("self_attn.rotary_emb.Tensor.__rpow__") - 0.9914752477317428) < 1e-9
+assert abs(one("hidden_out") - 0.998802776514469) < 1e-9
+PY
+grep -q "^first divergence: L6 self_attn.rotary_emb.Tensor.__rpow__ pass 0: cos 0.99147525 " \
+	"$DB_TMP/ms_tensor_tp1.compare.txt" || fail "tensor task: the headline's cos"
 
 # "statistics only" wherever a number is shown: bisect's walk and steps, report.md,
 # the SVG, the CSV

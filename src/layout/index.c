@@ -94,6 +94,7 @@ static void read_file_meta(file_job *j, db_icache *ic, db_readbuf *rb)
 			if (en->t.st) { /* kept: workers need not parse the file again */
 				m->st = *en->t.st;
 				m->st.call = NULL;
+				m->st.data = en->t.st->data ? strdup(en->t.st->data) : NULL;
 				m->has_st = true;
 			}
 			for (int d = 0; d < en->t.ndim && d < DB_MAX_DIMS; d++)
@@ -292,6 +293,7 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		m->err = NULL;
 		it->st = m->st;
 		it->has_st = m->has_st;
+		m->st.data = NULL;      /* the item's now */
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
 		it->ident = j->ident;
@@ -509,6 +511,7 @@ static void free_jobs(file_job *jobs, size_t n)
 		for (size_t k = 0; k < jobs[i].n_ents; k++) {
 			free(jobs[i].ents[k].key);
 			free(jobs[i].ents[k].err);
+			free(jobs[i].ents[k].st.data);
 		}
 		free(jobs[i].ents);
 		free(jobs[i].full);

@@ -46,6 +46,7 @@ static void free_ents(ent_meta *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(e[i].key);
 		free(e[i].err);
+		free(e[i].st.data);
 	}
 	free(e);
 }
@@ -58,6 +59,9 @@ static ent_meta *copy_ents(const ent_meta *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		c[i] = e[i];
 		c[i].err = NULL;
+		c[i].st.data = NULL;
+		if (e[i].st.data && !(c[i].st.data = strdup(e[i].st.data)))
+			c[i].has_st = false;    /* measured from the file then */
 		if (!(c[i].key = strdup(e[i].key ? e[i].key : ""))) {
 			free_ents(c, i);
 			return NULL;

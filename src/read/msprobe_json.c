@@ -216,6 +216,12 @@ static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
 	if (num_field(t, "Max", &st->max, &st->has_max) || num_field(t, "Min", &st->min, &st->has_min) ||
 	    num_field(t, "Mean", &st->mean, &st->has_mean) || num_field(t, "Norm", &st->norm, &st->has_norm))
 		return bad(r, key, jpath, t->pos, "Max, Min, Mean or Norm is not a number");
+	const char *dn = jp_str(db_jp_get(t, "data_name"));
+	/* a plain name in dump_tensor_data/, never a path out of it */
+	if (dn && *dn && !strchr(dn, '/') && strcmp(dn, ".") && strcmp(dn, "..")) {
+		if (!(st->data = strdup(dn)) || db_file_own(r->f, st->data))
+			return db_err_set(r->err, r->f->path, key, -1, "out of memory");
+	}
 	const char *md5 = jp_str(db_jp_get(t, "md5"));
 	if (md5) {
 		char *end;
@@ -246,7 +252,7 @@ static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
 
 static bool is_tensor(const db_jp *v)
 {
-	return v->type == DB_JP_OBJ && db_jp_get(v, "dtype") && db_jp_get(v, "shape");
+	return v && v->type == DB_JP_OBJ && db_jp_get(v, "dtype") && db_jp_get(v, "shape");
 }
 
 /* Tensor leaves under v, in order; lists nest by index, dicts by key. */

@@ -157,6 +157,30 @@ static int look_at(void *arg)
 	return 0;
 }
 
+/* msprobe's tensor task: the entry names the file holding its tensor
+ * (dump_tensor_data/ beside the dump): that file's one tensor, or NULL. */
+static const db_entry *data_entry(const char *dump_path, const db_entry *en, db_file **f)
+{
+	*f = NULL;
+	if (!en || !en->t.st || !en->t.st->data || !dump_path)
+		return NULL;
+	const char *slash = strrchr(dump_path, '/');
+	size_t dl = slash ? (size_t)(slash - dump_path + 1) : 0;
+	char *p = malloc(dl + 17 + strlen(en->t.st->data) + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, dump_path, dl);
+	strcpy(p + dl, "dump_tensor_data/");
+	strcat(p, en->t.st->data);
+	db_err e = {{0}};
+	const db_entry *d = NULL;
+	if (db_file_open(p, f, &e) == 0 && (*f)->n_entries == 1 && !(*f)->entries[0].err &&
+	    (*f)->entries[0].t.data)
+		d = &(*f)->entries[0];
+	free(p);
+	return d;
+}
+
 static void *work(void *arg)
 {
 	struct tensor *s = arg;
@@ -173,6 +197,12 @@ static void *work(void *arg)
 		ex = open_entry(ixr, p->ref, &fx, &s->path_x, s->err, sizeof s->err);
 	if (p->tgt && !s->err[0])
 		ey = open_entry(ixt, p->tgt, &fy, &s->path_y, s->err, sizeof s->err);
+	db_file *dx = NULL, *dy = NULL;  /* the tensors themselves, when both are dumped */
+	const db_entry *tx = data_entry(s->path_x, ex, &dx), *ty = data_entry(s->path_y, ey, &dy);
+	if (tx && ty) {
+		ex = tx;
+		ey = ty;
+	}
 	struct look lk = {s, p, ex, ey};
 	const void *at = NULL;
 	if (db_bus_run(look_at, &lk, &at) == DB_BUS_FAULT) {
@@ -184,6 +214,8 @@ static void *work(void *arg)
 	}
 	db_file_close(fx);
 	db_file_close(fy);
+	db_file_close(dx);
+	db_file_close(dy);
 	if (s->cmp->profile && s->cmp->profile->pair_calls)    /* the dump records stacks */
 		db_call_frames(s->cmp, p, s->frame_ref, s->frame_tgt, sizeof s->frame_ref);
 	atomic_store(&s->done, true);
