@@ -363,7 +363,10 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	if (fb >= 0) {
 		const db_pair *q = &c->pairs[fb];
 		db_pair_label(q, lab, sizeof lab);
-		if (q->status == DB_ST_OK)
+		if (q->status == DB_ST_OK && q->m.stats_only)
+			fprintf(out, "first divergence beyond drift: %s: statistics only, rel %.4e [%s]\n",
+			        lab, q->m.rel, db_band_name(q->band));
+		else if (q->status == DB_ST_OK)
 			fprintf(out, "first divergence beyond drift: %s: cos %.8f rel %.4e [%s]\n", lab,
 			        q->m.cos, q->m.rel, db_band_name(q->band));
 		else
