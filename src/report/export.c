@@ -211,8 +211,8 @@ int db_export_metrics_csv(FILE *out, const db_compare *c)
 int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(const db_pair *))
 {
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
-	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,hint,"
-	      "statistics_only\n", out);
+	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,"
+	      "statistics_only,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		if (keep && !keep(p))
@@ -257,12 +257,13 @@ int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(con
 		db_esc_csv(band_or_null(p), out);
 		fputc(',', out);
 		db_esc_csv(p->status == DB_ST_ERROR ? p->error : NULL, out);
+		/* measured on the dump's statistics (no cos): 1 */
+		fputs(p->status == DB_ST_OK && p->m.stats_only ? ",1" : ",", out);
 		db_hint h;
 		db_pair_hint(c, p, &h);
 		fputc(',', out);
 		db_esc_csv(h.kind != DB_HINT_NONE ? db_hint_kind_name(h.kind) : NULL, out);
-		/* measured on the dump's statistics (no cos): 1 */
-		fputs(p->status == DB_ST_OK && p->m.stats_only ? ",1\n" : ",\n", out);
+		fputc('\n', out);
 		free(rn);
 		free(tn);
 	}
