@@ -42,7 +42,7 @@ static void names(sbuf *b, const db_compare *c, size_t a, size_t e, db_status st
 	for (size_t i = a; i < e; i++) {
 		if (c->pairs[i].status != st)
 			continue;
-		char nm[sizeof c->pairs[i].f.stage];
+		char nm[DB_CALL_NAME_MAX];
 		db_call_name(c->pairs[i].f.stage, nm, sizeof nm);
 		put(b, any ? ", %s" : "%s", nm);
 		any = true;
@@ -87,7 +87,7 @@ static bool arity_only(const db_compare *c, size_t a, size_t e, char *nm, size_t
 	size_t bl = 0;
 	*nr = *nt = 0;
 	for (size_t k = a; k < e; k++) {
-		char x[sizeof c->pairs[k].f.stage];
+		char x[DB_CALL_NAME_MAX];
 		db_call_name(c->pairs[k].f.stage, x, sizeof x);
 		size_t l = call_len(x);
 		if (k == a) {
@@ -121,7 +121,7 @@ bool db_call_finding(const db_compare *c, size_t i, char *buf, size_t len, size_
 	const db_pair *before = a > 0 && same_group(&c->pairs[a - 1], p) ? &c->pairs[a - 1] : NULL;
 	const db_pair *after = e < c->n_pairs && same_group(&c->pairs[e], p) ? &c->pairs[e] : NULL;
 	char where[300];
-	char nm[sizeof p->f.stage];
+	char nm[DB_CALL_NAME_MAX];
 	if (after) {
 		db_call_name(after->f.stage, nm, sizeof nm);
 		snprintf(where, sizeof where, "before %s", nm);

@@ -51,6 +51,26 @@ static void free_ents(ent_meta *e, size_t n)
 	free(e);
 }
 
+void db_ent_meta_set(ent_meta *m, const db_entry *en)
+{
+	m->key = strdup(en->key ? en->key : "");
+	if (en->err) {
+		m->err = strdup(en->err);
+		m->dtype = DB_DT_UNKNOWN;
+		return;
+	}
+	m->dtype = en->t.dtype;
+	m->ndim = en->t.ndim;
+	if (en->t.st) { /* kept: workers need not parse the file again */
+		m->st = *en->t.st;
+		m->st.call = NULL;
+		m->st.data = en->t.st->data ? strdup(en->t.st->data) : NULL;
+		m->has_st = true;
+	}
+	for (int d = 0; d < en->t.ndim && d < DB_MAX_DIMS; d++)
+		m->shape[d] = en->t.shape[d];
+}
+
 static ent_meta *copy_ents(const ent_meta *e, size_t n)
 {
 	ent_meta *c = calloc(n ? n : 1, sizeof *c);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "db_index.h"
+#include "db_reader.h"
 #include "db_tensor.h"
 
 typedef struct ent_meta {
@@ -22,9 +23,9 @@ typedef struct ent_meta {
 } ent_meta;
 
 /* side + "\x1e" + db_fields_key. */
-char *db_side_fields_key(const char *side, const db_fields *f, char *buf, size_t len);
+char *db_side_fields_key(const char *side, const db_ifields *f, char *buf, size_t len);
 /* db_fields_key + "\x1f" + occ. */
-char *db_fields_key_occ(const db_fields *f, int occ, char *buf, size_t len);
+char *db_fields_key_occ(const db_ifields *f, int occ, char *buf, size_t len);
 
 /* Whether items (any order) record their execution order: one carries a
  * dump order, or one file (not .safetensors) holds several modules (tuple
@@ -42,6 +43,8 @@ db_icache *db_icache_open(const char *dir, const char *root);
 bool db_icache_exists(const char *dir, const char *root);
 /* A copy of the entries of rel when its size and mtime still match
  * (caller frees *ents and their keys); false otherwise. Thread-safe. */
+/* m from a file's entry (m zeroed; its strings strdup'd, NULL on OOM). */
+void db_ent_meta_set(ent_meta *m, const db_entry *en);
 bool db_icache_get(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
                    ent_meta **ents, size_t *n);
 /* Remember rel's entries (files with an error anywhere are not kept, so

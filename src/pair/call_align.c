@@ -59,7 +59,7 @@ static int weight(const tok *a, const tok *b)
 
 static int make_tok(tok *t, const db_item *it)
 {
-	char b[sizeof it->f.stage];
+	char b[DB_CALL_NAME_MAX];
 	db_call_name(it->f.stage, b, sizeof b);
 	t->it = it;
 	t->h = fnv(b);
@@ -118,7 +118,7 @@ static int align_group(const tok *rt, const size_t *rx, size_t n, const tok *tt,
 	return 0;
 }
 
-static void group_key(const db_fields *f, char *k, size_t len)
+static void group_key(const db_ifields *f, char *k, size_t len)
 {
 	snprintf(k, len, "%s\x1f%s\x1f%d\x1f%d", f->phase, f->pass, f->rank, f->layer);
 }

@@ -23,6 +23,9 @@
 int db_align_calls(const db_item *const *ri, size_t nri, const db_item *const *ti, size_t nti,
                    long *tmatch, bool *aligned, bool *ref_aligned);
 
+/* Room for a call's name (a stage is at most 255 bytes). */
+#define DB_CALL_NAME_MAX 256
+
 /* stage without its call counters ("a.Tensor.__add__#1.0" -> "a.Tensor.__add__.0"). */
 void db_call_name(const char *stage, char *buf, size_t len);
 
