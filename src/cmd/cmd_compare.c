@@ -236,11 +236,9 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			fprintf(out, " (%s)", slot);
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", db_esc(p->error));
-		db_routing rt;
-		db_err e;
-		if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
-			fprintf(out, " (%lld of %lld tokens chose other experts)", (long long)rt.rerouted,
-			        (long long)rt.tokens);
+		char rw[96];
+		if (*db_routing_words(c, p, rw, sizeof rw))
+			fprintf(out, " (%s)", rw);
 		db_hint h;
 		char ht[256];
 		db_pair_hint(c, p, &h);
