@@ -156,7 +156,7 @@ _Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p);
 /* Frees the cell index (db_compare_free). */
 void db_cells_drop(db_compare *c);
 /* Identity of a pair's cell: fields key + occurrence into buf. */
-void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len);
+void db_pair_fields_key(const db_ifields *f, int occ, char *buf, size_t len);
 
 typedef struct db_pool db_pool;
 /* Chunks of a pair (DB_CHUNK_ELEMS each; 1 for an empty pair) and the
