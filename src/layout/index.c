@@ -231,6 +231,7 @@ static int refuse_cut(db_item *it, db_fields *f, const char *full)
 	snprintf(f->stage + at, sizeof f->stage - at, "...#%016llx", (unsigned long long)h);
 	free(it->err);
 	it->err = strdup(e.msg);
+	it->refused = false;    /* the name's error now, not the reader's */
 	return it->err ? 0 : -1;
 }
 
