@@ -136,6 +136,33 @@ bool db_pair_is_weight(const db_profile *pr, const db_pair *p)
 	return !p->f.phase[0] && !p->f.pass[0] && safetensors(p->ref) && safetensors(p->tgt);
 }
 
+/* Whether db_build_merged can change pv (true on OOM: it then runs). A cell merges
+ * by a shard rule of its stage, or lines up across layouts when its two
+ * sides' ranks differ, which leaves a pair one-sided when pairs join on
+ * the whole key (not by calls, not lone files). Grouping 10^6 items by
+ * cell was a seventh of a reopen's pairing, for nothing in most trees. */
+static bool may_merge(const db_profile *pf, const db_pvec *pv, bool lone)
+{
+	if (pf->pair_calls || lone)
+		return true;
+	for (size_t i = 0; i < pv->n; i++)
+		if (!pv->v[i].ref || !pv->v[i].tgt)
+			return true;
+	if (!pf->n_shards)
+		return false;
+	db_pkmap seen;
+	db_pkmap_init(&seen);
+	bool ruled = false;
+	for (size_t i = 0; i < pv->n && !ruled; i++) {
+		const char *st = pv->v[i].f.stage;
+		db_pkey k = {.stage = st[0] ? st : NULL};
+		bool added;
+		ruled = !db_pkmap_put(&seen, &k, 0, &added) || (added && db_profile_shard(pf, st));
+	}
+	db_pkmap_free(&seen);
+	return ruled;
+}
+
 int db_build_pairs(db_compare *c, db_err *err)
 {
 	db_cmp_priv *pr = c->priv;
@@ -243,7 +270,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 	free(aligned);
 	for (size_t i = 0; i < pv.n; i++)
 		db_pair_classify(&pv.v[i]);
-	if (rc == 0)
+	if (rc == 0 && may_merge(c->profile, &pv, lone))
 		rc = db_build_merged(c, &pv, ri, nri, ti, nti, &by_key);
 	db_pkmap_free(&by_key);
 	free(ri);
