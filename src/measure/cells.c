@@ -17,6 +17,8 @@ static void cells_free(db_cells *cl)
 	free(cl->start);
 	free(cl->members);
 	free(cl->replica_ranks);
+	free(cl->psum_ranks);
+	free(cl->psum_ok);
 	memset(cl, 0, sizeof *cl);
 }
 
@@ -52,10 +54,16 @@ static int cells_build(const db_compare *c, db_cells *cl)
 		count[*v]++;
 	}
 	if (rc == 0 && (!(cl->start = malloc((cl->n + 1) * sizeof *cl->start)) ||
-	                !(cl->replica_ranks = malloc((cl->n + 1) * sizeof *cl->replica_ranks))))
+	                !(cl->replica_ranks = malloc((cl->n + 1) * sizeof *cl->replica_ranks)) ||
+	                !(cl->psum_ranks = malloc((cl->n + 1) * sizeof *cl->psum_ranks)) ||
+	                !(cl->psum_ok = malloc((np + 1) * sizeof *cl->psum_ok))))
 		rc = -1;
-	for (size_t g = 0; rc == 0 && g < cl->n; g++)
+	for (size_t g = 0; rc == 0 && g < cl->n; g++) {
 		atomic_init(&cl->replica_ranks[g], -1);
+		atomic_init(&cl->psum_ranks[g], -1);
+	}
+	for (size_t i = 0; rc == 0 && i < np; i++)
+		atomic_init(&cl->psum_ok[i], -1);
 	if (rc == 0) {
 		size_t at = 0;
 		for (size_t g = 0; g < cl->n; g++) {
@@ -100,6 +108,16 @@ _Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p)
 {
 	size_t g = cell_of(c, p);
 	return g == SIZE_MAX ? NULL : &((db_cmp_priv *)c->priv)->cells.replica_ranks[g];
+}
+
+int db_cell_psum_memo(const db_compare *c, const db_pair *p, _Atomic int **ranks,
+                      _Atomic signed char **ok)
+{
+	db_cells *cl = &((db_cmp_priv *)c->priv)->cells;
+	size_t g = cell_of(c, p);
+	*ranks = g == SIZE_MAX ? NULL : &cl->psum_ranks[g];
+	*ok = g == SIZE_MAX ? NULL : cl->psum_ok;
+	return g == SIZE_MAX ? -1 : 0;
 }
 
 void db_cells_drop(db_compare *c)

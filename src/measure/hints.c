@@ -203,12 +203,84 @@ static bool computed_target(const db_pair *q, const db_pair *p)
 	return q->status == DB_ST_OK && q->tgt;
 }
 
+/* Whether q would ask partial_sum its question (db_pair_hint's order):
+ * the cell's sweep reads the references of these only. */
+static bool may_ask(const db_pair *q)
+{
+	return q->status == DB_ST_OK && q->ref && db_pair_diverges(q) && !q->m.stats_only;
+}
+
+/* ranks_sum_to(c, p, true, computed_target) for every rank of p's cell at
+ * once, into the cell's memo (db_cell_psum_memo): the targets are read and
+ * summed once, then each asking rank's reference is read and held against
+ * the sum — 2R reads a cell instead of R + 1 for each of its R ranks. The
+ * same sum in the same order as ranks_sum_to, so the same answers. Only
+ * once every rank is computed (which targets count is settled then);
+ * -1 otherwise, or without a memo. */
+static int psum_memo(const db_compare *c, const db_pair *p)
+{
+	_Atomic int *mr;
+	_Atomic signed char *mok;
+	if (db_cell_psum_memo(c, p, &mr, &mok) != 0)
+		return -1;
+	int known = atomic_load(&mok[p - c->pairs]);
+	if (known >= 0)
+		return known ? atomic_load(mr) : 0;
+	size_t nm;
+	const size_t *m = db_cell_pairs(c, p, &nm);
+	for (size_t k = 0; k < nm; k++)
+		if (atomic_load_explicit(&c->pairs[m[k]].state, memory_order_acquire) != DB_PAIR_DONE)
+			return -1;
+	int64_t n = -1, nq;
+	double *sum = NULL;
+	int ranks = 0;
+	for (size_t k = 0; k < nm; k++) {
+		const db_pair *q = &c->pairs[m[k]];
+		if (!computed_target(q, p))
+			continue;
+		double *y = load(c->tgt, q->tgt, &nq);
+		if (!y || (n >= 0 && nq != n)) {
+			free(y);
+			ranks = 0;
+			break;
+		}
+		n = nq;
+		if (!sum) {
+			sum = y;
+		} else {
+			for (int64_t i = 0; i < n; i++)
+				sum[i] += y[i];
+			free(y);
+		}
+		ranks++;
+	}
+	if (ranks < 2)
+		ranks = 0;
+	atomic_store(mr, ranks);        /* before any answer that points to it */
+	for (size_t k = 0; k < nm; k++) {
+		const db_pair *q = &c->pairs[m[k]];
+		_Atomic signed char *qok = &mok[m[k]];
+		if (q != p && (!may_ask(q) || atomic_load(qok) >= 0))
+			continue;
+		bool ok = false;
+		double *x = ranks ? load(c->ref, q->ref, &nq) : NULL;
+		if (x && nq == n)
+			ok = close_vec(sum, x, n);
+		free(x);
+		atomic_store(qok, ok);
+	}
+	free(sum);
+	return atomic_load(&mok[p - c->pairs]) ? ranks : 0;
+}
+
 /* Per-rank targets of p's cell that sum to p's reference. */
 static bool partial_sum(const db_compare *c, const db_pair *p, db_hint *h)
 {
 	if (p->merged || p->f.rank < 0 || p->status != DB_ST_OK || !p->ref)
 		return false;
-	int ranks = ranks_sum_to(c, p, true, computed_target);
+	int ranks = psum_memo(c, p);
+	if (ranks < 0)
+		ranks = ranks_sum_to(c, p, true, computed_target);
 	if (ranks) {
 		h->kind = DB_HINT_PARTIAL_SUM;
 		h->ranks = ranks;

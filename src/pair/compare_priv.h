@@ -148,6 +148,12 @@ const size_t *db_cell_pairs(const db_compare *c, const db_pair *p, size_t *n);
  * the other side, 0 none; -1 until one worker has found it), so the cell's
  * other pairs do not read every rank again. NULL when p has no cell. */
 _Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p);
+/* The partial-sum hint's memo (hints.c): *ranks is p's cell's count of
+ * targets summed (-1 until found); (*ok)[i] pair i's own answer (-1 until
+ * found, 0 no, 1 its reference is that sum), so one sum per cell serves
+ * its ranks. -1 (both NULL) when p has no cell. */
+int db_cell_psum_memo(const db_compare *c, const db_pair *p, _Atomic int **ranks,
+                      _Atomic signed char **ok);
 /* Frees the cell index (db_compare_free). */
 void db_cells_drop(db_compare *c);
 /* Identity of a pair's cell: fields key + occurrence into buf. */
@@ -166,6 +172,8 @@ typedef struct db_cells {
 	size_t *of;             /* per pair: its cell, SIZE_MAX merged or rank-less */
 	size_t *start, *members;        /* cell g: members[start[g] .. start[g + 1]) */
 	_Atomic int *replica_ranks;     /* db_replica_settle's answer per cell; -1 none yet */
+	_Atomic int *psum_ranks;        /* db_cell_psum_memo per cell; -1 none yet */
+	_Atomic signed char *psum_ok;   /* db_cell_psum_memo per pair; -1 none yet */
 	size_t n;
 } db_cells;
 
