@@ -19,6 +19,9 @@ static void cells_free(db_cells *cl)
 	free(cl->replica_ranks);
 	free(cl->psum_ranks);
 	free(cl->psum_ok);
+	for (size_t g = 0; cl->vhints && g < cl->n; g++)
+		free(atomic_load(&cl->vhints[g]));
+	free(cl->vhints);
 	memset(cl, 0, sizeof *cl);
 }
 
@@ -56,11 +59,13 @@ static int cells_build(const db_compare *c, db_cells *cl)
 	if (rc == 0 && (!(cl->start = malloc((cl->n + 1) * sizeof *cl->start)) ||
 	                !(cl->replica_ranks = malloc((cl->n + 1) * sizeof *cl->replica_ranks)) ||
 	                !(cl->psum_ranks = malloc((cl->n + 1) * sizeof *cl->psum_ranks)) ||
-	                !(cl->psum_ok = malloc((np + 1) * sizeof *cl->psum_ok))))
+	                !(cl->psum_ok = malloc((np + 1) * sizeof *cl->psum_ok)) ||
+	                !(cl->vhints = malloc((cl->n + 1) * sizeof *cl->vhints))))
 		rc = -1;
 	for (size_t g = 0; rc == 0 && g < cl->n; g++) {
 		atomic_init(&cl->replica_ranks[g], -1);
 		atomic_init(&cl->psum_ranks[g], -1);
+		atomic_init(&cl->vhints[g], NULL);
 	}
 	for (size_t i = 0; rc == 0 && i < np; i++)
 		atomic_init(&cl->psum_ok[i], -1);
@@ -118,6 +123,12 @@ int db_cell_psum_memo(const db_compare *c, const db_pair *p, _Atomic int **ranks
 	*ranks = g == SIZE_MAX ? NULL : &cl->psum_ranks[g];
 	*ok = g == SIZE_MAX ? NULL : cl->psum_ok;
 	return g == SIZE_MAX ? -1 : 0;
+}
+
+_Atomic(db_vhint *) *db_cell_vhints(const db_compare *c, const db_pair *p)
+{
+	size_t g = cell_of(c, p);
+	return g == SIZE_MAX ? NULL : &((db_cmp_priv *)c->priv)->cells.vhints[g];
 }
 
 void db_cells_drop(db_compare *c)

@@ -154,6 +154,17 @@ _Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p);
  * its ranks. -1 (both NULL) when p has no cell. */
 int db_cell_psum_memo(const db_compare *c, const db_pair *p, _Atomic int **ranks,
                       _Atomic signed char **ok);
+/* A value hint a cell's sweep found for one of its ranks (hint_values.c):
+ * kind DB_HINT_NONE, _TRANSPOSED (perm), _SHIFT (n: by), _ROWS_PERMUTED
+ * (n: moved). */
+typedef struct db_vhint {
+	signed char kind, ndim, perm[4];
+	int64_t n;
+} db_vhint;
+/* p's cell's slot for its sweep's value hints, one per member in
+ * db_cell_pairs order (NULL until a sweep published them; the array is
+ * owned by the cell index). NULL when p has no cell. */
+_Atomic(db_vhint *) *db_cell_vhints(const db_compare *c, const db_pair *p);
 /* Frees the cell index (db_compare_free). */
 void db_cells_drop(db_compare *c);
 /* Identity of a pair's cell: fields key + occurrence into buf. */
@@ -174,6 +185,7 @@ typedef struct db_cells {
 	_Atomic int *replica_ranks;     /* db_replica_settle's answer per cell; -1 none yet */
 	_Atomic int *psum_ranks;        /* db_cell_psum_memo per cell; -1 none yet */
 	_Atomic signed char *psum_ok;   /* db_cell_psum_memo per pair; -1 none yet */
+	_Atomic(db_vhint *) *vhints;    /* db_cell_vhints per cell */
 	size_t n;
 } db_cells;
 
