@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,7 @@ static int cells_build(const db_compare *c, db_cells *cl)
 		atomic_init(&cl->psum_ranks[g], -1);
 		atomic_init(&cl->vhints[g], NULL);
 	}
+	atomic_init(&cl->nan_seq, INT64_MIN);
 	for (size_t i = 0; rc == 0 && i < np; i++)
 		atomic_init(&cl->psum_ok[i], -1);
 	if (rc == 0) {
@@ -94,6 +96,8 @@ static int cells_build(const db_compare *c, db_cells *cl)
 static size_t cell_of(const db_compare *c, const db_pair *p)
 {
 	db_cmp_priv *pr = c->priv;
+	if (!pr)
+		return SIZE_MAX;
 	pthread_mutex_lock(&pr->cells_mu);
 	int rc = pr->cells.gen == c->pairs_gen && pr->cells.of ? 0 : cells_build(c, &pr->cells);
 	pthread_mutex_unlock(&pr->cells_mu);
@@ -129,6 +133,17 @@ _Atomic(db_vhint *) *db_cell_vhints(const db_compare *c, const db_pair *p)
 {
 	size_t g = cell_of(c, p);
 	return g == SIZE_MAX ? NULL : &((db_cmp_priv *)c->priv)->cells.vhints[g];
+}
+
+_Atomic int64_t *db_cells_nan_memo(const db_compare *c)
+{
+	db_cmp_priv *pr = c->priv;
+	if (!pr)
+		return NULL;
+	pthread_mutex_lock(&pr->cells_mu);
+	int rc = pr->cells.gen == c->pairs_gen && pr->cells.of ? 0 : cells_build(c, &pr->cells);
+	pthread_mutex_unlock(&pr->cells_mu);
+	return rc ? NULL : &pr->cells.nan_seq;
 }
 
 void db_cells_drop(db_compare *c)

@@ -46,10 +46,49 @@ const char *db_hint_kind_name(db_hint_kind k)
 
 /* ---- from the metrics alone ------------------------------------------- */
 
+static bool nonfinite_tgt(const db_pair *q)
+{
+	return q->status == DB_ST_OK && q->m.nonfinite_mismatch && q->m.nan_tgt + q->m.inf_tgt;
+}
+
+/* The least seq of a pair with NaN/Inf in its target, found once every
+ * pair is computed (then kept: a NaN run past its origin asks this of
+ * every later pair, a pass over all pairs each); INT64_MIN while some pair
+ * is not computed. */
+static int64_t nan_first_seq(const db_compare *c)
+{
+	_Atomic int64_t *memo = db_cells_nan_memo(c);
+	int64_t first = memo ? atomic_load(memo) : INT64_MIN;
+	if (first != INT64_MIN || !memo)
+		return first;
+	first = INT64_MAX;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *q = &c->pairs[i];
+		if (q->status != DB_ST_OK)
+			continue;
+		if (atomic_load_explicit(&((db_pair *)q)->state, memory_order_acquire) != DB_PAIR_DONE)
+			return INT64_MIN;
+		if (nonfinite_tgt(q) && q->seq < first)
+			first = q->seq;
+	}
+	atomic_store(memo, first);
+	return first;
+}
+
 static bool nan_origin(const db_compare *c, const db_pair *p, db_hint *h)
 {
-	if (p->status != DB_ST_OK || !p->m.nonfinite_mismatch || !(p->m.nan_tgt + p->m.inf_tgt))
+	if (!nonfinite_tgt(p))
 		return false;
+	int64_t first = nan_first_seq(c);
+	if (first != INT64_MIN) {
+		/* p has NaN/Inf: it is the origin when none comes before it */
+		if (p->seq != first)
+			return false;
+		h->kind = DB_HINT_NAN_ORIGIN;
+		h->nan = p->m.nan_tgt;
+		h->inf = p->m.inf_tgt;
+		return true;
+	}
 	/* an earlier pair with NaN/Inf (or one not computed yet: we cannot
 	 * tell) takes the origin */
 	for (size_t i = 0; i < c->n_pairs; i++) {

@@ -165,6 +165,11 @@ typedef struct db_vhint {
  * db_cell_pairs order (NULL until a sweep published them; the array is
  * owned by the cell index). NULL when p has no cell. */
 _Atomic(db_vhint *) *db_cell_vhints(const db_compare *c, const db_pair *p);
+/* The nan_origin hint's memo (hints.c): the least seq of a computed pair
+ * whose target has NaN/Inf where its reference has not, once every pair
+ * is computed (INT64_MAX none; INT64_MIN until found). NULL without an
+ * index (out of memory, or no comparison state). */
+_Atomic int64_t *db_cells_nan_memo(const db_compare *c);
 /* Frees the cell index (db_compare_free). */
 void db_cells_drop(db_compare *c);
 /* Identity of a pair's cell: fields key + occurrence into buf. */
@@ -186,6 +191,7 @@ typedef struct db_cells {
 	_Atomic int *psum_ranks;        /* db_cell_psum_memo per cell; -1 none yet */
 	_Atomic signed char *psum_ok;   /* db_cell_psum_memo per pair; -1 none yet */
 	_Atomic(db_vhint *) *vhints;    /* db_cell_vhints per cell */
+	_Atomic int64_t nan_seq;        /* db_cells_nan_memo; INT64_MIN none yet */
 	size_t n;
 } db_cells;
 

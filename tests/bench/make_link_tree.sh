@@ -13,6 +13,8 @@
 # DIR/.done, so several benches (and helpers) share it. The same layout as
 # bench_tui.sh's trees (its 1m preset, /tmp/bench-1m, has no diverging
 # layer).
+# BAD_REF and BAD_TGT (files) replace the diverging pair's two files (a
+# target with NaN: a run whose NaN spreads from its origin).
 #   usage: tests/bench/make_link_tree.sh DIR PASSES RANKS LAYERS STAGES [DIVERGE]
 # Issue 24's trees: DIR 1 64 61 13 39 = 101,504 files, 18,304 pairs
 # diverging (a second); DIR 8 64 61 13 39 = 812,032 files (a minute).
@@ -63,5 +65,5 @@ perl -e '
 			}
 		}
 	}' "$W" "$PASSES" "$RANKS" "$LAYERS" "$STAGES" "$DIVERGE" \
-	"$(demo ref 0 0)" "$(demo target 0 0)" "$(demo ref 1 8)" "$(demo target 1 8)"
+	"$(demo ref 0 0)" "$(demo target 0 0)" "${BAD_REF:-$(demo ref 1 8)}" "${BAD_TGT:-$(demo target 1 8)}"
 touch "$W/.done"
