@@ -8,9 +8,11 @@
 #include "hint_values.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pair/compare_priv.h"
 #include "db_reader.h"
@@ -416,4 +418,54 @@ int db_hint_psum(const db_compare *c, const db_pair *p)
 	free(ok);
 	free(sum);
 	return atomic_load(&mok[p - c->pairs]) ? ranks : 0;
+}
+
+/* ---- every cell ahead of a writer that asks them all ------------------- */
+
+typedef struct warm_job {
+	const db_compare *c;
+	const size_t *start, *members;
+	size_t n;
+	_Atomic size_t next;
+} warm_job;
+
+static void *warm_cells(void *arg)
+{
+	warm_job *j = arg;
+	for (size_t g; (g = atomic_fetch_add(&j->next, 1)) < j->n;)
+		for (size_t k = j->start[g]; k < j->start[g + 1]; k++) {
+			const db_pair *q = &j->c->pairs[j->members[k]];
+			if (may_ask(q)) {       /* one ask sweeps the cell */
+				db_hint_psum(j->c, q);
+				break;
+			}
+		}
+	return NULL;
+}
+
+void db_hints_warm(const db_compare *c)
+{
+	const db_pair *any = NULL;
+	for (size_t i = 0; i < c->n_pairs && !any; i++)
+		if (!c->pairs[i].merged && c->pairs[i].f.rank >= 0)
+			any = &c->pairs[i];
+	size_t nm;
+	if (!any || !db_cell_pairs(c, any, &nm))
+		return;         /* no cells (or no memory for them): asked one by one */
+	const db_cells *cl = &((const db_cmp_priv *)c->priv)->cells;
+	warm_job j = {.c = c, .start = cl->start, .members = cl->members, .n = cl->n};
+	atomic_init(&j.next, 0);
+	int threads = ((const db_cmp_priv *)c->priv)->threads;
+	if (threads <= 0)
+		threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (threads > 16)
+		threads = 16;
+	pthread_t th[16];
+	int started = 0;
+	for (int t = 1; t < threads; t++)
+		if (pthread_create(&th[started], NULL, warm_cells, &j) == 0)
+			started++;
+	warm_cells(&j);
+	for (int t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
 }
