@@ -43,7 +43,10 @@ const char *db_default_pass(const db_compare *c, const char *phase);
 size_t db_ranks(const db_compare *c, int **out);
 
 /* Sub-stages of a cell's pair (same phase/pass/rank/layer) in execution
- * order, ending with the top-level stage itself. Caller frees *out. */
+ * order, ending with the top-level stage itself. Across layouts (one side
+ * whole, the other sharded) a rank's cell also holds the merged sub-stages
+ * it has no pair of, and a merged pair's cell the lowest rank's stages
+ * that have no merged pair. Caller frees *out. */
 size_t db_substages(const db_compare *c, size_t pair, size_t **out);
 /* Per-rank pairs of the same cell (for a merged pair or any rank), by
  * rank. Caller frees *out. */

@@ -5,6 +5,7 @@
  * routed experts' output is a per-rank partial sum: not separable, with
  * why. */
 #include "db_rank_split.h"
+#include "db_notes.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,6 +76,18 @@ static void t_split(void **state)
 	assert_int_equal(db_pair_rank_split(c, p, &parts, why, sizeof why, &err), 0);
 	assert_null(parts);
 	assert_non_null(strstr(why, "partial sums"));
+
+	/* a note's Data from the ranks view (db_md_ranks) says the same */
+	char *md = db_md_ranks(c, (size_t)(p - c->pairs));
+	assert_non_null(md);
+	assert_non_null(strstr(md, "| (ranks not separable: partial sums: "));
+	free(md);
+	p = merged(c, "self_attn.rotary_emb.0", 7, true);
+	md = db_md_ranks(c, (size_t)(p - c->pairs));
+	assert_non_null(md);
+	assert_non_null(strstr(md, "| `0 (slice [0, 32) of the whole)` | "));
+	assert_non_null(strstr(md, "| `1 (slice [32, 64) of the whole)` | "));
+	free(md);
 	db_compare_free(c);
 }
 

@@ -517,11 +517,41 @@ size_t db_ranks(const db_compare *c, int **out)
 	return k;
 }
 
-static bool same_cell_sel(const db_pair *a, const db_pair *b)
+static bool same_place(const db_pair *a, const db_pair *b)
 {
 	return !strcmp(a->f.phase, b->f.phase) && !strcmp(a->f.pass, b->f.pass) &&
-	       a->merged == b->merged && a->f.rank == b->f.rank && a->f.layer == b->f.layer &&
-	       a->occurrence == b->occurrence;
+	       a->f.layer == b->f.layer && a->occurrence == b->occurrence;
+}
+
+/* A pair of stage at p's place that is merged (want_merged) or of rank. */
+static bool has_twin(const db_compare *c, const db_pair *p, const char *stage, bool want_merged,
+                     int rank)
+{
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *r = &c->pairs[i];
+		if (r->merged == want_merged && (want_merged || r->f.rank == rank) &&
+		    same_place(r, p) && !strcmp(r->f.stage, stage))
+			return true;
+	}
+	return false;
+}
+
+/* q belongs in the sub-stages of p's cell: the same rank; across layouts
+ * (one side whole, the other sharded) a merged pair covers every rank, so
+ * a rank's cell holds the merged sub-stages it has no pair of, and a
+ * merged pair's cell the lowest rank's (low) stages that have no merged
+ * pair, as the grid shows them. */
+static bool same_cell_sel(const db_compare *c, const db_pair *q, const db_pair *p, int low)
+{
+	if (!same_place(q, p))
+		return false;
+	if (q->merged == p->merged && q->f.rank == p->f.rank)
+		return true;
+	if (q->merged && !p->merged && p->f.rank >= 0)
+		return !has_twin(c, p, q->f.stage, false, p->f.rank);
+	if (p->merged && !q->merged && q->f.rank >= 0 && q->f.rank == low)
+		return !has_twin(c, p, q->f.stage, true, -1);
+	return false;
 }
 
 size_t db_substages(const db_compare *c, size_t pair, size_t **out)
@@ -537,16 +567,22 @@ size_t db_substages(const db_compare *c, size_t pair, size_t **out)
 		free(v);
 		return 0;
 	}
+	int low = -1;                   /* the lowest rank at p's place */
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *q = &c->pairs[i];
+		if (!q->merged && q->f.rank >= 0 && same_place(q, p) && (low < 0 || q->f.rank < low))
+			low = q->f.rank;
+	}
 	size_t nk = 0;
 	for (size_t i = 0; i < c->n_pairs; i++)
-		if (same_cell_sel(&c->pairs[i], p))
+		if (same_cell_sel(c, &c->pairs[i], p, low))
 			known[nk++] = c->pairs[i].f.stage;
 	char buf[256], buf2[256];
 	const char *top = grid_parent_of(c, p->f.stage, known, nk, buf, sizeof buf);
 	size_t n = 0, own = DB_NO_PAIR;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *q = &c->pairs[i];
-		if (!same_cell_sel(q, p))
+		if (!same_cell_sel(c, q, p, low))
 			continue;
 		if (!strcmp(q->f.stage, top)) {
 			own = i;

@@ -5,10 +5,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "db_esc.h"
 #include "db_grid.h"
 #include "db_hints.h"
+#include "db_rank_split.h"
 
 static const db_pair *computed(db_compare *c, size_t i)
 {
@@ -148,6 +150,38 @@ char *db_md_substages(db_compare *c, size_t pair)
 	return finish(f, &buf);
 }
 
+/* A merged pair whose ranks have no pairs (one side whole, the other
+ * sharded): each shard against its slice of the whole, or why not. */
+static void split_rows(FILE *f, db_compare *c, const db_pair *m)
+{
+	db_rank_part *parts = NULL;
+	char why[256];
+	db_err e = {{0}};
+	long n = db_pair_rank_split(c, computed(c, (size_t)(m - c->pairs)), &parts, why,
+	                            sizeof why, &e);
+	if (n <= 0) {
+		/* why is our own words; an error names a file: escaped */
+		fputs(n < 0 ? "| (ranks not measured: " : "| (ranks not separable: ", f);
+		if (n < 0)
+			db_esc_md_cell(e.msg, f);
+		else
+			fputs(why, f);
+		fputs(") | | | | | |\n", f);
+		return;
+	}
+	for (long k = 0; k < n; k++) {
+		db_pair tmp;
+		memcpy(&tmp, m, sizeof tmp);   /* only m and band are read */
+		tmp.m = parts[k].m;
+		tmp.band = parts[k].band;
+		char lab[96];
+		snprintf(lab, sizeof lab, "%d (slice [%lld, %lld) of the whole)", parts[k].rank,
+		         (long long)parts[k].lo, (long long)(parts[k].lo + parts[k].len));
+		cell_row(f, &tmp, lab);
+	}
+	free(parts);
+}
+
 char *db_md_ranks(db_compare *c, size_t pair)
 {
 	char *buf = NULL;
@@ -170,7 +204,9 @@ char *db_md_ranks(db_compare *c, size_t pair)
 		snprintf(lab, sizeof lab, "%d", p->f.rank);
 		cell_row(f, p, lab);
 	}
-	if (!n)
+	if (!n && c->pairs[pair].merged)
+		split_rows(f, c, &c->pairs[pair]);
+	else if (!n)
 		fputs("| (no per-rank tensors) | | | | | |\n", f);
 	hint_lines(f, c, v, n);
 	free(v);

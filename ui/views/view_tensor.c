@@ -3,6 +3,8 @@
  * sparkline so "first tokens right, later ones drift" shows at a glance.
  * A quantized weight shows its dequantized values, the companions it was
  * dequantized with and the scale block that is off (db_dequant.h).
+ * A merged pair whose other side is whole (TP 1 vs TP 2) says so and shows
+ * its worst shard against its slice of the whole (db_rank_split.h).
  * Files are read by a worker thread; the view is busy until it is done. */
 #include "base/app.h"
 
@@ -15,6 +17,7 @@
 #include "db_bus.h"
 #include "db_dequant.h"
 #include "db_grid.h"
+#include "db_rank_split.h"
 #include "db_reader.h"
 #include "db_slot.h"
 #include "base/draw.h"
@@ -45,6 +48,15 @@ struct tensor {
 	char block_note[256];
 	char companions[8][160];
 	int n_companions;
+	/* a merged pair across layouts: the shard shown against its slice of
+	 * the whole (split_k >= 0), set by the worker */
+	bool split;
+	bool sliced;                    /* split_pick chose a shard */
+	char split_note[320], split_note2[160];
+	long split_k;
+	int split_dim;
+	int64_t split_lo, split_len;
+	bool whole_ref;
 };
 
 /* A dequantized or transformed pair: every number from db_pair_qreport. */
@@ -98,7 +110,18 @@ struct look {
 	struct tensor *s;
 	const db_pair *p;
 	const db_entry *ex, *ey;
+	bool slice_x, slice_y;          /* that side is the whole: take the split's slice */
 };
+
+/* The slice [lo, lo + len) of t along dim: a strided view, no copy. */
+static db_tensor slice_of(const db_tensor *t, int dim, int64_t lo, int64_t len)
+{
+	db_tensor v = *t;
+	v.shape[dim] = len;
+	v.data = t->data + (size_t)(lo * t->stride[dim]) * db_dtype_size(t->dtype);
+	v.file_offset = -1;
+	return v;
+}
 
 static int look_at(void *arg)
 {
@@ -107,24 +130,29 @@ static int look_at(void *arg)
 	const db_pair *p = lk->p;
 	const db_entry *ex = lk->ex, *ey = lk->ey;
 	db_err e = {{0}};
-	if (ex && db_stats_compute(&ex->t, &s->sx, &e) == 0)
+	db_tensor tx = ex ? ex->t : (db_tensor){0}, ty = ey ? ey->t : (db_tensor){0};
+	if (lk->slice_x)
+		tx = slice_of(&tx, s->split_dim, s->split_lo, s->split_len);
+	if (lk->slice_y)
+		ty = slice_of(&ty, s->split_dim, s->split_lo, s->split_len);
+	if (ex && db_stats_compute(&tx, &s->sx, &e) == 0)
 		s->have_x = true;
-	if (ey && db_stats_compute(&ey->t, &s->sy, &e) == 0)
+	if (ey && db_stats_compute(&ty, &s->sy, &e) == 0)
 		s->have_y = true;
-	const db_entry *shape_of = ex ? ex : ey;
+	const db_tensor *shape_of = ex ? &tx : ey ? &ty : NULL;
 	if (shape_of) {
-		s->ndim = shape_of->t.ndim;
-		memcpy(s->shape, shape_of->t.shape, sizeof s->shape);
+		s->ndim = shape_of->ndim;
+		memcpy(s->shape, shape_of->shape, sizeof s->shape);
 	}
 	/* a batch slot: the element-wise parts on the longer side's block */
-	db_tensor tx = ex ? ex->t : (db_tensor){0}, ty = ey ? ey->t : (db_tensor){0};
 	int64_t slot = atomic_load(&((db_pair *)p)->slot.start);
 	if (ex && ey && p->slot.side && slot >= 0) {
 		db_tensor *big = p->slot.side == 1 ? &tx : &ty, v;
 		db_slot_view(big, p->slot.dim, slot, p->slot.len, &v);
 		*big = v;
 	}
-	if (ex && ey && db_tensor_numel(&tx) == db_tensor_numel(&ty) &&
+	/* a whole against one partial sum or fused shard is no comparison */
+	if (ex && ey && (!s->split || s->sliced) && db_tensor_numel(&tx) == db_tensor_numel(&ty) &&
 	    db_dtype_comparable(tx.dtype) && db_dtype_comparable(ty.dtype)) {
 		s->same_numel = true;
 		s->ntop = db_topk_diff(&tx, &ty, TOPK, s->top_idx, s->top_abs);
@@ -144,6 +172,51 @@ static int look_at(void *arg)
 	return 0;
 }
 
+/* A merged pair across layouts: the worst shard against its slice of the
+ * whole (the other side's item in *ix / *iy); false when the ranks cannot
+ * be told apart (the note says why). */
+static bool split_pick(struct tensor *s, const db_pair *p, const db_item **ix,
+                       const db_item **iy)
+{
+	db_rank_part *parts = NULL;
+	char why[256];
+	db_err e = {{0}};
+	long n = db_pair_rank_split(s->cmp, p, &parts, why, sizeof why, &e);
+	if (n <= 0) {
+		snprintf(s->split_note, sizeof s->split_note, "merged tensor, ranks not separable: "
+		         "%.250s", n < 0 ? e.msg : why);
+		return false;
+	}
+	long k = 0;
+	for (long i = 1; i < n; i++)
+		if (parts[i].band > parts[k].band ||
+		    (parts[i].band == parts[k].band && parts[i].m.cos < parts[k].m.cos))
+			k = i;
+	s->whole_ref = p->n_ref_shards <= 1;
+	int nd = p->ndim_ref >= 0 ? p->ndim_ref : p->ndim_tgt;
+	s->split_dim = p->unshard.dim < 0 ? p->unshard.dim + nd : p->unshard.dim;
+	s->split_k = k;
+	s->split_lo = parts[k].lo;
+	s->split_len = parts[k].len;
+	if (s->whole_ref)
+		*iy = p->tgt_shards[k];
+	else
+		*ix = p->ref_shards[k];
+	size_t o = (size_t)snprintf(s->split_note, sizeof s->split_note,
+	                            "merged tensor: the %s's %zu shards (ranks",
+	                            s->whole_ref ? "target" : "reference", (size_t)n);
+	for (long i = 0; i < n && o < sizeof s->split_note; i++)
+		o += (size_t)snprintf(s->split_note + o, sizeof s->split_note - o, " %d", parts[i].rank);
+	if (o < sizeof s->split_note)
+		snprintf(s->split_note + o, sizeof s->split_note - o, ") concatenated along dim %d, "
+		         "against the %s's whole", s->split_dim, s->whole_ref ? "reference" : "target");
+	snprintf(s->split_note2, sizeof s->split_note2, "showing rank %d, the worst shard, against "
+	         "its slice [%lld, %lld) of the whole (a: every rank)", parts[k].rank,
+	         (long long)parts[k].lo, (long long)(parts[k].lo + parts[k].len));
+	free(parts);
+	return true;
+}
+
 static void *work(void *arg)
 {
 	struct tensor *s = arg;
@@ -156,11 +229,14 @@ static void *work(void *arg)
 	db_file *fx = NULL, *fy = NULL;
 	const db_entry *ex = NULL, *ey = NULL;
 	const db_index *ixr = s->cmp->ref, *ixt = s->cmp->tgt ? s->cmp->tgt : s->cmp->ref;
-	if (p->ref)
-		ex = open_entry(ixr, p->ref, &fx, &s->path_x, s->err, sizeof s->err);
-	if (p->tgt && !s->err[0])
-		ey = open_entry(ixt, p->tgt, &fy, &s->path_y, s->err, sizeof s->err);
-	struct look lk = {s, p, ex, ey};
+	const db_item *ix = p->ref, *iy = p->tgt;
+	if (s->split)
+		s->sliced = split_pick(s, p, &ix, &iy);
+	if (ix)
+		ex = open_entry(ixr, ix, &fx, &s->path_x, s->err, sizeof s->err);
+	if (iy && !s->err[0])
+		ey = open_entry(ixt, iy, &fy, &s->path_y, s->err, sizeof s->err);
+	struct look lk = {s, p, ex, ey, s->sliced && s->whole_ref, s->sliced && !s->whole_ref};
 	const void *at = NULL;
 	if (db_bus_run(look_at, &lk, &at) == DB_BUS_FAULT) {
 		/* a file shrank under its mapping while read (db_bus.h) */
@@ -192,6 +268,8 @@ static int tensor_open(struct view *v, struct tui *t)
 				best = rp[i];
 		}
 		free(rp);
+		s->split = !n && ((p->n_ref_shards <= 1 && p->n_tgt_shards >= 2) ||
+		                  (p->n_tgt_shards <= 1 && p->n_ref_shards >= 2));
 		if (best != DB_NO_PAIR) {
 			s->pair = best;
 			snprintf(s->note, sizeof s->note,
@@ -230,14 +308,19 @@ static bool tensor_busy(struct view *v)
 	return s->started && !atomic_load(&s->done);
 }
 
-static void coords(int64_t flat, int ndim, const int64_t *shape, char *buf, size_t len)
+/* Coordinates of flat index flat; a slice's are the whole's (the split's
+ * start added along its dim), as the status line's max_abs says them. */
+static void coords(const struct tensor *s, int64_t flat, char *buf, size_t len)
 {
 	int64_t idx[DB_MAX_DIMS];
+	int ndim = s->ndim;
 	for (int d = ndim - 1; d >= 0; d--) {
-		int64_t n = shape[d] > 0 ? shape[d] : 1;
+		int64_t n = s->shape[d] > 0 ? s->shape[d] : 1;
 		idx[d] = flat % n;
 		flat /= n;
 	}
+	if (s->sliced && s->split_dim >= 0 && s->split_dim < ndim)
+		idx[s->split_dim] += s->split_lo;
 	size_t o = (size_t)snprintf(buf, len, "[");
 	for (int d = 0; d < ndim && o < len; d++)
 		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
@@ -341,6 +424,10 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		return;
 	}
 	const db_pair *p = &t->cmp->pairs[s->pair];
+	if (s->split_note[0])
+		draw_text(w, y++, 0, W, C_HILITE, 0, s->split_note);
+	if (s->split_note2[0])
+		draw_text(w, y++, 0, W, C_HILITE, 0, s->split_note2);
 	if (s->err[0])
 		draw_textf(w, y++, 0, W, C_ERROR, 0, "error: %s", s->err);
 	y++;
@@ -349,6 +436,12 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	char shx[64], shy[64];
 	tui_item_shape(p->ref, shx, sizeof shx);
 	tui_item_shape(p->tgt, shy, sizeof shy);
+	if (s->sliced) {                /* the shard and its slice: one shape */
+		db_item sh = {.ndim = s->ndim};
+		memcpy(sh.shape, s->shape, sizeof sh.shape);
+		tui_item_shape(&sh, shx, sizeof shx);
+		memcpy(shy, shx, sizeof shy);
+	}
 	if (s->have_x)
 		stats_line(w, y, W, "ref", &s->sx, shx, db_dtype_name(p->ref->dtype));
 	else
@@ -381,7 +474,7 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		           "flat index", "coordinates", "ref", "target", "|diff|");
 		for (int i = 0; i < ntop; i++) {
 			char c[96];
-			coords(s->top_idx[i], s->ndim, s->shape, c, sizeof c);
+			coords(s, s->top_idx[i], c, sizeof c);
 			draw_textf(w, y++, 0, W, C_DEFAULT, 0, "%-4d %-12lld %-18s %12.5g %12.5g %12.5g",
 			           i + 1, (long long)s->top_idx[i], c, s->top_x[i], s->top_y[i],
 			           s->top_abs[i]);
@@ -428,7 +521,7 @@ static void tensor_note(struct view *v, struct tui *t, FILE *out)
 	fprintf(out, "| top | index | ref | target | abs diff |\n|---|---|---|---|---|\n");
 	for (int i = 0; i < s->ntop; i++) {
 		char c[96];
-		coords(s->top_idx[i], s->ndim, s->shape, c, sizeof c);
+		coords(s, s->top_idx[i], c, sizeof c);
 		fprintf(out, "| %d | %s | %.6g | %.6g | %.6g |\n", i + 1, c, s->top_x[i], s->top_y[i],
 		        s->top_abs[i]);
 	}

@@ -1,0 +1,130 @@
+/* The heatmap's headline: see heatmap_head.h. */
+#include "heatmap_head.h"
+
+#include <stdlib.h>
+
+#include "base/draw.h"
+#include "db_noise.h"
+#include "db_slot.h"
+
+/* The batch slot the comparison measures on (the first pair that has
+ * one; pairs of one run share it), "" when none. */
+static char *slot_note(const struct tui *t, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (size_t i = 0; i < t->cmp->n_pairs && !buf[0]; i++)
+		if (t->cmp->pairs[i].slot.side && draw_pair_done(&t->cmp->pairs[i]) &&
+		    t->cmp->pairs[i].slot.side != DB_SLOT_IN_TREE)  /* --slots: the label says */
+			db_slot_str(&t->cmp->pairs[i], buf, len);
+	return buf;
+}
+
+/* The headline's name of a pair in width columns: "L7 <stage> rank 1",
+ * the stage cut in the middle when it must be (the layer and the rank
+ * stay); "every rank" for one rank's pair when every rank of its cell
+ * diverges (the culprit is then not that rank). */
+static char *headline_label(const struct tui *t, size_t pair, int width, char *buf, size_t len)
+{
+	const db_pair *p = &t->cmp->pairs[pair];
+	size_t *rp = NULL, n = 0, bad = 0;
+	if (!p->merged && p->f.rank >= 0)
+		n = db_rank_pairs(t->cmp, pair, &rp);
+	for (size_t i = 0; i < n; i++)
+		bad += db_pair_diverges(&t->cmp->pairs[rp[i]]);
+	free(rp);
+	char lay[32] = "", rk[32] = "", st[300];
+	bool slot = p->slot.side == DB_SLOT_IN_TREE;    /* as tui_pair_label says it */
+	if (p->f.layer >= 0)
+		snprintf(lay, sizeof lay, "L%d ", p->f.layer);
+	if (n >= 2 && bad == n)
+		snprintf(rk, sizeof rk, slot ? " every slot" : " every rank");
+	else if (p->merged)
+		snprintf(rk, sizeof rk, " (merged)");
+	else if (p->f.rank >= 0)
+		snprintf(rk, sizeof rk, slot ? " slot %d" : " rank %d", p->f.rank);
+	int room = width - draw_width(lay) - draw_width(rk);
+	snprintf(buf, len, "%s%s%s", lay, draw_fit_mid(p->f.stage, room < 6 ? 6 : room, -1, st,
+	                                               sizeof st), rk);
+	return buf;
+}
+
+void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
+{
+	int W = getmaxx(w), x = 0;
+	draw_fill(w, y, 0, W, C_DEFAULT, 0);
+	if (tui_computing(t)) {
+		draw_text(w, y, 0, W, C_PENDING, 0,
+		          "computing… the first divergence is named when the scan is done");
+		return;
+	}
+	if (!t->first_div_known)
+		tui_update_first_div(t);
+	if (tui_phase(t) && t->cmp->n_phases > 1) {
+		const char *first = NULL;
+		x += draw_text(w, y, x, W - x, C_DIM, 0, "phases ");
+		for (size_t i = 0; i < t->cmp->n_phases; i++) {
+			long d = t->phase_div ? t->phase_div[i] : -1;
+			if (d >= 0 && !first)
+				first = t->cmp->phases[i];
+			x += draw_textf(w, y, x, W - x, d >= 0 ? C_MARK : C_GOOD, 0, "%s %s%s ",
+			                t->cmp->phases[i], d >= 0 ? G("✗", "x") : G("✓", "."),
+			                i + 1 < t->cmp->n_phases ? G(" →", " >") : "");
+		}
+		if (first)
+			x += draw_textf(w, y, x, W - x, C_MARK, A_BOLD, "first divergent phase: %s  ",
+			                first);
+		else
+			x += draw_text(w, y, x, W - x, C_GOOD, 0, "no phase diverges  ");
+	}
+	char sn[128];
+	if (t->first_div < 0) {
+		x += draw_text(w, y, x, W - x, C_GOOD, 0,
+		               x ? "this phase: every pair is ok" : "no divergence: every pair is ok");
+		if (*slot_note(t, sn, sizeof sn))
+			draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
+		return;
+	}
+	char lab[300], v[32], r[16], nums[200], fit[300], judged[100] = "";
+	const db_pair *p = &t->cmp->pairs[t->first_div];
+	if (p->status != DB_ST_OK) {
+		snprintf(nums, sizeof nums, "  %s", db_status_name(p->status));
+	} else {
+		fmt_cos(p->m.cos, v, sizeof v);
+		fmt_sci(p->m.rel, r, sizeof r, 8);
+		/* what judged it: the noise run, or the bit-identical regime */
+		char nz[96];
+		if (*db_noise_str(p, nz, sizeof nz))
+			snprintf(judged, sizeof judged, "  %s", nz);
+		else if (t->first_div == db_first_not_identical(t->cmp))
+			snprintf(judged, sizeof judged, "  (bit-identical regime)");
+		snprintf(nums, sizeof nums, " %s  cos %s rel %s%s", db_band_name(p->band), v, r,
+		         judged);
+	}
+	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸ ", "* "));
+	/* on a narrow screen the words give way first */
+	int full = draw_width(headline_label(t, (size_t)t->first_div, 1000, lab, sizeof lab));
+	x += draw_text(w, y, x, W - x, C_DEFAULT, 0,
+	               x + 17 + full + draw_width(nums) > W ? "first: " : "first divergence ");
+	/* the name gives way, cut in the middle, before the numbers do */
+	x += draw_text(w, y, x, W - x, C_DEFAULT, A_BOLD,
+	               headline_label(t, (size_t)t->first_div, W - x - draw_width(nums), lab,
+	                              sizeof lab));
+	int room = W - x - draw_width(nums) - draw_width(" (here: )");
+	if (t->first_div_sel != t->first_div && room >= 12) {
+		if (t->first_div_sel >= 0)
+			headline_label(t, (size_t)t->first_div_sel, room, fit, sizeof fit);
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, " (here: %s)",
+		                t->first_div_sel >= 0 ? fit : "none");
+	}
+	if (p->status != DB_ST_OK) {
+		x += draw_text(w, y, x, W - x, draw_status_color(p->status), 0, nums);
+	} else {
+		x += draw_textf(w, y, x, W - x, draw_band_color(p->band), 0, " %s ",
+		                db_band_name(p->band));
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " cos %s rel %s", v, r);
+		x += draw_text(w, y, x, W - x, C_MARK, 0, judged);
+	}
+	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
+	if (*slot_note(t, sn, sizeof sn))
+		draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
+}
