@@ -175,14 +175,20 @@ const char *db_probe_how_name(db_probe_how h);  /* "given", "profile", ... */
 
 /* Choose the probe over c's pairs in phase/pass (NULL = any): given (NULL
  * = none) wins; else the profile's first candidate that both trees dump in
- * every layer that has any tensor on both sides; else DB_PROBE_LAST. A
- * candidate "@first-divergence" computes pairs in order until one
- * diverges. *stage is malloc'd (a stage, or DB_PROBE_LAST); why gets one
+ * every layer that has any tensor on both sides; else, in a tree of
+ * weights only (a checkpoint: no activations), the stage of the first
+ * weight beyond drift in the lowest layer, every weight computed; else
+ * DB_PROBE_LAST. A candidate "@first-divergence" computes pairs in order
+ * until one diverges. *stage is malloc'd (a stage, or DB_PROBE_LAST); why gets one
  * line saying which and why. -1 with err when a given stage is dumped
  * nowhere or no layer is dumped on both sides. */
 int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
                            const char *given, char **stage, db_probe_how *how,
                            char *why, size_t whylen, db_err *err);
+/* Choosing the probe of c computes pairs (a "@first-divergence"
+ * candidate, or a tree of weights only): the workbench does not before
+ * its first frame. */
+bool db_probe_computes(const db_compare *c, const char *phase, const char *pass);
 /* The stage probed at layer: stage itself, or for DB_PROBE_LAST the last
  * stage (by seq) that layer has on both sides in phase/pass. Borrowed from
  * stage or c's pairs; NULL when the layer has none. */

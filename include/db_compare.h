@@ -89,6 +89,9 @@ typedef struct db_pair {
 	 * rule or the dump's meta dims; pattern/re NULL, nothing owned). */
 	db_shard_rule unshard;
 	db_slot slot;           /* side 0: none */
+	bool tposed;            /* the target is stored with the last two dims
+	                         * swapped (a weights tree, plain target): read
+	                         * through a transpose (measure/xform.c) */
 	/* Against the noise tree (db_noise.h), set with the metrics: floor =
 	 * the reference-vs-noise rel of this pair (NaN none), ratio = rel /
 	 * max(floor, noise_min_rel). */

@@ -30,7 +30,11 @@
  *   to_not_view    the codes are the reference's codes converted numerically
  *                  (.to(float8) where .view(float8) was meant)
  *   scale_block    blocks whose scale is off otherwise; {block, blocks_off}
- *                  (these five: measure/quant_hints.c, for dequantized pairs,
+ *   pack_order     int4 words read with another nibble order match (AWQ's
+ *                  0 2 4 6 1 3 5 7 against sequential); {order}
+ *   zero_off_by_one int4 zero points one off (GPTQ v1's +1 missing or
+ *                  applied twice); {by: the zero offset that matches}
+ *                  (these seven: measure/quant_hints.c, for dequantized pairs,
  *                  which get no other hint: their stored codes are no values)
  *   batch_slot     the pair is measured on a block of the longer side
  *                  (db_slot.h): {side, dim, start, len, given}; given to
@@ -65,18 +69,18 @@ typedef enum db_hint_kind {
 	DB_HINT_ROWS_PERMUTED, DB_HINT_BATCH_SLOT,
 	/* dequantized or transformed weights (measure/quant_hints.c) */
 	DB_HINT_NOT_TRANSFORMED, DB_HINT_SCALE_INVERTED, DB_HINT_NIBBLES_SWAPPED,
-	DB_HINT_TO_NOT_VIEW, DB_HINT_SCALE_BLOCK
+	DB_HINT_TO_NOT_VIEW, DB_HINT_SCALE_BLOCK, DB_HINT_PACK_ORDER, DB_HINT_ZERO_OFF_BY_ONE
 } db_hint_kind;
 
 typedef struct db_hint {
 	db_hint_kind kind;
 	double factor;          /* scale */
-	int64_t by;             /* shift */
+	int64_t by;             /* shift; zero_off_by_one: what the zero points miss */
 	int64_t moved;          /* rows_permuted */
 	int64_t differ;         /* inputs_differ; -1 unknown (another shape) */
 	uint64_t nan, inf;      /* nan_origin */
 	int ranks;              /* partial_sum */
-	int ndim;               /* transposed: perm[0..ndim) */
+	int ndim;               /* transposed: perm[0..ndim); pack_order: the order (8) */
 	int perm[DB_MAX_DIMS];
 	int slot_side, slot_dim;        /* batch_slot: 1 ref, 2 target */
 	int64_t slot_start, slot_len;   /* start -1: not found yet */

@@ -159,6 +159,51 @@ static void test_logical_shape(void **state)
 	assert_int_equal(db_quant_logical_shape(&e, DB_DT_U8, 4, wrong, &nd, ls, msg, sizeof msg), -1);
 }
 
+/* int4 words: GPTQ's [in/8, out] and AWQ's [in, out/8] are both [out, in]
+ * weights; the scales' shape [in/32, out] tells them apart (an AWQ qweight
+ * read as GPTQ's has eight output columns per scale: refused). */
+static void test_int4_shapes(void **state)
+{
+	(void)state;
+	char msg[300];
+	int nd;
+	int64_t ls[DB_MAX_DIMS], blk[DB_MAX_DIMS];
+	db_quant_rule gptq = rule(DB_QV_INT4, 0, 0), awq = gptq, ct = gptq;
+	gptq.transposed = awq.transposed = true;
+	gptq.pack_dim = 0;
+	gptq.zero_pack_dim = 1;
+	awq.pack_dim = ct.pack_dim = 1;
+	assert_true(db_quant_codes_fit(&gptq, DB_DT_I32));
+	assert_false(db_quant_codes_fit(&gptq, DB_DT_U8));
+	int64_t gq[] = {8, 96}, aq[] = {64, 12}, cq[] = {96, 8}, sc[] = {2, 96}, cs[] = {96, 2};
+	assert_int_equal(db_quant_logical_shape(&gptq, DB_DT_I32, 2, gq, &nd, ls, msg, sizeof msg), 0);
+	assert_int_equal(ls[0], 96);
+	assert_int_equal(ls[1], 64);
+	assert_int_equal(db_quant_scale_blocks(&gptq, nd, ls, 2, sc, blk, msg, sizeof msg), 0);
+	assert_int_equal(blk[0], 1);
+	assert_int_equal(blk[1], 32);
+	assert_int_equal(db_quant_logical_shape(&awq, DB_DT_I32, 2, aq, &nd, ls, msg, sizeof msg), 0);
+	assert_int_equal(ls[0], 96);
+	assert_int_equal(ls[1], 64);
+	assert_int_equal(db_quant_scale_blocks(&awq, nd, ls, 2, sc, blk, msg, sizeof msg), 0);
+	/* AWQ's codes under GPTQ's rule: [512, 12] stored, the scales cover 8 rows */
+	assert_int_equal(db_quant_logical_shape(&gptq, DB_DT_I32, 2, aq, &nd, ls, msg, sizeof msg), 0);
+	assert_int_equal(db_quant_scale_blocks(&gptq, nd, ls, 2, sc, blk, msg, sizeof msg), -1);
+	assert_int_equal(db_quant_logical_shape(&ct, DB_DT_I32, 2, cq, &nd, ls, msg, sizeof msg), 0);
+	assert_int_equal(ls[0], 96);
+	assert_int_equal(ls[1], 64);
+	assert_int_equal(db_quant_scale_blocks(&ct, nd, ls, 2, cs, blk, msg, sizeof msg), 0);
+	assert_int_equal(blk[1], 32);
+	/* packed zero points unpack along their pack dim */
+	int64_t qz[] = {2, 12}, zs[2];
+	db_quant_zero_shape(&gptq, DB_DT_I32, 2, qz, zs);
+	assert_int_equal(zs[1], 96);
+	db_quant_zero_shape(&gptq, DB_DT_F16, 2, qz, zs);
+	assert_int_equal(zs[1], 12);
+	assert_true(db_quant_code_value(DB_DT_I32, DB_QV_INT4, 0x1f) == 15.0);
+	assert_true(db_quant_code_step(DB_DT_I32, DB_QV_INT4, -8) == 1.0);
+}
+
 static void test_scale_bytes(void **state)
 {
 	(void)state;
@@ -205,6 +250,7 @@ static void test_xform_index(void **state)
 		{"xform_shuffle_16_16_bf16", {DB_XF_TILE, 16, 32, 8, "s"}},
 		{"xform_nk_16_32", {DB_XF_TILE, 16, 32, 8, "s"}},
 		{"xform_gate_up", {DB_XF_GATE_UP, 0, 0, 0, "g"}},
+		{"xform_e8m0", {DB_XF_E8M0, 0, 0, 0, "e"}},
 	};
 	int64_t shape[] = {32, 64}, bad[] = {24, 64};
 	for (size_t t = 0; t < sizeof k / sizeof *k; t++) {
@@ -221,6 +267,16 @@ static void test_xform_index(void **state)
 	assert_false(db_xform_fits(&k[0].x, 2, bad));
 	assert_false(db_xform_fits(&k[1].x, 2, bad));
 	assert_true(db_xform_fits(&k[4].x, 2, bad));
+	assert_false(db_xform_fits(&k[5].x, 2, bad));   /* e8m0: rows by 32 */
+	/* a [32, 64] weight stored [64, 32] (numpy's .T, for two layers) */
+	db_xform tr = {DB_XF_TRANSPOSE, 0, 0, 0, "transposed"};
+	int64_t *want = read_i64("xform_transpose", 2 * 32 * 64);
+	int64_t stored[] = {2, 64, 32};
+	for (int64_t i = 0; i < 2 * 32 * 64; i++)
+		if (db_xform_index(&tr, 3, stored, i) != want[i])
+			fail_msg("transpose: logical %lld stored at %lld, numpy says %lld", (long long)i,
+			         (long long)db_xform_index(&tr, 3, stored, i), (long long)want[i]);
+	free(want);
 }
 
 static const char BASE[] = "name: q\npath: '^(?<stage>.+)\\.pt$'\n";
@@ -261,7 +317,12 @@ static void test_profile_key(void **state)
 	db_profile_free(p);
 	const char *bad[][2] = {
 		{"quant:\n  - {name: x, scale: s}\n", "name, scale and values are required"},
-		{"quant:\n  - {name: x, scale: s, values: fp4}\n", "expected fp8, e2m1 or int8"},
+		{"quant:\n  - {name: x, scale: s, values: fp4}\n", "expected fp8, e2m1, int8 or int4"},
+		{"quant:\n  - {name: x, scale: s, values: int4, order: [0, 1, 2, 3, 4, 5, 6, 6]}\n",
+		 "6 twice, expected a permutation of 0..7"},
+		{"quant:\n  - {name: x, scale: s, values: int4, order: [0, 1]}\n", "expected eight numbers"},
+		{"quant:\n  - {name: x, scale: s, values: int4, pack_dim: 2}\n", "quant.pack_dim"},
+		{"quant:\n  - {name: x, scale: s, values: int4, group: 32}\n", "int4 groups follow the shapes"},
 		{"quant:\n  - {name: x, scale: s, values: fp8, block: [128]}\n", "expected [rows, cols]"},
 		{"quant:\n  - {name: x, scale: s, values: fp8, nibbles: first}\n", "low_first or high_first"},
 		{"quant:\n  - {name: x, scale: s, values: fp8, split: 16}\n", "packed e2m1 codes only"},
@@ -283,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_fp8_steps),
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_logical_shape),
+		cmocka_unit_test(test_int4_shapes),
 		cmocka_unit_test(test_scale_bytes),
 		cmocka_unit_test(test_xform_index),
 		cmocka_unit_test(test_profile_key),

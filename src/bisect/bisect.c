@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bisect_priv.h"
+#include "db_dequant.h"
 
 const char *db_verdict_name(db_verdict v)
 {
@@ -91,6 +92,11 @@ db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool
 	                                                               : dtype_eps(p->dtype_tgt);
 	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK && across &&
 	    p->status == DB_ST_OK && p->band == DB_BAND_DRIFT && p->m.rel <= 4 * eps)
+		return DB_V_GOOD;
+	/* a dequantized weight within its rounding floor differs by rounding
+	 * only, as a pair across layouts by reduction order: the default
+	 * predicate takes it as good (compare's first beyond drift agrees) */
+	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK && db_pair_within_floor(p))
 		return DB_V_GOOD;
 	if (strict && p->band > DB_BAND_OK && p->band != DB_BAND_NONE)
 		return DB_V_BAD;

@@ -4,7 +4,10 @@
  * covers (a stage only some layers have — MoE or hybrid models — would
  * leave holes in the search); else what each layer ends with, in execution
  * order. Weights do not accumulate through layers, so a weights profile
- * asks for the first diverging stage instead ("@first-divergence"). */
+ * asks for the first diverging stage instead ("@first-divergence"), and a
+ * tree of weights whose profile names no probe (a safetensors checkpoint
+ * under the generic profile) probes the stage of its first weight beyond
+ * drift: each layer's last stage there is a norm, blind to the others. */
 #include "db_bisect.h"
 
 #include <stdio.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "bisect_priv.h"
+#include "pair/compare_priv.h"
 
 const char *db_probe_how_name(db_probe_how h)
 {
@@ -111,6 +115,46 @@ static int pick_first_div(db_compare *c, const char *phase, const char *pass,
 	return 0;
 }
 
+/* Every selected layer pair is a weight of a checkpoint (and there is one). */
+static bool weights_only(const db_compare *c, const char *phase, const char *pass)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *p = &c->pairs[i];
+		if (p->f.layer < 0 || !sel(p, phase, pass) || !p->ref || !p->tgt)
+			continue;
+		if (!db_pair_is_weight(c->profile, p))
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
+bool db_probe_computes(const db_compare *c, const char *phase, const char *pass)
+{
+	for (size_t i = 0; c->profile && i < c->profile->n_probes; i++)
+		if (!strcmp(c->profile->probes[i], DB_PROBE_FIRST_DIVERGENCE))
+			return true;
+	return c->profile && weights_only(c, phase, pass);
+}
+
+/* The stage of the first pair beyond drift (or not comparable as paired)
+ * in the lowest layer: every weight computed. 0 when none is. */
+static int pick_bad_weight(db_compare *c, const char *phase, const char *pass, char **stage)
+{
+	const db_pair *best = NULL;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		db_pair *p = &c->pairs[i];
+		if (p->f.layer < 0 || !sel(p, phase, pass) || !both_sides(p))
+			continue;
+		db_compare_pair(c, p);
+		bool bad = db_pair_diverges(p) && (p->status != DB_ST_OK || p->band > DB_BAND_DRIFT);
+		if (bad && (!best || p->f.layer < best->f.layer))
+			best = p;
+	}
+	return !best ? 0 : (*stage = strdup(best->f.stage)) ? 1 : -1;
+}
+
 int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
                            const char *given, char **stage, db_probe_how *how,
                            char *why, size_t whylen, db_err *err)
@@ -199,6 +243,18 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 		                              "%s%s: not dumped at L%ld", sk ? "; " : "", cand, miss);
 		if (w > 0 && (size_t)w < sizeof skipped - sk)
 			sk += (size_t)w;
+	}
+	if (rc == 0 && !*stage && !given && weights_only(c, phase, pass)) {
+		rc = pick_bad_weight(c, phase, pass, stage);
+		if (rc < 0)
+			db_err_set(err, NULL, NULL, -1, "out of memory");
+		if (rc > 0) {
+			*how = DB_PROBE_FIRST_DIV;
+			snprintf(why, whylen, "%s, the lowest layer's weight beyond drift (a tree of "
+			         "weights: every weight of each layer compared; weights do not "
+			         "accumulate through layers)", *stage);
+			rc = 0;
+		}
 	}
 	if (rc == 0 && !*stage) {
 		bool any = false;

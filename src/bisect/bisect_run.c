@@ -74,7 +74,8 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 				hi = p->f.layer;
 		}
 	/* Weights do not accumulate: a layer after the first diverging one may
-	 * be good again, so the search ends at the first divergence. */
+	 * be good again, so the search ends at the first divergence the
+	 * predicate calls bad (rounding within its floor is not one). */
 	if (r->probe_how == DB_PROBE_FIRST_DIV && r->o.n_layers <= 0)
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			db_pair *p = &c->pairs[i];
@@ -82,7 +83,7 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 			    !db_bisect_probe_pair(r, p))
 				continue;
 			db_compare_pair(c, p);
-			if (db_pair_diverges(p))
+			if (db_pair_diverges(p) && db_predicate_eval_pair(&r->o.pred, p, false) == DB_V_BAD)
 				hi = p->f.layer;
 		}
 	size_t span = hi >= 0 ? (size_t)hi + 1 : 0;

@@ -78,8 +78,11 @@ int db_cmd_bisect(int argc, char **argv)
 	const db_opt opts[] = {
 		{"auto", 0, NULL, NULL, &autov, "judge every step by the predicate (headless)"},
 		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the first of the profile's\n"
-		 "probe candidates the trees have, else each layer's\n"
-		 "last stage; see HOW THE PROBE IS CHOSEN)"},
+		 "probe candidates the trees have; in a tree of\n"
+		 "weights only, every weight of each layer compared\n"
+		 "and the lowest layer's weight beyond drift probed;\n"
+		 "else each layer's last stage; see HOW THE PROBE IS\n"
+		 "CHOSEN)"},
 		DB_CMP_OPTS(ca, "profile name or YAML file (default: auto-detect;\n"
 		                "the session's when resuming)"),
 		DB_NOISE_OPT(ca),

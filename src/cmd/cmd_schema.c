@@ -13,11 +13,12 @@
 #include "db_esc.h"
 #include "db_json.h"
 
-/* A batch slot (db_slot.h) is measured by compare, but its shapes differ:
- * the schema names it as a shape change. */
+/* A batch slot (db_slot.h) or a transposed weight (db_pair.tposed) is
+ * measured by compare, but its shapes differ: the schema names it as a
+ * shape change. */
 static db_status status_of(const db_pair *p)
 {
-	return p->slot.side ? DB_ST_SHAPE_MISMATCH : p->status;
+	return p->slot.side || p->tposed ? DB_ST_SHAPE_MISMATCH : p->status;
 }
 
 static const char *kind_of(const db_pair *p)
@@ -136,7 +137,8 @@ int db_cmd_schema(int argc, char **argv)
 			printf("target_only  %s  %s %s\n", lab, stg, dt);
 			break;
 		case DB_ST_SHAPE_MISMATCH:
-			printf("shape        %s  ref %s target %s\n", lab, sr, stg);
+			printf("shape        %s  ref %s target %s%s\n", lab, sr, stg,
+			       p->tposed ? " (transposed: compare reads it transposed)" : "");
 			break;
 		case DB_ST_ERROR:
 			printf("error        %s  %s\n", lab, db_esc(p->error));

@@ -7,7 +7,8 @@
 
 static const char *const QUANT_KEYS =
 	"name, of, as, scale, scale2, zero, also, values, scale_type, block, group, "
-	"invert, nibbles, split";
+	"invert, nibbles, split, pack_dim, zero_pack_dim, order, transposed, offset, "
+	"zero_offset, group_index";
 
 static int get_bool(ctx *c, const yaml_node_t *vn, const char *what, bool *out)
 {
@@ -17,6 +18,25 @@ static int get_bool(ctx *c, const yaml_node_t *vn, const char *what, bool *out)
 		return 0;
 	}
 	return yp_fail(c, vn, "%s: expected true or false", what);
+}
+
+/* order: a permutation of 0..7, nibble k holding element order[k] */
+static int get_order(ctx *c, const yaml_node_t *vn, uint8_t *order)
+{
+	if (vn->type != YAML_SEQUENCE_NODE ||
+	    vn->data.sequence.items.top - vn->data.sequence.items.start != 8)
+		return yp_fail(c, vn, "quant.order: expected eight numbers, a permutation of 0..7");
+	unsigned seen = 0;
+	for (int i = 0; i < 8; i++) {
+		int v;
+		if (yp_get_int(c, yp_node(c, vn->data.sequence.items.start[i]), "quant.order", 0, 7, &v))
+			return -1;
+		if (seen & (1u << v))
+			return yp_fail(c, vn, "quant.order: %d twice, expected a permutation of 0..7", v);
+		seen |= 1u << v;
+		order[i] = (uint8_t)v;
+	}
+	return 0;
 }
 
 static int quant_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg)
@@ -44,8 +64,10 @@ static int quant_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_n
 			r->values = DB_QV_E2M1;
 		else if (s && !strcmp(s, "int8"))
 			r->values = DB_QV_INT8;
+		else if (s && !strcmp(s, "int4"))
+			r->values = DB_QV_INT4;
 		else
-			return yp_fail(c, vn, "quant.values: expected fp8, e2m1 or int8");
+			return yp_fail(c, vn, "quant.values: expected fp8, e2m1, int8 or int4");
 		return 0;
 	}
 	if (!strcmp(k, "scale_type")) {
@@ -88,6 +110,20 @@ static int quant_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_n
 	}
 	if (!strcmp(k, "split"))
 		return yp_get_int(c, vn, "quant.split", 1, 1 << 20, &r->split);
+	if (!strcmp(k, "pack_dim"))
+		return yp_get_int(c, vn, "quant.pack_dim", 0, 1, &r->pack_dim);
+	if (!strcmp(k, "zero_pack_dim"))
+		return yp_get_int(c, vn, "quant.zero_pack_dim", 0, 1, &r->zero_pack_dim);
+	if (!strcmp(k, "order"))
+		return get_order(c, vn, r->order);
+	if (!strcmp(k, "transposed"))
+		return get_bool(c, vn, "quant.transposed", &r->transposed);
+	if (!strcmp(k, "offset"))
+		return yp_get_int(c, vn, "quant.offset", -15, 15, &r->offset);
+	if (!strcmp(k, "zero_offset"))
+		return yp_get_int(c, vn, "quant.zero_offset", -15, 15, &r->zero_offset);
+	if (!strcmp(k, "group_index"))
+		return yp_get_str(c, vn, "quant.group_index", &r->group_index);
 	return yp_fail(c, kn, "quant: unknown key '%s' (known: %s)", k, QUANT_KEYS);
 }
 
@@ -104,6 +140,9 @@ int yp_get_quant(ctx *c, const yaml_node_t *n)
 		p->quant = a;
 		db_quant_rule *r = &a[p->n_quant++];
 		memset(r, 0, sizeof *r);
+		r->pack_dim = r->zero_pack_dim = 1;
+		for (int k = 0; k < 8; k++)
+			r->order[k] = (uint8_t)k;
 		if (yp_each_pair(c, e, "quant", quant_pair, r))
 			return -1;
 		if (!r->name || !r->scale || !r->values)
@@ -118,6 +157,9 @@ int yp_get_quant(ctx *c, const yaml_node_t *n)
 			return yp_fail(c, e, "quant.also: at most 4 names");
 		if (r->split && r->values != DB_QV_E2M1)
 			return yp_fail(c, e, "quant.split: for packed e2m1 codes only");
+		if (r->values == DB_QV_INT4 && (r->block[0] || r->block[1]))
+			return yp_fail(c, e, "quant: int4 groups follow the shapes (block and group "
+			               "are for the other values)");
 	}
 	return 0;
 }
@@ -132,6 +174,7 @@ void yp_free_quant(db_profile *p)
 		free(r->scale);
 		free(r->scale2);
 		free(r->zero);
+		free(r->group_index);
 		yp_free_list(r->also, r->n_also);
 	}
 	free(p->quant);

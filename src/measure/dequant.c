@@ -39,17 +39,29 @@ int db_qview_open(db_wctx *w, const db_index *ix, const db_qgroup *g, db_qview *
 	}
 	if (db_wctx_tensor(w, ix, g->scale, &q->scale, NULL, err) != 0 ||
 	    (g->zero && db_wctx_tensor(w, ix, g->zero, &q->zero, NULL, err) != 0) ||
+	    (g->gidx && db_wctx_tensor(w, ix, g->gidx, &q->gidx, NULL, err) != 0) ||
 	    db_wctx_tensor(w, ix, g->codes, &q->codes, NULL, err) != 0)
 		return -1;
 	db_dtype dt = q->codes->dtype;
-	int ncodes = r->values == DB_QV_E2M1 ? 16 : 256;
+	int ncodes = r->values == DB_QV_E2M1 || r->values == DB_QV_INT4 ? 16 : 256;
 	for (int c = 0; c < ncodes; c++) {
 		q->lut[c] = db_quant_code_value(dt, r->values, (unsigned)c);
+		if (r->values == DB_QV_INT4)
+			q->lut[c] += r->offset;
 		q->step[c] = db_quant_code_step(dt, r->values, q->lut[c]);
 	}
+	for (int k = 0; k < 8; k++)
+		q->npos[r->order[k]] = (uint8_t)k;
 	for (int d = 0; d < g->ndim; d++)
 		q->nblk[d] = (g->shape[d] + g->block[d] - 1) / g->block[d];
 	return 0;
+}
+
+void db_qview_through(db_qview *q, const db_xform *xf)
+{
+	bool scales = xf && xf->kind == DB_XF_E8M0;
+	q->xf = scales ? NULL : xf;
+	q->sxf = scales ? xf : NULL;
 }
 
 static double elem(const db_tensor *t, int64_t flat, bool contig)
@@ -63,6 +75,10 @@ void db_qview_fill(const db_qview *q, int64_t b, int64_t n, double *v, double *t
 {
 	const db_qgroup *g = q->g;
 	const db_quant_rule *r = g->rule;
+	if (r->values == DB_QV_INT4) {
+		db_qview_fill_int4(q, b, n, v, tol);
+		return;
+	}
 	const db_tensor *ct = q->codes, *st = q->scale;
 	bool ccontig = db_tensor_is_contiguous(ct), scontig = db_tensor_is_contiguous(st);
 	bool zcontig = q->zero && db_tensor_is_contiguous(q->zero);
@@ -99,8 +115,9 @@ void db_qview_fill(const db_qview *q, int64_t b, int64_t n, double *v, double *t
 			for (int d = 0; d < nd; d++)
 				sf = sf * q->nblk[d] + coord[d] / g->block[d];
 		if (sf != last_s) {
-			s = db_quant_scale_value(r, st->dtype, st->data + (scontig ? sf * (int64_t)
-			                         db_dtype_size(st->dtype) : db_tensor_elem_offset(st, sf)),
+			int64_t at = q->sxf ? db_xform_index(q->sxf, st->ndim, st->shape, sf) : sf;
+			s = db_quant_scale_value(r, st->dtype, st->data + (scontig ? at * (int64_t)
+			                         db_dtype_size(st->dtype) : db_tensor_elem_offset(st, at)),
 			                         st->swap) * q->s2;
 			if (r->invert)
 				s = 1 / s;
@@ -126,7 +143,7 @@ int db_side_fill(db_wctx *w, const db_index *ix, const db_item *it, const db_xfo
 		db_qview q;
 		if (db_qview_open(w, ix, it->quant, &q, err) != 0)
 			return -1;
-		q.xf = xf;
+		db_qview_through(&q, xf);
 		db_qview_fill(&q, i, n, v, tol);
 		return 0;
 	}
@@ -158,7 +175,8 @@ int db_side_sample(db_wctx *w, const db_index *ix, const db_item *it, const db_x
 	const db_tensor *t = NULL;
 	if (!it->quant && db_wctx_tensor(w, ix, it, &t, NULL, err) != 0)
 		return -1;
-	q.xf = xf;
+	if (it->quant)
+		db_qview_through(&q, xf);
 	for (int k = 0; k < n; k++) {
 		if (it->quant)
 			db_qview_fill(&q, idx[k], 1, &v[k], NULL);
@@ -173,6 +191,8 @@ double db_qview_scale_at(const db_qview *q, int64_t f)
 {
 	const db_qgroup *g = q->g;
 	const db_tensor *st = q->scale;
+	if (g->rule->values == DB_QV_INT4)
+		return db_qview_scale_int4(q, f);
 	int64_t sf = 0, coord[DB_MAX_DIMS];
 	for (int d = g->ndim - 1; d >= 0; d--) {
 		coord[d] = g->shape[d] ? f % g->shape[d] : 0;
@@ -181,6 +201,8 @@ double db_qview_scale_at(const db_qview *q, int64_t f)
 	if (numel_of(st) != 1)
 		for (int d = 0; d < g->ndim; d++)
 			sf = sf * q->nblk[d] + coord[d] / g->block[d];
+	if (q->sxf)
+		sf = db_xform_index(q->sxf, st->ndim, st->shape, sf);
 	double s = db_quant_scale_value(g->rule, st->dtype, st->data +
 	                                db_tensor_elem_offset(st, sf), st->swap) * q->s2;
 	return g->rule->invert ? 1 / s : s;

@@ -11,21 +11,28 @@
  * the worker opens other files. */
 typedef struct db_qview {
 	const db_qgroup *g;
-	const db_tensor *codes, *scale, *zero;
+	const db_tensor *codes, *scale, *zero, *gidx;
 	const db_xform *xf;             /* the codes are read through it; NULL none */
+	const db_xform *sxf;            /* the scales are read through it; NULL none */
 	double s2;                      /* the global factor (1 when none) */
 	double lut[256], step[256];     /* code -> value, and its step */
 	int64_t nblk[DB_MAX_DIMS];      /* scale elements along each logical dim */
+	uint8_t npos[8];                /* int4: the nibble holding element k of eight */
 } db_qview;
 
 int db_qview_open(db_wctx *w, const db_index *ix, const db_qgroup *g, db_qview *q,
                   db_err *err);
+/* Read q through xf: its codes, or its scales for a scale transform. */
+void db_qview_through(db_qview *q, const db_xform *xf);
 /* The factor (scale, global scale, inverted if the rule says) logical
  * element f is multiplied by. */
 double db_qview_scale_at(const db_qview *q, int64_t f);
 /* Logical elements [b, b + n) into v, each one's quantization step (the
  * code's step times its scale) into tol (NULL: not wanted). */
 void db_qview_fill(const db_qview *q, int64_t b, int64_t n, double *v, double *tol);
+/* db_qview_fill and db_qview_scale_at for int4 words (dequant_int4.c). */
+void db_qview_fill_int4(const db_qview *q, int64_t b, int64_t n, double *v, double *tol);
+double db_qview_scale_int4(const db_qview *q, int64_t f);
 /* Flat elements [at, at + n) of item it into v: dequantized with their
  * steps into tol, or decoded as stored (tol 0); its stored elements read
  * through xf (NULL none). */

@@ -6,6 +6,7 @@
  * weight splits its scales with it). Concat only: a sum of quantized
  * partials is no checkpoint's layout. */
 #include "dequant.h"
+#include "xform.h"
 
 #include <math.h>
 #include <string.h>
@@ -46,8 +47,9 @@ int64_t db_dequant_values(db_compare *c, db_wctx *w, const db_pair *p, const db_
 	if (n > DB_SEG_ELEMS)
 		n = DB_SEG_ELEMS;
 	if (!p->merged) {
-		if (db_side_fill(w, c->ref, p->ref, NULL, pos, n, x, tol, err) != 0 ||
-		    db_side_fill(w, c->tgt, p->tgt, xf, pos, n, y, ty, err) != 0)
+		bool onref = xf && db_pair_xform_on_ref(c, p);
+		if (db_side_fill(w, c->ref, p->ref, onref ? xf : NULL, pos, n, x, tol, err) != 0 ||
+		    db_side_fill(w, c->tgt, p->tgt, onref ? NULL : xf, pos, n, y, ty, err) != 0)
 			return -1;
 	} else {
 		const db_shard_rule *r = &p->unshard;

@@ -36,11 +36,13 @@ static const char *const kind_names[] = {
 	[DB_HINT_NIBBLES_SWAPPED] = "nibbles_swapped",
 	[DB_HINT_TO_NOT_VIEW] = "to_not_view",
 	[DB_HINT_SCALE_BLOCK] = "scale_block",
+	[DB_HINT_PACK_ORDER] = "pack_order",
+	[DB_HINT_ZERO_OFF_BY_ONE] = "zero_off_by_one",
 };
 
 const char *db_hint_kind_name(db_hint_kind k)
 {
-	return k <= DB_HINT_SCALE_BLOCK ? kind_names[k] : "none";
+	return k <= DB_HINT_ZERO_OFF_BY_ONE ? kind_names[k] : "none";
 }
 
 
@@ -378,7 +380,8 @@ char *db_hint_text(const db_hint *h, bool ascii, char *buf, size_t len)
 			snprintf(buf, len, "inputs_differ: the token ids have another shape");
 		break;
 	case DB_HINT_NOT_TRANSFORMED: case DB_HINT_SCALE_INVERTED: case DB_HINT_NIBBLES_SWAPPED:
-	case DB_HINT_TO_NOT_VIEW: case DB_HINT_SCALE_BLOCK:
+	case DB_HINT_TO_NOT_VIEW: case DB_HINT_SCALE_BLOCK: case DB_HINT_PACK_ORDER:
+	case DB_HINT_ZERO_OFF_BY_ONE:
 		db_quant_hint_text(h, ascii, buf, len);
 		break;
 	case DB_HINT_BATCH_SLOT:

@@ -12,6 +12,11 @@
  *                    numbers (.to(float8) of the uint8 view): each target
  *                    value is the fp8 nearest to the code the reference
  *                    quantizes to, times the scale, for 90 % of the sample;
+ *   pack_order       int4 words read in another nibble order (sequential,
+ *                    or even elements then odd as AWQ packs) match;
+ *   zero_off_by_one  int4 zero points read one higher or lower match: here
+ *                    "match" is the error's RMS below half of it as read,
+ *                    since a one-step shift leaves relative L2 near 0.4;
  *   scale_block      blocks whose scale is off otherwise (qblocks.c). */
 #include "quant_hints.h"
 
@@ -45,14 +50,14 @@ typedef struct sample {
 } sample;
 
 /* Evenly spread over the pair; x the reference, y the target as read. */
-static int take(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform *xf,
-                sample *s)
+static int take(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform *xr,
+                const db_xform *xf, sample *s)
 {
 	s->n = p->numel < QH_SAMPLE ? (int)p->numel : QH_SAMPLE;
 	for (int i = 0; i < s->n; i++)
 		s->idx[i] = (int64_t)((uint64_t)i * (p->numel / (uint64_t)s->n));
 	db_err e;
-	if (db_side_sample(w, c->ref, p->ref, NULL, s->idx, s->n, s->x, &e) != 0 ||
+	if (db_side_sample(w, c->ref, p->ref, xr, s->idx, s->n, s->x, &e) != 0 ||
 	    db_side_sample(w, c->tgt, p->tgt, xf, s->idx, s->n, s->y, &e) != 0)
 		return -1;
 	return 0;
@@ -78,6 +83,63 @@ static bool nibbles_swapped(const db_compare *c, db_wctx *w, const db_pair *p,
 	return ok;
 }
 
+/* The sample of the target read under rule r2 instead of its own. */
+static double rel_under(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform *xf,
+                        const sample *s, const db_quant_rule *r2)
+{
+	db_qgroup g2 = *p->tgt->quant;
+	g2.rule = r2;
+	db_item it2 = *p->tgt;
+	it2.quant = &g2;
+	double *y = malloc(QH_SAMPLE * sizeof *y);
+	db_err e;
+	double rel = y && db_side_sample(w, c->tgt, &it2, xf, s->idx, s->n, y, &e) == 0
+	             ? rel_l2(s->x, y, s->n) : INFINITY;
+	free(y);
+	return rel;
+}
+
+static bool pack_order(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform *xf,
+                       const sample *s, db_hint *h)
+{
+	const db_qgroup *g = p->tgt->quant;
+	if (!g || g->err || g->rule->values != DB_QV_INT4)
+		return false;
+	static const uint8_t orders[][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 2, 4, 6, 1, 3, 5, 7},
+	                                    {0, 4, 1, 5, 2, 6, 3, 7}};
+	for (size_t k = 0; k < sizeof orders / sizeof *orders; k++) {
+		if (!memcmp(orders[k], g->rule->order, 8))
+			continue;
+		db_quant_rule r2 = *g->rule;
+		memcpy(r2.order, orders[k], 8);
+		if (rel_under(c, w, p, xf, s, &r2) < QH_GOOD) {
+			h->ndim = 8;
+			for (int i = 0; i < 8; i++)
+				h->perm[i] = orders[k][i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool zero_off_by_one(const db_compare *c, db_wctx *w, const db_pair *p,
+                            const db_xform *xf, const sample *s, db_hint *h)
+{
+	const db_qgroup *g = p->tgt->quant;
+	if (!g || g->err || g->rule->values != DB_QV_INT4 || !g->zero)
+		return false;
+	double as_read = rel_l2(s->x, s->y, s->n);
+	for (int by = -1; by <= 1; by += 2) {
+		db_quant_rule r2 = *g->rule;
+		r2.zero_offset += by;
+		if (rel_under(c, w, p, xf, s, &r2) < 0.5 * as_read) {
+			h->by = by;
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool to_not_view(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform *xf,
                         const sample *s)
 {
@@ -88,7 +150,7 @@ static bool to_not_view(const db_compare *c, db_wctx *w, const db_pair *p, const
 	db_err e;
 	if (db_qview_open(w, c->tgt, g, &q, &e) != 0)
 		return false;
-	q.xf = xf;
+	db_qview_through(&q, xf);
 	db_dtype dt = q.codes->dtype;
 	int match = 0, tried = 0;
 	for (int i = 0; i < s->n; i++) {
@@ -136,9 +198,10 @@ static void set_block(const db_pair *p, db_hint *h)
 
 bool db_quant_hint(const db_compare *c, const db_pair *p, db_hint *h)
 {
-	const db_xform *xf = db_pair_xform(c, p, NULL);
+	const db_xform *xf = db_pair_xform(c, p, NULL), *xr = NULL;
 	if (!xf && !db_pair_dequantized(p))
 		return false;
+	bool onref = xf && db_pair_xform_on_ref(c, p);
 	if (db_pair_not_transformed(c, p)) {
 		h->kind = DB_HINT_NOT_TRANSFORMED;
 		h->transform = xf ? xf->name : NULL;
@@ -153,12 +216,21 @@ bool db_quant_hint(const db_compare *c, const db_pair *p, db_hint *h)
 	if (scale_inverted(c, &w, p)) {
 		h->kind = DB_HINT_SCALE_INVERTED;
 		set_block(p, h);
-	} else if (s && !p->merged && p->tgt->quant && take(c, &w, p, xf, s) == 0 &&
-	           rel_l2(s->x, s->y, s->n) >= QH_GOOD) {
-		if (nibbles_swapped(c, &w, p, xf, s))
+	} else if (s && !p->merged && p->tgt->quant) {
+		if (onref) {
+			xr = xf;        /* the target as stored: the hypotheses read it so */
+			xf = NULL;
+		}
+		bool read = take(c, &w, p, xr, xf, s) == 0;
+		bool far = read && rel_l2(s->x, s->y, s->n) >= QH_GOOD;
+		if (far && nibbles_swapped(c, &w, p, xf, s))
 			h->kind = DB_HINT_NIBBLES_SWAPPED;
-		else if (to_not_view(c, &w, p, xf, s))
+		else if (far && to_not_view(c, &w, p, xf, s))
 			h->kind = DB_HINT_TO_NOT_VIEW;
+		else if (far && pack_order(c, &w, p, xf, s, h))
+			h->kind = DB_HINT_PACK_ORDER;
+		else if (read && zero_off_by_one(c, &w, p, xf, s, h))
+			h->kind = DB_HINT_ZERO_OFF_BY_ONE;
 	}
 	if (h->kind == DB_HINT_NONE && p->m.q_blocks_off) {
 		h->kind = DB_HINT_SCALE_BLOCK;
@@ -192,6 +264,15 @@ void db_quant_hint_json(FILE *out, const db_hint *h)
 			fprintf(out, "%s%lld", d ? ", " : "", (long long)h->block[d]);
 		fprintf(out, "], \"blocks_off\": %llu", (unsigned long long)h->blocks_off);
 		break;
+	case DB_HINT_PACK_ORDER:
+		fputs(", \"order\": [", out);
+		for (int d = 0; d < h->ndim; d++)
+			fprintf(out, "%s%d", d ? ", " : "", h->perm[d]);
+		fputc(']', out);
+		break;
+	case DB_HINT_ZERO_OFF_BY_ONE:
+		fprintf(out, ", \"by\": %lld", (long long)h->by);
+		break;
 	default:
 		break;
 	}
@@ -216,6 +297,19 @@ void db_quant_hint_text(const db_hint *h, bool ascii, char *buf, size_t len)
 	case DB_HINT_TO_NOT_VIEW:
 		snprintf(buf, len, "to_not_view: the codes are the reference's codes converted as "
 		         "numbers (.to() where .view() was meant)");
+		break;
+	case DB_HINT_PACK_ORDER: {
+		char o[40];
+		int n = 0;
+		for (int d = 0; d < h->ndim && d < 8; d++)
+			n += snprintf(o + n, sizeof o - (size_t)n, "%s%d", d ? " " : "", h->perm[d]);
+		snprintf(buf, len, "pack_order: int4 words read in the nibble order %s match", o);
+		break;
+	}
+	case DB_HINT_ZERO_OFF_BY_ONE:
+		snprintf(buf, len, "zero_off_by_one: the zero points read one %s match (%s)",
+		         h->by > 0 ? "higher" : "lower", h->by > 0 ? "a v1 checkpoint's +1 not applied"
+		         : "stored without v1's -1, or read with a +1 they do not need");
 		break;
 	case DB_HINT_SCALE_BLOCK:
 		snprintf(buf, len, "scale_block: %llu scale blocks off, worst %s",

@@ -14,6 +14,9 @@
 /* The transform p's target is read through, decided once per set of pairs
  * over every weight (reads a sample of each; w may be NULL). NULL: none. */
 const db_xform *db_pair_xform(const db_compare *c, const db_pair *p, db_wctx *w);
+/* The transform is read on p's reference side (the reference was
+ * pre-shuffled), not its target's. */
+bool db_pair_xform_on_ref(const db_compare *c, const db_pair *p);
 /* Frees the decision (db_compare_free). */
 void db_xform_drop(db_compare *c);
 

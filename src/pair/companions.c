@@ -72,7 +72,7 @@ static void settle_group(db_qgroup *g)
 	char msg[400];
 	const db_item *bad = g->codes;
 	int rc = 0;
-	const db_item *errs[] = {g->codes, g->scale, g->scale2, g->zero};
+	const db_item *errs[] = {g->codes, g->scale, g->scale2, g->zero, g->gidx};
 	for (size_t i = 0; i < sizeof errs / sizeof *errs && !rc; i++)
 		if (errs[i] && errs[i]->err) {
 			snprintf(msg, sizeof msg, "%s", errs[i]->err);
@@ -83,16 +83,32 @@ static void settle_group(db_qgroup *g)
 	                            &g->ndim, g->shape, msg, sizeof msg);
 	if (!rc) {
 		bad = g->scale;
-		rc = db_quant_blocks(r, g->ndim, g->shape, g->scale->ndim, g->scale->shape,
-		                     g->block, msg, sizeof msg);
+		rc = db_quant_scale_blocks(r, g->ndim, g->shape, g->scale->ndim, g->scale->shape,
+		                           g->block, msg, sizeof msg);
 	}
 	if (!rc && g->zero) {
-		int64_t zb[DB_MAX_DIMS];
+		int64_t zb[DB_MAX_DIMS], zs[DB_MAX_DIMS];
 		bad = g->zero;
-		rc = db_quant_blocks(r, g->ndim, g->shape, g->zero->ndim, g->zero->shape, zb,
-		                     msg, sizeof msg);
+		db_quant_zero_shape(r, g->zero->dtype, g->zero->ndim, g->zero->shape, zs);
+		rc = db_quant_scale_blocks(r, g->ndim, g->shape, g->zero->ndim, zs, zb,
+		                           msg, sizeof msg);
 		if (!rc && memcmp(zb, g->block, (size_t)g->ndim * sizeof *zb)) {
 			snprintf(msg, sizeof msg, "zero points and scales tile the weight differently");
+			rc = -1;
+		}
+	}
+	if (!rc && g->gidx) {
+		/* one group per input column, each a group of the scales */
+		bad = g->gidx;
+		int64_t n = 1;
+		for (int d = 0; d < g->gidx->ndim; d++)
+			n *= g->gidx->shape[d];
+		if (g->gidx->ndim != 1 || n != g->shape[g->ndim - 1] ||
+		    (g->gidx->dtype != DB_DT_I32 && g->gidx->dtype != DB_DT_I64)) {
+			snprintf(msg, sizeof msg, "%s: a group index is one int32 per input column "
+			         "(%lld), this one %s [%lld]", r->group_index,
+			         (long long)g->shape[g->ndim - 1], db_dtype_name(g->gidx->dtype),
+			         (long long)n);
 			rc = -1;
 		}
 	}
@@ -156,7 +172,18 @@ static bool group_fits(const db_qgroup *g)
 		return false;
 	if (db_quant_logical_shape(r, w->dtype, w->ndim, w->shape, &nd, ls, msg, sizeof msg))
 		return false;
-	return db_quant_blocks(r, nd, ls, s->ndim, s->shape, blk, msg, sizeof msg) == 0;
+	if (db_quant_scale_blocks(r, nd, ls, s->ndim, s->shape, blk, msg, sizeof msg))
+		return false;
+	if (g->zero && r->values == DB_QV_INT4) {
+		/* GPTQ's and AWQ's qzeros differ in their packing only */
+		int64_t zs[DB_MAX_DIMS], zb[DB_MAX_DIMS];
+		db_quant_zero_shape(r, g->zero->dtype, g->zero->ndim, g->zero->shape, zs);
+		if (g->zero->err || db_quant_scale_blocks(r, nd, ls, g->zero->ndim, zs, zb, msg,
+		                                          sizeof msg) ||
+		    memcmp(zb, blk, (size_t)nd * sizeof *zb))
+			return false;
+	}
+	return true;
 }
 
 /* Which rule groups item i (its companions' indices into ix), or -1: the
@@ -201,6 +228,9 @@ static int match_pass(const db_profile *p, const finder *fd, size_t i, size_t co
 				continue;
 			n++;
 		}
+		if (r->group_index &&
+		    (g->gidx = find(fd, it, name, nb, r->group_index, &comp[n])))
+			n++;
 		for (size_t a = 0; a < r->n_also; a++) {
 			const db_item *x = find(fd, it, name, nb, r->also[a], &comp[n]);
 			if (x) {

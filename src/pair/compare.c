@@ -92,6 +92,21 @@ unsigned long db_next_pairs_gen(void)
 	return atomic_fetch_add(&gen, 1) + 1;
 }
 
+static bool safetensors(const db_item *it)
+{
+	size_t n = strlen(it->path), k = strlen(".safetensors");
+	return n > k && !strcmp(it->path + n - k, ".safetensors");
+}
+
+bool db_pair_is_weight(const db_profile *pr, const db_pair *p)
+{
+	if (!p->ref || !p->tgt)
+		return false;
+	if (pr->dict_order_none || p->ref->quant || p->tgt->quant)
+		return true;
+	return !p->f.phase[0] && !p->f.pass[0] && safetensors(p->ref) && safetensors(p->tgt);
+}
+
 int db_build_pairs(db_compare *c, db_err *err)
 {
 	db_cmp_priv *pr = c->priv;
@@ -241,6 +256,12 @@ int db_build_pairs(db_compare *c, db_err *err)
 	pv.v = NULL;
 	for (size_t i = 0; i < n; i++) {
 		out[i].seq = (int64_t)i;
+		/* a transposed shape is read transposed in weights trees only:
+		 * an activation of another shape is a finding as it is */
+		if (out[i].tposed && !db_pair_is_weight(c->profile, &out[i])) {
+			out[i].tposed = false;
+			out[i].status = DB_ST_SHAPE_MISMATCH;
+		}
 		if (out[i].status != DB_ST_OK) {
 			out[i].band = DB_BAND_NONE;
 			db_metrics *m = &out[i].m;

@@ -135,6 +135,11 @@ void db_cache_close(db_compare *c);
 
 /* Pairing (compare.c): c->ref, c->tgt, profile and priv set. */
 int db_build_pairs(db_compare *c, db_err *err);
+/* p pairs weights of a checkpoint: profile pr says its dict order is none
+ * (weights dumps), a side is dequantized, or both sides are safetensors
+ * files (the checkpoint format) with no phase or pass (compare.c). Only
+ * such pairs are read through layout transforms (measure/xform.c). */
+bool db_pair_is_weight(const db_profile *pr, const db_pair *p);
 /* A fresh db_compare.pairs_gen (never 0). */
 unsigned long db_next_pairs_gen(void);
 int db_build_phases(db_compare *c);

@@ -131,6 +131,20 @@ void db_pair_set_error(db_pair *p, const char *msg)
 	p->error = strdup(msg);
 }
 
+/* The target's shape is the reference's with its last two dims swapped
+ * (and differs from it), its values plain: a transposed weight. */
+static bool swapped_last2(const db_pair *p)
+{
+	int n = p->ndim_ref;
+	if (p->merged || n < 2 || p->ndim_tgt != n || (p->tgt && p->tgt->quant) ||
+	    p->shape_ref[n - 2] == p->shape_ref[n - 1])
+		return false;
+	for (int d = 0; d < n - 2; d++)
+		if (p->shape_ref[d] != p->shape_tgt[d])
+			return false;
+	return p->shape_ref[n - 2] == p->shape_tgt[n - 1] && p->shape_ref[n - 1] == p->shape_tgt[n - 2];
+}
+
 /* Status of a pair whose sides are set; OK means "to be computed". */
 void db_pair_classify(db_pair *p)
 {
@@ -162,10 +176,16 @@ void db_pair_classify(db_pair *p)
 		return;
 	}
 	p->dtype_differs = p->dtype_ref != p->dtype_tgt;
-	/* equal numel but another shape is a mismatch too: no silent reshape */
+	/* equal numel but another shape is a mismatch too: no silent reshape;
+	 * a weight stored [in, out] against [out, in] may be read transposed
+	 * (db_build_pairs keeps that for weights trees only) */
+	p->tposed = false;
 	if (!shapes_equal(p->ndim_ref, p->shape_ref, p->ndim_tgt, p->shape_tgt)) {
-		p->status = DB_ST_SHAPE_MISMATCH;
-		return;
+		if (!swapped_last2(p)) {
+			p->status = DB_ST_SHAPE_MISMATCH;
+			return;
+		}
+		p->tposed = true;
 	}
 	/* codes with their scales compare dequantized */
 	if ((!db_dtype_comparable(p->dtype_ref) && !(r && r->quant)) ||

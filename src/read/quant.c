@@ -13,6 +13,7 @@ const char *db_qvalues_name(db_qvalues v)
 	case DB_QV_FP8: return "fp8";
 	case DB_QV_E2M1: return "e2m1";
 	case DB_QV_INT8: return "int8";
+	case DB_QV_INT4: return "int4";
 	}
 	return "?";
 }
@@ -26,8 +27,25 @@ bool db_quant_codes_fit(const db_quant_rule *r, db_dtype dt)
 		return dt == DB_DT_U8 || dt == DB_DT_I8 || dt == DB_DT_F4_E2M1FN_X2;
 	case DB_QV_INT8:
 		return dt == DB_DT_I8 || dt == DB_DT_U8;
+	case DB_QV_INT4:
+		return db_quant_words(dt);
 	}
 	return false;
+}
+
+bool db_quant_words(db_dtype dt)
+{
+	return dt == DB_DT_I32 || dt == DB_DT_U32;
+}
+
+/* The last two dims swapped (a transposed rule's stored grid). */
+static void swap_last2(int nd, int64_t *s)
+{
+	if (nd < 2)
+		return;
+	int64_t t = s[nd - 2];
+	s[nd - 2] = s[nd - 1];
+	s[nd - 1] = t;
 }
 
 int db_quant_logical_shape(const db_quant_rule *r, db_dtype dt, int ndim,
@@ -40,6 +58,18 @@ int db_quant_logical_shape(const db_quant_rule *r, db_dtype dt, int ndim,
 		return -1;
 	}
 	bool packed = r->values == DB_QV_E2M1;
+	if (r->values == DB_QV_INT4) {
+		if (ndim < 2) {
+			snprintf(msg, msglen, "%d-d codes: %s needs at least 2 dims", ndim, r->name);
+			return -1;
+		}
+		memcpy(lshape, shape, (size_t)ndim * sizeof *lshape);
+		*lndim = ndim;
+		lshape[ndim - 2 + (r->pack_dim ? 1 : 0)] *= 8;
+		if (r->transposed)
+			swap_last2(ndim, lshape);
+		return 0;
+	}
 	int need = r->split > 0 ? 2 : packed ? 1 : 0;
 	if (ndim < need) {
 		snprintf(msg, msglen, "%d-d codes: %s needs at least %d dims",
@@ -115,6 +145,36 @@ int db_quant_blocks(const db_quant_rule *r, int lndim, const int64_t *lshape,
 	return 0;
 }
 
+int db_quant_scale_blocks(const db_quant_rule *r, int lndim, const int64_t *lshape,
+                          int sndim, const int64_t *sshape, int64_t *block,
+                          char *msg, size_t msglen)
+{
+	int64_t st[DB_MAX_DIMS];
+	memcpy(st, lshape, (size_t)lndim * sizeof *st);
+	if (r->transposed)
+		swap_last2(lndim, st);
+	if (db_quant_blocks(r, lndim, st, sndim, sshape, block, msg, msglen))
+		return -1;
+	if (r->transposed)
+		swap_last2(lndim, block);
+	/* a group of int4 codes shares one output row: a scale spanning rows
+	 * would be another layout's scales (AWQ's read as GPTQ's) */
+	if (r->values == DB_QV_INT4 && lndim >= 2 && block[lndim - 2] != 1) {
+		snprintf(msg, msglen, "int4 scales cover %lld output rows each, not one",
+		         (long long)block[lndim - 2]);
+		return -1;
+	}
+	return 0;
+}
+
+void db_quant_zero_shape(const db_quant_rule *r, db_dtype zdt, int ndim, const int64_t *shape,
+                         int64_t *out)
+{
+	memcpy(out, shape, (size_t)ndim * sizeof *out);
+	if (r->values == DB_QV_INT4 && db_quant_words(zdt) && ndim >= 2)
+		out[ndim - 2 + (r->zero_pack_dim ? 1 : 0)] *= 8;
+}
+
 double db_quant_code_value(db_dtype dt, db_qvalues v, unsigned code)
 {
 	uint8_t b = (uint8_t)code;
@@ -122,6 +182,7 @@ double db_quant_code_value(db_dtype dt, db_qvalues v, unsigned code)
 	case DB_QV_FP8: return db_decode1_f64(dt, &b, false);
 	case DB_QV_E2M1: return db_e2m1_f64(code & 15);
 	case DB_QV_INT8: return dt == DB_DT_I8 ? (double)(int8_t)b : (double)b;
+	case DB_QV_INT4: return (double)(code & 15);
 	}
 	return NAN;
 }
@@ -154,6 +215,7 @@ double db_quant_code_step(db_dtype dt, db_qvalues v, double value)
 	case DB_QV_E2M1:
 		return a < 2 ? 0.5 : a < 4 ? 1.0 : 2.0;
 	case DB_QV_INT8:
+	case DB_QV_INT4:
 		return 1.0;
 	}
 	return NAN;
@@ -177,6 +239,10 @@ bool db_xform_fits(const db_xform *x, int nd, const int64_t *shape)
 	int64_t n = shape[nd - 2], k = shape[nd - 1];
 	if (x->kind == DB_XF_GATE_UP)
 		return n >= 2 && n % 2 == 0;
+	if (x->kind == DB_XF_TRANSPOSE)
+		return n > 0 && k > 0;
+	if (x->kind == DB_XF_E8M0)
+		return n > 0 && k > 0 && n % 32 == 0 && k % 8 == 0;
 	return x->a > 0 && x->b > 0 && x->d > 0 && x->b % x->d == 0 && n % x->a == 0 &&
 	       k % x->b == 0 && n > 0 && k > 0;
 }
@@ -185,6 +251,20 @@ int64_t db_xform_index(const db_xform *x, int nd, const int64_t *shape, int64_t 
 {
 	if (!x || x->kind == DB_XF_NONE)
 		return i;
+	if (x->kind == DB_XF_TRANSPOSE) {
+		/* stored [K, N]: logical (n, k) of [N, K] sits at k * N + n */
+		int64_t Ks = shape[nd - 2], Ns = shape[nd - 1], m = Ks * Ns;
+		int64_t b0 = i / m * m, rr = i % m;
+		return b0 + rr % Ks * Ns + rr / Ks;
+	}
+	if (x->kind == DB_XF_E8M0) {
+		/* logical (r, c) = (a*32 + b*16 + h, d*8 + e*4 + f) sits at
+		 * (a, d, f, h, e, b) of sizes (M/32, N/8, 4, 16, 2, 2) */
+		int64_t M = shape[nd - 2], Nn = shape[nd - 1], m = M * Nn;
+		int64_t b0 = i / m * m, rr = i % m, r = rr / Nn, cc = rr % Nn;
+		int64_t a = r / 32, b = r / 16 % 2, h = r % 16, d = cc / 8, e = cc / 4 % 2, f = cc % 4;
+		return b0 + ((((a * (Nn / 8) + d) * 4 + f) * 16 + h) * 2 + e) * 2 + b;
+	}
 	int64_t N = shape[nd - 2], K = shape[nd - 1];
 	int64_t mat = N * K, base = i / mat * mat, r = i % mat;
 	int64_t n = r / K, k = r % K;

@@ -234,9 +234,7 @@ void tui_init_selection(struct tui *t)
 	t->rank_sel = 0;
 	/* the curve starts on the probe the bisect would choose, unless that
 	 * means computing pairs before the first frame (a weights profile) */
-	bool computes = false;
-	for (size_t i = 0; t->cmp->profile && i < t->cmp->profile->n_probes; i++)
-		computes |= !strcmp(t->cmp->profile->probes[i], DB_PROBE_FIRST_DIVERGENCE);
+	bool computes = db_probe_computes(t->cmp, tui_phase(t), tui_pass(t));
 	char *probe = NULL, why[384];
 	db_probe_how how;
 	db_err err = {{0}};
