@@ -62,7 +62,7 @@ typedef struct db_slot_pass {
 } db_slot_pass;
 
 typedef struct db_pair {
-	db_fields f;            /* side empty; rank -1 for merged or rank-less */
+	db_ifields f;           /* side empty; rank -1 for merged or rank-less */
 	int occurrence;
 	bool merged;            /* built by unsharding ranks */
 	/* Paired as a replica across layouts (no dims or shard rule): 1 = the
@@ -244,6 +244,11 @@ bool db_pair_diverges(const db_pair *p);
 /* Index of the first pair in execution order that leaves the ok band (or is
  * not ok), restricted to phase/pass ("" or NULL = any) and rank (-2 = any,
  * -1 merged/rank-less); -1 when none. */
+/* db_first_divergence for each rank of ranks[0..n) (each >= 0, sorted) in
+ * one pass over the pairs, into out[0..n): the workbench's rank keys
+ * (issue 24: a pass per key was half of a rank key at 10^6 files). */
+void db_first_divergence_ranks(const db_compare *c, const char *phase, const char *pass,
+                               const int *ranks, size_t n, long *out);
 long db_first_divergence(const db_compare *c, const char *phase,
                          const char *pass, int rank);
 /* The same, for the first pair worse than drift (band algo or worse, or a

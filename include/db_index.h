@@ -14,7 +14,7 @@
 typedef struct db_item {
 	char *path;             /* relative to the tree root */
 	char *key;              /* key inside the file ("" = the file's tensor) */
-	db_fields f;
+	db_ifields f;           /* interned names (db_fields_store) */
 	db_dtype dtype;
 	int ndim;
 	int64_t shape[DB_MAX_DIMS];
@@ -62,7 +62,7 @@ void db_index_free(db_index *ix);
 char *db_index_path(const db_index *ix, const db_item *it);
 /* Identity of an item's fields, for pairing and occurrences:
  * "phase\x1fpass\x1frank\x1flayer\x1fstage" into buf; returns buf. */
-char *db_fields_key(const db_fields *f, char *buf, size_t len);
+char *db_fields_key(const db_ifields *f, char *buf, size_t len);
 
 /* Try every profile on root; pick the one that parses the most files.
  * why gets a one-line reason ("sglang-v1: 128 of 128 files parsed; next

@@ -32,6 +32,25 @@ typedef struct db_fields {
 	bool cut;
 } db_fields;
 
+/* The fields as an index item and a pair keep them: each name points to
+ * its one interned copy (util/intern.h: process lifetime, shared by every
+ * item with that name), so equal names have equal pointers. db_fields is
+ * the scratch profile matching writes into; db_fields_store interns it.
+ * Nothing here is owned: never free these strings, never write to them. */
+typedef struct db_ifields {
+	const char *side, *phase, *pass, *stage;        /* never NULL */
+	int rank;
+	int layer;
+	int64_t order;
+	bool stage_is_file;
+	bool cut;
+} db_ifields;
+
+/* Intern f's names into *out (0; -1 on OOM). */
+int db_fields_store(const db_fields *f, db_ifields *out);
+/* Copy stored fields back into a scratch to match or rename. */
+void db_fields_load(const db_ifields *in, db_fields *out);
+
 /* FUSED: each rank holds its own slices of several tensors fused along dim
  * ([q_r; k_r; v_r]), so the ranks' concat is not the one-rank tensor. */
 typedef enum { DB_UNSHARD_CONCAT, DB_UNSHARD_SUM, DB_UNSHARD_FUSED } db_unshard;

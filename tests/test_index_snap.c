@@ -36,7 +36,7 @@ static db_compare *open_c(const char *r, const char *t, const char *cache)
 }
 
 /* Field by field: bytes past a string's NUL are not part of it. */
-static void same_fields(const db_fields *a, const db_fields *b)
+static void same_fields(const db_ifields *a, const db_ifields *b)
 {
 	assert_string_equal(a->side, b->side);
 	assert_string_equal(a->phase, b->phase);

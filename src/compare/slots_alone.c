@@ -194,10 +194,10 @@ static int one_rank(const db_compare *c, bool ref, db_err *err)
  * without side and rank. */
 static void cross_key(const db_item *it, const char *pass, int occ, char *k, size_t n)
 {
-	db_fields f = it->f;
-	f.side[0] = 0;
+	db_ifields f = it->f;
+	f.side = "";
 	f.rank = -1;
-	snprintf(f.pass, sizeof f.pass, "%s", pass);
+	f.pass = pass;          /* only read, for the key */
 	db_pair_fields_key(&f, occ, k, n);
 }
 

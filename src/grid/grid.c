@@ -598,34 +598,6 @@ size_t db_substages(const db_compare *c, size_t pair, size_t **out)
 	return n;
 }
 
-size_t db_rank_pairs(const db_compare *c, size_t pair, size_t **out)
-{
-	*out = NULL;
-	if (pair >= c->n_pairs)
-		return 0;
-	const db_pair *p = &c->pairs[pair];
-	size_t *v = malloc((c->n_pairs + 1) * sizeof *v);
-	if (!v)
-		return 0;
-	size_t n = 0;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *q = &c->pairs[i];
-		if (q->merged || q->f.rank < 0 || q->f.layer != p->f.layer ||
-		    q->occurrence != p->occurrence || strcmp(q->f.stage, p->f.stage) ||
-		    strcmp(q->f.phase, p->f.phase) || strcmp(q->f.pass, p->f.pass))
-			continue;
-		/* insertion by rank: few ranks */
-		size_t j = n++;
-		while (j > 0 && c->pairs[v[j - 1]].f.rank > q->f.rank) {
-			v[j] = v[j - 1];
-			j--;
-		}
-		v[j] = i;
-	}
-	*out = v;
-	return n;
-}
-
 size_t db_grid_find(const db_compare *c, const db_grid *g, int layer,
                     const char *stage)
 {

@@ -19,8 +19,7 @@
 
 typedef struct file_job {
 	const char *rel;
-	char *full;
-	db_fields f;
+	db_ifields f;           /* from the path; the entries' keys refine a copy */
 	size_t wi;              /* its file in the listing */
 	off_t size;             /* -1: the listing did not stat it (the open does) */
 	int64_t mtime_ns;
@@ -31,6 +30,9 @@ typedef struct file_job {
 } file_job;
 
 typedef struct open_pool {
+	const char *root;       /* a job's full path is made when it is opened:
+	                           10^6 of them kept were 100 MB (issue 24) */
+	bool root_is_file;
 	file_job *jobs;
 	size_t n;
 	atomic_size_t next;
@@ -48,16 +50,35 @@ static bool side_kept(const char *side, const db_fields *f)
 	return !side || !f->side[0] || !strcmp(side, f->side);
 }
 
-static void read_file_meta(file_job *j, db_icache *ic, db_readbuf *rb)
+static char *job_full(const char *root, bool root_is_file, const file_job *j)
+{
+	return root_is_file ? strdup(root) : db_path_join(root, j->rel);
+}
+
+static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbuf *rb);
+
+static void read_file_meta(file_job *j, const open_pool *op, db_readbuf *rb)
 {
 	if (j->err)
 		return;         /* refused by its name already */
 	if (j->size >= 0 &&
-	    db_icache_get(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents, &j->n_ents))
+	    db_icache_get(op->ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents,
+	                  &j->n_ents))
 		return;
+	char *full = job_full(op->root, op->root_is_file, j);
+	if (!full) {
+		j->err = strdup("out of memory");
+		return;
+	}
+	read_file_at(j, full, op->ic, rb);
+	free(full);
+}
+
+static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbuf *rb)
+{
 	db_file *df = NULL;
 	db_err e = {{0}};
-	int rc = db_file_open_rb(j->full, rb, &df, &e);
+	int rc = db_file_open_rb(full, rb, &df, &e);
 	if (j->size < 0) {
 		/* the listing left the stat to this open (a first-ever scan) */
 		struct stat st;
@@ -65,7 +86,7 @@ static void read_file_meta(file_job *j, db_icache *ic, db_readbuf *rb)
 			j->size = df->st_size;
 			j->mtime_ns = df->st_mtime_ns;
 			j->ident = df->st_ident;
-		} else if (stat(j->full, &st) == 0) {
+		} else if (stat(full, &st) == 0) {
 			j->size = st.st_size;
 			j->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 			j->ident = db_stat_ident(&st);
@@ -107,7 +128,7 @@ static void *open_worker(void *arg)
 		size_t i = atomic_fetch_add(&op->next, 1);
 		if (i >= op->n)
 			break;
-		read_file_meta(&op->jobs[i], op->ic, &rb);
+		read_file_meta(&op->jobs[i], op, &rb);
 	}
 	free(rb.p);
 	return NULL;
@@ -120,9 +141,11 @@ static int cpu_count(void)
 }
 
 /* Open every file; files are independent, so spread them over threads. */
-static void open_all(file_job *jobs, size_t n, db_icache *ic)
+static void open_all(const char *root, bool root_is_file, file_job *jobs, size_t n,
+                     db_icache *ic)
 {
-	open_pool op = {.jobs = jobs, .n = n, .ic = ic};
+	open_pool op = {.root = root, .root_is_file = root_is_file, .jobs = jobs, .n = n,
+	                .ic = ic};
 	atomic_init(&op.next, 0);
 	int nt = cpu_count();
 	if (nt > 8)
@@ -203,9 +226,8 @@ static void default_stage(db_fields *f, const char *key, const char *rel)
  * "...x.k_proj" as one pair, a scramble. The item is refused instead: an
  * error naming its file and entry, and a stage of its own (the first bytes
  * and a hash of file and entry) that pairs with no other name. */
-static int refuse_cut(db_item *it, const char *full)
+static int refuse_cut(db_item *it, db_fields *f, const char *full)
 {
-	const db_fields *f = &it->f;
 	size_t sl = strlen(f->stage);
 	const char *what = sl + 1 == sizeof f->stage ? "stage"
 	                   : strlen(f->phase) + 1 == sizeof f->phase ? "phase" : "pass";
@@ -217,10 +239,19 @@ static int refuse_cut(db_item *it, const char *full)
 	uint64_t h = db_hash64(it->path, strlen(it->path), DB_HASH_SEED);
 	h = db_hash64(it->key ? it->key : "", it->key ? strlen(it->key) : 0, h);
 	size_t at = sl < 200 ? sl : 200;
-	snprintf(it->f.stage + at, sizeof it->f.stage - at, "...#%016llx", (unsigned long long)h);
+	snprintf(f->stage + at, sizeof f->stage - at, "...#%016llx", (unsigned long long)h);
 	free(it->err);
 	it->err = strdup(e.msg);
 	return it->err ? 0 : -1;
+}
+
+/* The item refused for its cut name (refuse_cut), named by its full path. */
+static int refuse_cut_job(build *b, db_item *it, db_fields *f, const file_job *j)
+{
+	char *full = job_full(b->ix->root, b->ix->root_is_file, j);
+	int rc = full ? refuse_cut(it, f, full) : -1;
+	free(full);
+	return rc;
 }
 
 static int items_from_job(build *b, const db_profile *p, const char *side,
@@ -232,13 +263,15 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 			return -1;
 		it->path = strdup(j->rel);
 		it->key = strdup("");
-		it->f = j->f;
+		db_fields f;
+		db_fields_load(&j->f, &f);
 		db_err e;
-		(void)db_profile_match_key(p, "", &it->f, &e);  /* finalises a file stage */
-		default_stage(&it->f, NULL, j->rel);
+		(void)db_profile_match_key(p, "", &f, &e);  /* finalises a file stage */
+		default_stage(&f, NULL, j->rel);
 		it->err = j->err;
 		j->err = NULL;
-		if (it->f.cut && refuse_cut(it, j->full) < 0)
+		if (!it->path || !it->key || (f.cut && refuse_cut_job(b, it, &f, j) < 0) ||
+		    db_fields_store(&f, &it->f) < 0)
 			return -1;
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
@@ -254,7 +287,8 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		ent_meta *m = &j->ents[i];
 		if (has_value && !key_is_value(p, m->key))
 			continue;
-		db_fields f = j->f;
+		db_fields f;
+		db_fields_load(&j->f, &f);
 		db_err e;
 		int mk = db_profile_match_key(p, m->key, &f, &e);
 		if (mk == 0)
@@ -263,7 +297,7 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 			/* an entry error, not "no match": the key stays in view */
 			db_err ke;
 			db_err_set(&ke, j->rel, m->key, -1, "%s", e.msg);
-			f = j->f;
+			db_fields_load(&j->f, &f);
 			f.stage_is_file = false;
 			free(m->err);
 			if (!(m->err = strdup(ke.msg)))
@@ -279,7 +313,6 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		it->path = strdup(j->rel);
 		it->key = m->key;
 		m->key = NULL;
-		it->f = f;
 		it->dtype = m->dtype;
 		it->ndim = m->ndim;
 		memcpy(it->shape, m->shape, sizeof it->shape);
@@ -288,7 +321,8 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
 		it->ident = j->ident;
-		if (!it->path || !it->key || (f.cut && refuse_cut(it, j->full) < 0))
+		if (!it->path || !it->key || (f.cut && refuse_cut_job(b, it, &f, j) < 0) ||
+		    db_fields_store(&f, &it->f) < 0)
 			return -1;
 	}
 	return 0;
@@ -356,7 +390,7 @@ static int rank_passes(rec *r, size_t n)
 {
 	db_strmap m;
 	db_strmap_init(&m);
-	char **names = malloc((n + 1) * sizeof *names);
+	const char **names = malloc((n + 1) * sizeof *names);
 	size_t k = 0;
 	int rc = names ? 0 : -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -430,7 +464,7 @@ static int order_items(build *b, const db_profile *p)
 	/* stage_pos is the same for all when the tree records its order */
 	ix->records_order = db_index_records_order(ix->items, n, p);
 	for (size_t i = 0; i < n; i++) {
-		const db_fields *f = &ix->items[i].f;
+		const db_ifields *f = &ix->items[i].f;
 		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer
 		               : db_profile_is_model_after(p, f->stage) ? INT64_MAX : 0;
 		int sp = ix->records_order ? 0 : db_profile_stage_pos(p, f->stage);
@@ -504,7 +538,6 @@ static void free_jobs(file_job *jobs, size_t n)
 			free(jobs[i].ents[k].err);
 		}
 		free(jobs[i].ents);
-		free(jobs[i].full);
 		free(jobs[i].err);
 	}
 	free(jobs);
@@ -604,26 +637,26 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 			continue;
 		file_job *j = &jobs[nj++];
 		j->rel = rel;
-		j->f = f;
+		if (db_fields_store(&f, &j->f) < 0)
+			rc = -1;
 		j->wi = i;
 		j->size = w.files[i].size;
 		j->mtime_ns = w.files[i].mtime_ns;
 		j->ident = w.files[i].ident;
-		j->full = ix->root_is_file ? strdup(root) : db_path_join(root, rel);
-		if (!j->full)
-			rc = -1;
 		if (mp < 0) {
 			/* a regex hit its limit: the file is refused with why (not
 			 * "unparsed", a wrong answer) and not opened; the rest loads */
+			char *full = job_full(root, ix->root_is_file, j);
 			db_err fe;
-			db_err_set(&fe, j->full ? j->full : rel, NULL, -1, "%s", e.msg);
+			db_err_set(&fe, full ? full : rel, NULL, -1, "%s", e.msg);
+			free(full);
 			if (!(j->err = strdup(fe.msg)))
 				rc = -1;
 		}
 	}
 	if (rc == 0) {
 		ix->n_files = nj;
-		open_all(jobs, nj, ic);
+		open_all(root, ix->root_is_file, jobs, nj, ic);
 		if (stat_later) {
 			/* the listing complete: the opens' stats, a stat for the rest */
 			for (size_t i = 0; i < nj; i++) {

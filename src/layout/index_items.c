@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "index_priv.h"
+#include "util/intern.h"
 #include "read/walk.h"
 #include "util/strmap.h"
 
@@ -36,7 +37,7 @@ static size_t key_int(char *buf, size_t len, size_t n, long long v)
 	return key_put(buf, len, n, p);
 }
 
-char *db_fields_key(const db_fields *f, char *buf, size_t len)
+char *db_fields_key(const db_ifields *f, char *buf, size_t len)
 {
 	if (!len)
 		return buf;
@@ -52,7 +53,7 @@ char *db_fields_key(const db_fields *f, char *buf, size_t len)
 	return buf;
 }
 
-char *db_side_fields_key(const char *side, const db_fields *f, char *buf, size_t len)
+char *db_side_fields_key(const char *side, const db_ifields *f, char *buf, size_t len)
 {
 	size_t n = key_put(buf, len, 0, side);
 	n = key_put(buf, len, n, "\x1e");
@@ -60,7 +61,7 @@ char *db_side_fields_key(const char *side, const db_fields *f, char *buf, size_t
 	return buf;
 }
 
-char *db_fields_key_occ(const db_fields *f, int occ, char *buf, size_t len)
+char *db_fields_key_occ(const db_ifields *f, int occ, char *buf, size_t len)
 {
 	db_fields_key(f, buf, len);
 	size_t n = strlen(buf);
@@ -106,8 +107,8 @@ static bool layers_span_files(const db_item *items, size_t n)
 		char k[1024];
 		size_t kn = key_put(k, sizeof k, 0, it->f.side);
 		kn = key_put(k, sizeof k, kn, "\x1e");
-		db_fields f = it->f;
-		f.stage[0] = 0;
+		db_ifields f = it->f;
+		f.stage = "";
 		db_fields_key(&f, k + kn, sizeof k - kn);
 		bool added;
 		size_t *v = db_strmap_put(&m, k, i, &added);
@@ -148,8 +149,8 @@ bool db_index_records_order(const db_item *items, size_t n, const db_profile *p)
 		}
 		size_t kn = key_put(k, cap, 0, it->f.side);
 		kn = key_put(k, cap, kn, "\x1e");
-		db_fields f = it->f;
-		f.stage[0] = 0;
+		db_ifields f = it->f;
+		f.stage = "";
 		db_fields_key(&f, k + kn, cap - kn);
 		kn += strlen(k + kn);
 		kn = key_put(k, cap, kn, "\x1e");
@@ -189,4 +190,36 @@ void db_index_free(db_index *ix)
 	free(ix->skipped);
 	free(ix->root);
 	free(ix);
+}
+
+int db_fields_store(const db_fields *f, db_ifields *out)
+{
+	*out = (db_ifields){db_intern(f->side), db_intern(f->phase), db_intern(f->pass),
+	                    db_intern(f->stage), f->rank, f->layer, f->order,
+	                    f->stage_is_file, f->cut};
+	return out->side && out->phase && out->pass && out->stage ? 0 : -1;
+}
+
+/* a stored name always fits its field: db_fields_store took it from one */
+static void load_name(char *dst, size_t cap, const char *s)
+{
+	size_t n = strlen(s);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, s, n);
+	dst[n] = 0;
+}
+
+void db_fields_load(const db_ifields *in, db_fields *out)
+{
+	memset(out, 0, sizeof *out);
+	load_name(out->side, sizeof out->side, in->side);
+	load_name(out->phase, sizeof out->phase, in->phase);
+	load_name(out->pass, sizeof out->pass, in->pass);
+	load_name(out->stage, sizeof out->stage, in->stage);
+	out->rank = in->rank;
+	out->layer = in->layer;
+	out->order = in->order;
+	out->stage_is_file = in->stage_is_file;
+	out->cut = in->cut;
 }

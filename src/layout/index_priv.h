@@ -19,9 +19,9 @@ typedef struct ent_meta {
 } ent_meta;
 
 /* side + "\x1e" + db_fields_key. */
-char *db_side_fields_key(const char *side, const db_fields *f, char *buf, size_t len);
+char *db_side_fields_key(const char *side, const db_ifields *f, char *buf, size_t len);
 /* db_fields_key + "\x1f" + occ. */
-char *db_fields_key_occ(const db_fields *f, int occ, char *buf, size_t len);
+char *db_fields_key_occ(const db_ifields *f, int occ, char *buf, size_t len);
 
 /* Whether items (any order) record their execution order: one carries a
  * dump order, or one file (not .safetensors) holds several modules (tuple

@@ -29,6 +29,7 @@
 
 #include "read/binio.h"
 #include "util/hash.h"
+#include "util/intern.h"
 #include "read/walk.h"
 
 #define SNAP_MAGIC "DBISNAP5"     /* 3: seq from recorded order first; 4: ident;
@@ -233,6 +234,30 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 	free(path);
 }
 
+/* The stored fields' names: the same bounds db_fields gives them. */
+#define FIELD_CAP(m) sizeof ((db_fields *)0)->m
+static const char **f_side(db_ifields *f) { return &f->side; }
+static const char **f_phase(db_ifields *f) { return &f->phase; }
+static const char **f_pass(db_ifields *f) { return &f->pass; }
+static const char **f_stage(db_ifields *f) { return &f->stage; }
+
+/* One name, interned; *last (the previous item's) is reused when equal:
+ * side, phase and pass mostly repeat from one item to the next. NULL when
+ * it does not fit its field or on OOM. */
+static const char *rd_name(db_rd *r, const char **last, size_t cap)
+{
+	char buf[256];
+	db_rd_fixed(r, buf, cap < sizeof buf ? cap : sizeof buf);
+	if (r->bad)
+		return NULL;
+	if (!strcmp(buf, *last))
+		return *last;
+	const char *s = db_intern(buf);
+	if (s)
+		*last = s;
+	return s;
+}
+
 static int copy_skipped(db_index *ix, const db_walk *w)
 {
 	if (!w->n_skipped)
@@ -275,14 +300,16 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 			ix->n_unparsed++;
 	if (v[2] && !(ix->items = calloc((size_t)v[2], sizeof *ix->items)))
 		goto bad;
+	const char **(*name[4])(db_ifields *) = {f_side, f_phase, f_pass, f_stage};
+	const size_t cap[4] = {FIELD_CAP(side), FIELD_CAP(phase), FIELD_CAP(pass), FIELD_CAP(stage)};
+	const char *last[4] = {"", "", "", ""};
 	for (uint64_t i = 0; i < v[2] && !r.bad; i++) {
 		db_item *it = &ix->items[ix->n_items++];
 		it->path = db_rd_str(&r);
 		it->key = db_rd_str(&r);
-		db_rd_fixed(&r, it->f.side, sizeof it->f.side);
-		db_rd_fixed(&r, it->f.phase, sizeof it->f.phase);
-		db_rd_fixed(&r, it->f.pass, sizeof it->f.pass);
-		db_rd_fixed(&r, it->f.stage, sizeof it->f.stage);
+		for (int k = 0; k < 4; k++)
+			if (!(*name[k](&it->f) = rd_name(&r, &last[k], cap[k])))
+				r.bad = true;
 		int32_t iv[5];
 		int64_t lv[5];
 		uint8_t sf;

@@ -4,6 +4,9 @@
  * pair by absolute path, size, mtime, inode + ctime (a rewrite with the
  * mtime put back still changes the ctime) and inner key, plus the metric
  * version — a changed file changes the key, so nothing stale is served.
+ * Only the key's two 64-bit hashes are kept, in memory and in the file: the
+ * keys (two absolute paths and their stats each) were most of the memory
+ * at 10^6 files (issue 24); serving a wrong entry needs both to collide.
  * The file is a cache: missing, unreadable or corrupt (checksum) means
  * empty; it is rewritten whole (temp + fsync + rename). Bands are not
  * stored: they are recomputed from the metrics with the current profile. */
@@ -25,16 +28,15 @@
 #include "db_noise.h"
 #include "db_routing.h"
 #include "util/hash.h"
-#include "util/strmap.h"
 
 /* Bump when a metric's definition or the record layout changes. */
 #define CACHE_METRIC_VERSION 1
-#define CACHE_MAGIC "DBMCACH2"   /* 2: checksum db_hash64 */
+#define CACHE_MAGIC "DBMCACH3"   /* 2: checksum db_hash64; 3: key hashes, not keys */
 #define REC_NUMS 15             /* numbers per record, see put_metrics */
 
 typedef struct crec {
-	const char *key;        /* borrowed from idx (its keys never move) */
-	db_metrics m;
+	uint64_t h[2];          /* the key's hashes (key_hash) */
+	double v[REC_NUMS];     /* put_metrics */
 	bool used;              /* looked up or stored in this session */
 } crec;
 
@@ -43,7 +45,8 @@ typedef struct cache {
 	bool loaded, dirty;
 	char *file;             /* the cache file; NULL: cache off */
 	char *ref_real, *tgt_real;
-	db_strmap idx;          /* key -> index in recs */
+	size_t *slots;          /* open addressing on h[0]: 1 + index in recs, 0 empty */
+	size_t cap_slots;       /* a power of two, at least twice n */
 	crec *recs;
 	size_t n, cap;
 } cache;
@@ -66,7 +69,6 @@ static cache *get_cache(db_compare *c)
 		return k;
 	}
 	pthread_mutex_init(&k->mu, NULL);
-	db_strmap_init(&k->idx);
 	k->ref_real = real_or_copy(c->ref_root);
 	k->tgt_real = real_or_copy(c->tgt_root);
 	if (k->ref_real && k->tgt_real) {
@@ -217,17 +219,55 @@ static void get_metrics(const double *v, db_metrics *m)
 	m->nonfinite_mismatch = (uint64_t)v[13];
 }
 
-static int add_rec(cache *k, const char *key, const db_metrics *m, bool used)
+static void key_hash(const char *key, uint64_t h[2])
 {
-	bool added;
-	size_t *v = db_strmap_put(&k->idx, key, k->n, &added);
-	if (!v)
+	size_t n = strlen(key);
+	h[0] = db_hash64(key, n, DB_HASH_SEED);
+	h[1] = db_hash64(key, n, ~DB_HASH_SEED ^ 0x5bd1e9955bd1e995ull);
+}
+
+static size_t *find_slot(const cache *k, const uint64_t h[2])
+{
+	size_t m = k->cap_slots - 1;
+	for (size_t i = (size_t)h[0] & m;; i = (i + 1) & m) {
+		size_t r = k->slots[i];
+		if (!r || (k->recs[r - 1].h[0] == h[0] && k->recs[r - 1].h[1] == h[1]))
+			return &k->slots[i];
+	}
+}
+
+static int grow_slots(cache *k)
+{
+	size_t cap = k->cap_slots ? k->cap_slots * 2 : 1024;
+	size_t *s = calloc(cap, sizeof *s);
+	if (!s)
 		return -1;
-	if (!added) {
-		k->recs[*v].m = *m;
-		k->recs[*v].used |= used;
+	free(k->slots);
+	k->slots = s;
+	k->cap_slots = cap;
+	for (size_t i = 0; i < k->n; i++)
+		*find_slot(k, k->recs[i].h) = i + 1;
+	return 0;
+}
+
+static crec *get_rec(const cache *k, const uint64_t h[2])
+{
+	if (!k->cap_slots)
+		return NULL;
+	size_t r = *find_slot(k, h);
+	return r ? &k->recs[r - 1] : NULL;
+}
+
+static int add_rec(cache *k, const uint64_t h[2], const double *v, bool used)
+{
+	crec *old = get_rec(k, h);
+	if (old) {
+		memcpy(old->v, v, sizeof old->v);
+		old->used |= used;
 		return 0;
 	}
+	if (2 * (k->n + 1) > k->cap_slots && grow_slots(k) != 0)
+		return -1;
 	if (k->n == k->cap) {
 		size_t cap = k->cap ? k->cap * 2 : 256;
 		crec *r = realloc(k->recs, cap * sizeof *r);
@@ -236,15 +276,19 @@ static int add_rec(cache *k, const char *key, const db_metrics *m, bool used)
 		k->recs = r;
 		k->cap = cap;
 	}
-	k->recs[k->n].key = k->idx.keys[v - k->idx.vals];     /* the map's copy */
-	k->recs[k->n].m = *m;
-	k->recs[k->n].used = used;
-	k->n++;
+	crec *r = &k->recs[k->n];
+	r->h[0] = h[0];
+	r->h[1] = h[1];
+	memcpy(r->v, v, sizeof r->v);
+	r->used = used;
+	*find_slot(k, h) = ++k->n;
 	return 0;
 }
 
-/* File: magic, u32 version, u64 count, records (u32 key length, key,
+/* File: magic, u32 version, u64 count, records (u64 h[0], u64 h[1],
  * REC_NUMS doubles), u64 db_hash64 of everything before it. */
+#define REC_BYTES (16 + REC_NUMS * sizeof(double))
+
 static void load(cache *k)
 {
 	k->loaded = true;
@@ -263,29 +307,24 @@ static void load(cache *k)
 		goto out;
 	memcpy(&ver, buf + 8, 4);
 	memcpy(&count, buf + 12, 8);
-	if (ver != CACHE_METRIC_VERSION)
+	if (ver != CACHE_METRIC_VERSION || count != (size - 28) / REC_BYTES ||
+	    (size - 28) % REC_BYTES)
 		goto out;
-	size_t off = 20, end = size - 8;
-	for (uint64_t i = 0; i < count; i++) {
-		uint32_t kl;
+	/* room at once: no regrowth of a 10^6-entry table while reading */
+	size_t cap = 1024;
+	while (cap < 2 * count + 2)
+		cap *= 2;
+	if (!(k->recs = malloc((count + 1) * sizeof *k->recs)) ||
+	    !(k->slots = calloc(cap, sizeof *k->slots)))
+		goto out;
+	k->cap = count + 1;
+	k->cap_slots = cap;
+	for (size_t i = 0, off = 20; i < count; i++, off += REC_BYTES) {
+		uint64_t h[2];
 		double v[REC_NUMS];
-		if (end - off < 4)
-			break;
-		memcpy(&kl, buf + off, 4);
-		off += 4;
-		if (end - off < (size_t)kl + sizeof v)
-			break;
-		/* the key in place, NUL-terminated for the moment (over the
-		 * first byte of its numbers, read before) */
-		memcpy(v, buf + off + kl, sizeof v);
-		char *key = buf + off, save = key[kl];
-		key[kl] = 0;
-		off += kl + sizeof v;
-		db_metrics m;
-		get_metrics(v, &m);
-		int rc = strlen(key) == kl ? add_rec(k, key, &m, false) : 0;
-		key[kl] = save;
-		if (rc != 0)
+		memcpy(h, buf + off, 16);
+		memcpy(v, buf + off + 16, sizeof v);
+		if (add_rec(k, h, v, false) != 0)
 			break;
 	}
 out:
@@ -309,22 +348,24 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	char *key = pair_key(c, k, p);
 	if (!key)
 		return false;
+	uint64_t h[2];
+	key_hash(key, h);
+	free(key);
 	bool hit = false;
-	db_metrics m;
+	double v[REC_NUMS];
 	pthread_mutex_lock(&k->mu);
 	if (!k->loaded)
 		load(k);
-	size_t *v = db_strmap_get(&k->idx, key);
-	if (v) {
-		k->recs[*v].used = true;
-		m = k->recs[*v].m;
+	crec *r = get_rec(k, h);
+	if (r) {
+		r->used = true;
+		memcpy(v, r->v, sizeof v);
 		hit = true;
 	}
 	pthread_mutex_unlock(&k->mu);
-	free(key);
 	if (!hit)
 		return false;
-	p->m = m;
+	get_metrics(v, &p->m);
 	p->band = db_pair_band(c, p);
 	db_replica_settle(c, p);
 	db_noise_judge(c, p);
@@ -345,13 +386,17 @@ void db_cache_store(db_compare *c, const db_pair *p)
 	char *key = pair_key(c, k, p);
 	if (!key)
 		return;
+	uint64_t h[2];
+	key_hash(key, h);
+	free(key);
+	double v[REC_NUMS];
+	put_metrics(&p->m, v);
 	pthread_mutex_lock(&k->mu);
 	if (!k->loaded)
 		load(k);
-	if (add_rec(k, key, &p->m, true) == 0)
+	if (add_rec(k, h, v, true) == 0)
 		k->dirty = true;
 	pthread_mutex_unlock(&k->mu);
-	free(key);
 }
 
 void db_cache_flush(db_compare *c)
@@ -386,10 +431,7 @@ void db_cache_flush(db_compare *c)
 		db_wbuf w = {0};
 		/* sized exactly first: doubling left up to half the file unused
 		 * at the peak of memory (the end of a 100k-file run, issue 12) */
-		size_t need = 8 + 4 + 8 + 8;
-		for (size_t i = 0; i < k->n; i++)
-			if (!prune || k->recs[i].used)
-				need += 4 + strlen(k->recs[i].key) + REC_NUMS * sizeof(double);
+		size_t need = 8 + 4 + 8 + 8 + (size_t)count * REC_BYTES;
 		if (!(w.p = malloc(need)))
 			w.err = true;
 		else
@@ -401,12 +443,8 @@ void db_cache_flush(db_compare *c)
 		for (size_t i = 0; i < k->n; i++) {
 			if (prune && !k->recs[i].used)
 				continue;
-			uint32_t kl = (uint32_t)strlen(k->recs[i].key);
-			double v[REC_NUMS];
-			put_metrics(&k->recs[i].m, v);
-			db_wbuf_put(&w, &kl, 4);
-			db_wbuf_put(&w, k->recs[i].key, kl);
-			db_wbuf_put(&w, v, sizeof v);
+			db_wbuf_put(&w, k->recs[i].h, 16);
+			db_wbuf_put(&w, k->recs[i].v, sizeof k->recs[i].v);
 		}
 		uint64_t sum = w.err ? 0 : db_hash64(w.p, w.n, DB_HASH_SEED);
 		db_wbuf_put(&w, &sum, 8);
@@ -451,7 +489,7 @@ void db_cache_close(db_compare *c)
 		return;
 	db_cache_flush(c);
 	free(k->recs);
-	db_strmap_free(&k->idx);
+	free(k->slots);
 	free(k->file);
 	free(k->ref_real);
 	free(k->tgt_real);

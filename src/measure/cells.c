@@ -43,7 +43,7 @@ static int cells_build(const db_compare *c, db_cells *cl)
 		cl->of[i] = SIZE_MAX;
 		if (p->merged || p->f.rank < 0)
 			continue;
-		db_fields f = p->f;
+		db_ifields f = p->f;
 		f.rank = -1;
 		char k[600];
 		db_pair_fields_key(&f, p->occurrence, k, sizeof k);

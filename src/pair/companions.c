@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/intern.h"
 #include "util/strmap.h"
 
 /* An item's name for companion lookup: its key, else its path without the
@@ -134,18 +135,25 @@ static void settle_group(db_qgroup *g)
 }
 
 /* The stage of the dequantized tensor: `of` at its end becomes `as`. */
-static void rename_stage(db_fields *f, const db_quant_rule *r)
+static int rename_stage(db_ifields *f, const db_quant_rule *r)
 {
+	char stage[sizeof ((db_fields *)0)->stage];
 	size_t ls = strlen(f->stage), lo = strlen(r->of), la = strlen(r->as);
 	if (!strcmp(r->of, r->as) || ls < lo || strcmp(f->stage + ls - lo, r->of))
-		return;
-	if (ls - lo + la >= sizeof f->stage)
-		return;
-	memcpy(f->stage + ls - lo, r->as, la + 1);
+		return 0;
+	if (ls - lo + la >= sizeof stage)
+		return 0;
+	memcpy(stage, f->stage, ls - lo);
+	memcpy(stage + ls - lo, r->as, la + 1);
 	/* "experts.w_blocks" -> "experts.w", not "experts.w." */
-	size_t m = strlen(f->stage);
-	if (m && f->stage[m - 1] == '.')
-		f->stage[m - 1] = 0;
+	size_t m = strlen(stage);
+	if (m && stage[m - 1] == '.')
+		stage[m - 1] = 0;
+	const char *s = db_intern(stage);
+	if (!s)
+		return -1;
+	f->stage = s;
+	return 0;
 }
 
 /* The scale's dtype can be what the rule reads. */
@@ -326,7 +334,8 @@ int db_companions_group(const db_profile *p, const db_index *ix, const db_item *
 		settle_group(q);
 		db_item *sh = &qs->items[gi[i]];
 		*sh = ix->items[i];
-		rename_stage(&sh->f, q->rule);
+		if (rename_stage(&sh->f, q->rule) < 0)
+			rc = -1;
 		if (!q->err) {
 			sh->ndim = q->ndim;
 			memcpy(sh->shape, q->shape, sizeof sh->shape);

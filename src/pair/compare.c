@@ -158,7 +158,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 			break;
 		}
 		p->f = ri[i]->f;
-		p->f.side[0] = 0;
+		p->f.side = "";
 		p->f.order = -1;
 		p->occurrence = ri[i]->occurrence;
 		p->ref = ri[i];
@@ -188,7 +188,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 			break;
 		}
 		p->f = ti[i]->f;
-		p->f.side[0] = 0;
+		p->f.side = "";
 		p->f.order = -1;
 		p->occurrence = ti[i]->occurrence;
 		p->tgt = ti[i];

@@ -280,7 +280,7 @@ static int add_merged(db_compare *c, db_pvec *pv, group *g, db_strmap *pairs_by_
 	if (nt > pr->max_shards)
 		pr->max_shards = nt;
 	p->f = rs[0]->f;
-	p->f.side[0] = 0;
+	p->f.side = "";
 	p->f.rank = -1;
 	p->f.order = -1;
 	p->occurrence = rs[0]->occurrence;
@@ -367,7 +367,7 @@ int db_build_merged(db_compare *c, db_pvec *pv, const db_item **ri, size_t nri,
 			*ri1 = r ? (size_t)(r - c->profile->shards) + 1 : 0;
 		}
 		const db_shard_rule *rule = *ri1 ? &c->profile->shards[*ri1 - 1] : NULL;
-		db_fields f = it->f;
+		db_ifields f = it->f;
 		f.rank = -1;
 		char k[600];
 		db_pair_fields_key(&f, it->occurrence, k, sizeof k);

@@ -178,7 +178,7 @@ _Atomic int64_t *db_cells_nan_memo(const db_compare *c);
 /* Frees the cell index (db_compare_free). */
 void db_cells_drop(db_compare *c);
 /* Identity of a pair's cell: fields key + occurrence into buf. */
-void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len);
+void db_pair_fields_key(const db_ifields *f, int occ, char *buf, size_t len);
 
 typedef struct db_pool db_pool;
 /* Chunks of a pair (DB_CHUNK_ELEMS each; 1 for an empty pair) and the

@@ -207,7 +207,7 @@ void db_pair_classify(db_pair *p)
 	p->numel = shape_numel(p->ndim_ref, p->shape_ref);
 }
 
-void db_pair_fields_key(const db_fields *f, int occ, char *buf, size_t len)
+void db_pair_fields_key(const db_ifields *f, int occ, char *buf, size_t len)
 {
 	db_fields_key_occ(f, occ, buf, len);
 }

@@ -12,7 +12,13 @@
 #   10k   1 rank  x 128 layers x 40 stages x ref/target =  10,240 files
 #   100k 64 ranks x  61 layers x 13 stages x ref/target = 101,504 files
 #         (a DeepSeek-V3-class run, issue 12)
+#   1m   the 100k tree x 8 passes (forward_pass_id=0..7) = 812,032 files
+#         (issue 24; kept in /tmp/bench-1m, made once under the lock
+#         /tmp/bench-1m.lock, shared with bench_compare's users)
 # BENCH_RANKS, BENCH_LAYERS, BENCH_STAGES override the preset's numbers.
+# BENCH_BAD=N makes N files of each side unreadable (a torch file cut
+# after 100 bytes: the reader refuses it), spread evenly; the tree gets a
+# name of its own (issue 24: such a tree opens, counts and lists them).
 # BENCH_TUI_DROP=1 (root) also drops the kernel's caches (page, dentry,
 # inode: echo 3) before run 1, a first-ever open after a reboot; run 2
 # then reopens with the directories cached by run 1 only.
@@ -24,10 +30,21 @@ case $SIZE in
 1k) RANKS=1 LAYERS=25 STAGES=20 ;;
 10k) RANKS=1 LAYERS=128 STAGES=40 ;;
 100k) RANKS=64 LAYERS=61 STAGES=13 ;;
-*) echo "BENCH_TUI_SIZE: 1k, 10k or 100k" >&2; exit 2 ;;
+1m) RANKS=64 LAYERS=61 STAGES=13 PASSES=8 ;;
+*) echo "BENCH_TUI_SIZE: 1k, 10k, 100k or 1m" >&2; exit 2 ;;
 esac
+PASSES=${BENCH_PASSES:-${PASSES:-1}}
 RANKS=${BENCH_RANKS:-$RANKS} LAYERS=${BENCH_LAYERS:-$LAYERS} STAGES=${BENCH_STAGES:-$STAGES}
-W=${2:-${TMPDIR:-/tmp}/dumpbisect-bench-tui-${RANKS}x${LAYERS}x${STAGES}}
+BAD=${BENCH_BAD:-0}
+if [ "$SIZE" = 1m ] && [ -z "${2:-}" ] && [ "$BAD" = 0 ]; then
+	W=/tmp/bench-1m
+	# one maker at a time; the other waits for its .done
+	until [ -f "$W/.done" ] || mkdir /tmp/bench-1m.lock 2>/dev/null; do
+		echo "waiting for another maker of $W" >&2; sleep 10
+	done
+else
+	W=${2:-${TMPDIR:-/tmp}/dumpbisect-bench-tui-${RANKS}x${LAYERS}x${STAGES}$([ "$PASSES" = 1 ] || echo "x$PASSES")$([ "$BAD" = 0 ] || echo "-bad$BAD")}
+fi
 
 # The tree: every file a hard link to one small real torch file from the
 # demo dumps (ref and target sides differ), named as SGLang's dumper does.
@@ -38,24 +55,49 @@ if [ ! -f "$W/.done" ]; then
 	mkdir -p "$W/ref/sglang_dump_1.0" "$W/target/sglang_dump_2.0"
 	# one process makes all the links (a fork per link takes minutes at 100k)
 	perl -e '
-		my ($w, $ranks, $layers, $stages, $sref, $stgt) = @ARGV;
+		my ($w, $ranks, $layers, $stages, $passes, $bad, $sref, $stgt) = @ARGV;
+		my $per_side = $ranks * $passes * $layers * $stages;
+		my $every = $bad ? int($per_side / $bad) : 0;
 		for my $side ("ref", "target") {
-			my $src = $side eq "ref" ? $sref : $stgt;
+			my $orig = $side eq "ref" ? $sref : $stgt;
+			my ($src, $nlinks, $copies) = ($orig, 50000, 0);   # copies only: others link to the fixture too
+			my $nth = 0;
+			open(my $fh, "<", $orig) or die "$orig: $!\n";
+			binmode $fh;
+			read($fh, my $head, 100);
+			close $fh;
 			my $d = "$w/$side/" . ($side eq "ref" ? "sglang_dump_1.0" : "sglang_dump_2.0");
 			for my $r (0 .. $ranks - 1) {
 				my $i = 0;
-				for my $l (0 .. $layers - 1) {
-					for my $s (0 .. $stages - 1) {
-						my $n = sprintf("forward_pass_id=0___rank=%d___name=stage%02d___dump_index=%d___layer_id=%d.pt",
-						                $r, $s, $i, $l);
-						link($src, "$d/$n") or die "link $d/$n: $!\n";
-						$i++;
+				for my $p (0 .. $passes - 1) {
+					for my $l (0 .. $layers - 1) {
+						for my $s (0 .. $stages - 1) {
+							my $n = sprintf("forward_pass_id=%d___rank=%d___name=stage%02d___dump_index=%d___layer_id=%d.pt",
+							                $p, $r, $s, $i, $l);
+							if ($every && $nth++ % $every == 0) {
+								open(my $o, ">", "$d/$n") or die "$d/$n: $!\n";
+								binmode $o;
+								print $o $head;
+								close $o;
+								$i++;
+								next;
+							}
+							if (++$nlinks > 50000) {
+								# ext4 allows 65,000 links to one inode
+								$src = "$w/.src-$side-" . $copies++ . ".pt";
+								system("cp", $orig, $src) == 0 or die "cp $src\n";
+								$nlinks = 1;
+							}
+							link($src, "$d/$n") or die "link $d/$n: $!\n";
+							$i++;
+						}
 					}
 				}
 			}
-		}' "$W" "$RANKS" "$LAYERS" "$STAGES" "$demo_ref" "$demo_tgt"
+		}' "$W" "$RANKS" "$LAYERS" "$STAGES" "$PASSES" "$BAD" "$demo_ref" "$demo_tgt"
 	touch "$W/.done"
 fi
+[ "$W" != /tmp/bench-1m ] || rmdir /tmp/bench-1m.lock 2>/dev/null || true
 nfiles=$(find "$W/ref" "$W/target" -name '*.pt' | wc -l)
 
 # Keys: moves, pages, metric and transpose toggles, view round trips.
@@ -82,7 +124,7 @@ run() {
 rm -rf "$W/.cache"      # run 1 is cold: no entry, index or metrics cache
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-echo "tree: $nfiles files, $RANKS ranks x $LAYERS layers x $STAGES stages x ref/target; screen 200x60"
+echo "tree: $nfiles files, $RANKS ranks x $LAYERS layers x $STAGES stages x $PASSES passes x ref/target; screen 200x60"
 for pass in 1 2 3; do
 	[ "$pass" = 1 ] || echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 	if [ "$pass" = 1 ] && [ "${BENCH_TUI_DROP:-0}" = 1 ]; then

@@ -82,15 +82,22 @@ void tui_update_first_div(struct tui *t)
 	const char *ph = tui_phase(t) ? tui_phase(t) : "", *pa = tui_pass(t) ? tui_pass(t) : "";
 	size_t done = atomic_load(&t->cmp->n_done);
 	t->first_div_known = !tui_computing(t);
-	t->first_div_sel = db_first_divergence(t->cmp, ph, pa, tui_rank(t));
-	if (div_current(t, pa, done))
+	if (div_current(t, pa, done)) {
+		t->first_div_sel = t->rank_sel && t->rank_div ? t->rank_div[t->rank_sel - 1]
+		                   : db_first_divergence(t->cmp, ph, pa, tui_rank(t));
 		return;
+	}
 	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
 	/* Cached for the draws (each is a pass over every pair). */
 	free(t->phase_div);
-	t->phase_div = calloc(t->cmp->n_phases + 1, sizeof *t->phase_div);
+	t->phase_div = calloc(t->cmp->n_phases + 1 + t->n_ranks, sizeof *t->phase_div);
+	t->rank_div = t->phase_div ? t->phase_div + t->cmp->n_phases + 1 : NULL;
 	for (size_t i = 0; t->phase_div && i < t->cmp->n_phases; i++)
 		t->phase_div[i] = db_first_divergence(t->cmp, t->cmp->phases[i], "", -2);
+	if (t->rank_div)        /* every rank at once: a rank key is then a lookup */
+		db_first_divergence_ranks(t->cmp, ph, pa, t->ranks, t->n_ranks, t->rank_div);
+	t->first_div_sel = t->rank_sel && t->rank_div ? t->rank_div[t->rank_sel - 1]
+	                   : db_first_divergence(t->cmp, ph, pa, tui_rank(t));
 	t->n_diverge = 0;
 	for (size_t i = 0; i < t->cmp->n_pairs; i++)
 		t->n_diverge += db_pair_diverges(&t->cmp->pairs[i]);

@@ -97,6 +97,8 @@ struct tui {
 	long first_div;                 /* any rank: pair index, -1 none (valid when computed) */
 	long first_div_sel;             /* the same within the selected rank */
 	long *phase_div;                /* per phase: first divergence, any rank (owned) */
+	long *rank_div;                 /* per rank of ranks: first divergence; in
+	                                   phase_div's block, after the phases */
 	size_t n_diverge;               /* pairs that diverge (all selections) */
 	const char *default_pass;       /* of the phase; borrowed from the pairs */
 	/* first_div, phase_div and n_diverge were computed for these pairs,
