@@ -20,6 +20,11 @@ typedef struct db_routing {
 int db_routing_compare(const db_compare *c, const db_pair *p, db_routing *out,
                        db_err *err);
 
+/* "3 of 12 tokens chose other experts" for a routing pair db_routing_compare
+ * computes, else "" (not one, or an error): into buf, returned. The words
+ * compare's table and the workbench print beside the band. */
+const char *db_routing_words(const db_compare *c, const db_pair *p, char *buf, size_t len);
+
 /* The band of a measured pair: db_band_for, except that routing ids are
  * ok when every token kept its experts and bug when any went elsewhere. */
 db_band db_pair_band(const db_compare *c, const db_pair *p);

@@ -20,7 +20,7 @@ C
 :save-display $T/back.screen
 EOF
 check "header: the first pair beyond noise, its ratio and floor" \
-	grep_screen cos '^▸ first divergence L1 self_attn\.rotary_emb \(merged\) bug .* beyond noise x[0-9.]+ \(floor [0-9.e+-]+\)  \(f jumps\)'
+	grep_screen cos '^▸ first divergence L1 self_attn\.rotary_emb \(merged ranks\) bug .* beyond noise x[0-9.]+ \(floor [0-9.e+-]+\)  \(f jumps\)'
 check "C: the × noise metric" grep_screen noise '  metric × noise$'
 check "× noise: the corner names it" grep_screen noise '^× noise '
 check "× noise: L0 in ratios, not cos" grep_screen noise '^ L0 +(✓|~) +x[0-9.]+ '

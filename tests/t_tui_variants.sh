@@ -33,7 +33,7 @@ which variant fixes which layer<Enter>
 :save-display $T/v_cmd_bad.screen
 EOF
 check "header names variant 1 of 3" grep_screen v_start 'rank \[all\] of 2  variant \[1\] of 3'
-check "variant 1 diverges at L2" grep_screen v_start 'first divergence L2 attn\.o_proj'
+check "variant 1 diverges at L2" grep_screen v_start 'first(:| divergence) L2 attn\.o_proj every rank \(of 2\) '
 check "v shows variant 2: the reference, no divergence" grep_screen v_second 'variant \[2\] of 3'
 check "variant 2 is clean" grep_screen v_second 'no divergence: every pair is ok'
 check "the table names each variant" grep_screen v_table "^ 3 $V\$"

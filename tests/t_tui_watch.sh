@@ -55,7 +55,7 @@ check "bisect then: L2 is not dumped" grep_screen w_bisect1 'next L2: not dumped
 check "bisect then: it says the layer shows once written" grep_screen w_bisect1 "it shows here once written \(the trees are watched\)"
 check "bisect now: L2 is probed, bad" grep_screen w_bisect2 'next L2: cos 0\.907335 .*auto verdict: bad'
 check "after: the L2 row is there, diverging" grep_screen w_after '^.L2 .*✗'
-check "after: the first divergence is L2 attn.o_proj" grep_screen w_after 'first divergence L2 attn\.o_proj'
+check "after: the first divergence is L2 attn.o_proj" grep_screen w_after 'first(:| divergence) L2 attn\.o_proj every rank \(of 2\) '
 check "the cut file is still being written" grep_screen w_bisect2 '1 file\(s\) still being written'
 check "after: no unreadable cell" sh -c "! grep -qE '^.L3 .*!' '$T/w_after.screen'"
 finish

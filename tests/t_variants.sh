@@ -14,7 +14,7 @@ cp "$S"/ref/sglang_dump_1700000000.0/*.pt "$V/sglang_dump_1700000100.0/"
 cp "$S"/target/sglang_dump_1700000100.0/*layer_id=3.pt "$V/sglang_dump_1700000100.0/"
 
 expect 1 "three variants" "$DB_BIN" compare --no-cache "$S/ref" "$S/target" "$S/ref" "$V"
-has "$out" "variant 1 $S/target: first divergence L2 attn.o_proj rank 0 pass 0 [bug]; 256 pairs: 154 ok, 102 diverge, 0 missing, 0 error" "variant 1"
+has "$out" "variant 1 $S/target: first divergence L2 attn.o_proj every rank (of 2) pass 0 [bug]; 256 pairs: 154 ok, 102 diverge, 0 missing, 0 error" "variant 1"
 has "$out" "variant 2 $S/ref: no divergence; 256 pairs: 256 ok, 0 diverge, 0 missing, 0 error" "variant 2"
 grep -qE "^variant 3 $V: first divergence L3 " <<<"$out" || fail "variant 3 moves the divergence to L3"
 # which variant fixes which layer: the probe per layer and variant

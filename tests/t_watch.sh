@@ -35,7 +35,7 @@ for how in inotify poll; do
 	DUMPBISECT_WATCH=$how "$DB_BIN" compare --no-cache --watch --timeout 60 \
 		"$S/ref" "$DB_TMP/t" >"$O" 2>"$DB_TMP/watch.err" &
 	pid=$!
-	wait_for "$O" '^watch 1: 248 pairs: 128 ok, 8 diverge, 112 missing, 0 error; first divergence L2 hidden_in rank 0 pass 0: ref_only$' "$how: first summary"
+	wait_for "$O" '^watch 1: 248 pairs: 128 ok, 8 diverge, 112 missing, 0 error; first divergence L2 hidden_in every rank \(of 2\) pass 0: ref_only$' "$how: first summary"
 	head -1 "$O" | grep -qF "($how)" || fail "$how: the first line names the watcher: $(head -1 "$O")"
 	# a .pt cut short (as while torch.save writes it)
 	f=$(ls "$SRC"/*layer_id=2.pt | head -1)
@@ -44,7 +44,7 @@ for how in inotify poll; do
 	grep -E '^watch [0-9]' "$O" | grep -vqE ' 0 error' && fail "$how: a partial file reported as an error"
 	# the layer completes, and the next
 	cp "$SRC"/*layer_id=[23].pt "$DB_TMP/t/d/"
-	wait_for "$O" '^watch [0-9]+: 256 pairs: 154 ok, 102 diverge, 0 missing, 0 error; first divergence L2 attn\.o_proj rank 0 pass 0 \[bug\]$' \
+	wait_for "$O" '^watch [0-9]+: 256 pairs: 154 ok, 102 diverge, 0 missing, 0 error; first divergence L2 attn\.o_proj every rank \(of 2\) pass 0 \[bug\]$' \
 		"$how: complete tree"
 	kill -INT "$pid"
 	wait "$pid"
@@ -84,7 +84,7 @@ wait "$pid"
 # --timeout ends it by itself; json: one object per summary
 expect 1 "timeout" "$DB_BIN" compare --no-cache --watch --timeout 0.3 --format json "$S/ref" "$S/target"
 [ "$(grep -c '^{"round": ' <<<"$out")" = 1 ] || fail "timeout: one summary: $out"
-has "$out" '"first_divergence": "L2 attn.o_proj rank 0 pass 0"' "json summary"
+has "$out" '"first_divergence": "L2 attn.o_proj every rank (of 2) pass 0"' "json summary"
 has "$out" '"pairs": 256, "ok": 154, "diverge": 102, "missing": 0, "error": 0, "settling": 0' "json counts"
 expect 0 "timeout, clean" "$DB_BIN" compare --no-cache --watch --timeout 0.3 "$S/ref" "$S/ref"
 has "$out" "watch 1: 256 pairs: 256 ok, 0 diverge, 0 missing, 0 error; no divergence" "clean watch"

@@ -23,7 +23,7 @@ wait_for() {
 	return 1
 }
 n_lines() { grep -cE -- "$2" "$1" 2>/dev/null; }
-SUM='^watch [0-9]+: 256 pairs: 154 ok, 102 diverge, 0 missing, 0 error; first divergence L2 attn\.o_proj rank 0 pass 0 \[bug\]$'
+SUM='^watch [0-9]+: 256 pairs: 154 ok, 102 diverge, 0 missing, 0 error; first divergence L2 attn\.o_proj every rank \(of 2\) pass 0 \[bug\]$'
 WAIT='^waiting: .*nothing to compare$'
 
 T=$DB_TMP/t

@@ -236,11 +236,9 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			fprintf(out, " (%s)", slot);
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", db_esc(p->error));
-		db_routing rt;
-		db_err e;
-		if (p->status == DB_ST_OK && db_routing_compare(c, p, &rt, &e) == 1)
-			fprintf(out, " (%lld of %lld tokens chose other experts)", (long long)rt.rerouted,
-			        (long long)rt.tokens);
+		char rw[96];
+		if (*db_routing_words(c, p, rw, sizeof rw))
+			fprintf(out, " (%s)", rw);
 		db_hint h;
 		char ht[256];
 		db_pair_hint(c, p, &h);
@@ -333,7 +331,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	          ? db_first_beyond_drift(c) : -1;
 	if (fb >= 0) {
 		const db_pair *q = &c->pairs[fb];
-		db_pair_label(q, lab, sizeof lab);
+		db_pair_label_cell(c, q, lab, sizeof lab);
 		if (q->status == DB_ST_OK)
 			fprintf(out, "first divergence beyond drift: %s: cos %.8f rel %.4e [%s]\n", lab,
 			        q->m.cos, q->m.rel, db_band_name(q->band));
@@ -359,7 +357,7 @@ static void print_variant_summary(const db_variants *vs, FILE *out)
 		} else {
 			const db_pair *p = &c->pairs[fd];
 			char lab[512];
-			db_pair_label(p, lab, sizeof lab);
+			db_pair_label_cell(c, p, lab, sizeof lab);
 			if (p->status == DB_ST_OK)
 				fprintf(out, "first divergence %s [%s]", lab, db_band_name(p->band));
 			else

@@ -41,7 +41,7 @@ static void summary(const db_compare *c, bool json, unsigned round, char *buf, s
 	char lab[512] = "";
 	const db_pair *p = fd >= 0 ? &c->pairs[fd] : NULL;
 	if (p)
-		db_pair_label(p, lab, sizeof lab);
+		db_pair_label_cell(c, p, lab, sizeof lab);
 	size_t settling = db_compare_settling(c);
 	if (json) {
 		FILE *m = fmemopen(buf, len, "w");

@@ -9,6 +9,7 @@
 #include "db_cmd.h"
 #include "db_grid.h"
 #include "db_json.h"
+#include "db_rank_words.h"
 #include "read/walk.h"
 
 int (*db_cmd_tui_hook)(int argc, char **argv);
@@ -289,7 +290,7 @@ const char *db_pair_glyph(const db_pair *p, bool utf8)
 	return "?";
 }
 
-/* The label with ranks as the rank part ("rank 1", "every rank (2)"). */
+/* The label with ranks as the rank part (db_rank_words.h). */
 static void pair_label(const db_pair *p, const char *ranks, char *buf, size_t len)
 {
 	char raw[1024];
@@ -300,14 +301,8 @@ static void pair_label(const db_pair *p, const char *ranks, char *buf, size_t le
 		n = (size_t)snprintf(raw, cap, "%s", p->f.stage);
 	if (n < cap && p->occurrence)
 		n += (size_t)snprintf(raw + n, cap - n, " #%d", p->occurrence);
-	if (n < cap && ranks)
+	if (n < cap && ranks[0])
 		n += (size_t)snprintf(raw + n, cap - n, " %s", ranks);
-	else if (n < cap && p->merged)
-		n += (size_t)snprintf(raw + n, cap - n, " (merged ranks)");
-	else if (n < cap && p->slot.side == DB_SLOT_IN_TREE)
-		n += (size_t)snprintf(raw + n, cap - n, " slot %d", p->slot.k);
-	else if (n < cap && p->f.rank >= 0)
-		n += (size_t)snprintf(raw + n, cap - n, " rank %d", p->f.rank);
 	if (n < cap && p->f.pass[0])
 		n += (size_t)snprintf(raw + n, cap - n, " pass %s", p->f.pass);
 	/* a slot against the prompt run alone: the passes were aligned */
@@ -321,20 +316,14 @@ static void pair_label(const db_pair *p, const char *ranks, char *buf, size_t le
 
 void db_pair_label(const db_pair *p, char *buf, size_t len)
 {
-	pair_label(p, NULL, buf, len);
+	char ranks[48];
+	pair_label(p, db_rank_words_of(p, ranks, sizeof ranks), buf, len);
 }
 
 void db_pair_label_cell(const db_compare *c, const db_pair *p, char *buf, size_t len)
 {
-	size_t *rp = NULL, n = 0, bad = 0;
-	if (!p->merged && p->f.rank >= 0)
-		n = db_rank_pairs(c, (size_t)(p - c->pairs), &rp);
-	for (size_t i = 0; i < n; i++)
-		bad += db_pair_diverges(&c->pairs[rp[i]]);
-	free(rp);
 	char ranks[48];
-	snprintf(ranks, sizeof ranks, "every rank (of %zu)", n);
-	pair_label(p, n >= 2 && bad == n ? ranks : NULL, buf, len);
+	pair_label(p, db_rank_words(c, (size_t)(p - c->pairs), ranks, sizeof ranks), buf, len);
 }
 
 int db_cmd_open_compare(const db_cmd *c, const db_cmp_args *a, const char *const *pos, int npos,

@@ -2,6 +2,7 @@
 #include "db_routing.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,18 @@ int db_routing_compare(const db_compare *c, const db_pair *p, db_routing *out,
 	free(a);
 	free(b);
 	return 1;
+}
+
+const char *db_routing_words(const db_compare *c, const db_pair *p, char *buf, size_t len)
+{
+	db_routing r;
+	db_err e;
+	if (p->status == DB_ST_OK && db_routing_compare(c, p, &r, &e) == 1)
+		snprintf(buf, len, "%lld of %lld tokens chose other experts", (long long)r.rerouted,
+		         (long long)r.tokens);
+	else if (len)
+		buf[0] = '\0';
+	return buf;
 }
 
 db_band db_pair_band(const db_compare *c, const db_pair *p)

@@ -17,6 +17,7 @@
 #include "db_esc.h"
 #include "db_json.h"
 #include "db_notes.h"
+#include "db_rank_words.h"
 #include "db_routing.h"
 
 /* ------------------------------------------------------------ metrics */
@@ -446,8 +447,13 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	fputs("\n## Divergence point\n\n", f);
 	if (p) {
 		char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
-		char rank[32];
-		if (p->merged)
+		char rank[96], every[48];
+		size_t pi = (size_t)(p - c->pairs);
+		/* the tensors are one rank's; the culprit is every rank's (db_rank_words.h) */
+		if (db_every_rank_diverges(c, pi, NULL))
+			snprintf(rank, sizeof rank, "%s: rank %d's tensors shown",
+			         db_rank_words(c, pi, every, sizeof every), p->f.rank);
+		else if (p->merged)
 			snprintf(rank, sizeof rank, "merged");
 		else if (p->f.rank >= 0)
 			snprintf(rank, sizeof rank, "%d", p->f.rank);

@@ -10,19 +10,11 @@
 #include "db_esc.h"
 #include "db_json.h"
 #include "db_passes.h"
+#include "db_rank_words.h"
 
 static void where(FILE *out, const db_compare *c, long i, bool json)
 {
 	const db_pair *p = &c->pairs[i];
-	char rank[32];
-	if (p->merged)
-		snprintf(rank, sizeof rank, "merged ranks");
-	else if (p->slot.side == DB_SLOT_IN_TREE)
-		snprintf(rank, sizeof rank, "slot %d", p->slot.k);
-	else if (p->f.rank >= 0)
-		snprintf(rank, sizeof rank, "rank %d", p->f.rank);
-	else
-		rank[0] = '\0';
 	if (json) {
 		fputs("{\"pair\": ", out);
 		fprintf(out, "%ld, \"layer\": ", i);
@@ -31,11 +23,14 @@ static void where(FILE *out, const db_compare *c, long i, bool json)
 		else
 			fputs("null", out);
 		/* the stage is pairs[pair]'s (a line per pair names a stage) */
-		fputs(", \"severity\": ", out);
+		fprintf(out, ", \"all_ranks_bad\": %s, \"severity\": ",
+		        db_every_rank_diverges(c, (size_t)i, NULL) ? "true" : "false");
 		db_json_str(out, p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status));
 		fputc('}', out);
 		return;
 	}
+	char rank[48];
+	db_rank_words(c, (size_t)i, rank, sizeof rank);
 	if (p->f.layer >= 0)
 		fprintf(out, "L%d ", p->f.layer);
 	fprintf(out, "%s%s%s [%s]", db_esc(p->f.stage), rank[0] ? " " : "", rank,

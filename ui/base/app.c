@@ -11,6 +11,7 @@
 #include "db_bisect.h"
 #include "db_cell.h"
 #include "db_noise.h"
+#include "db_routing.h"
 #include "draw.h"
 #include "hint_ui.h"
 
@@ -572,6 +573,8 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
 	char nz[96];
+	if (*db_routing_words(t->cmp, p, nz, sizeof nz))    /* as compare says it */
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " (%s)", nz);
 	if (*db_noise_str(p, nz, sizeof nz))
 		x += draw_textf(w, y, x, W - x, p->noise == DB_NOISE_BEYOND ? C_MARK : C_DEFAULT,
 		                A_BOLD, " (%s)", nz);

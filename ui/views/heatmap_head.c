@@ -3,10 +3,11 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
+#include <stdio.h>
 
 #include "base/draw.h"
 #include "db_noise.h"
+#include "db_rank_words.h"
 #include "db_slot.h"
 
 /* The batch slot the comparison measures on (the first pair that has
@@ -35,27 +36,18 @@ static char *slot_note(const struct tui *t, char *buf, size_t len)
 
 /* The headline's name of a pair in width columns: "L7 <stage> rank 1",
  * the stage cut in the middle when it must be (the layer and the rank
- * stay); "every rank" for one rank's pair when every rank of its cell
- * diverges (the culprit is then not that rank). */
+ * stay); the rank part as compare says it (db_rank_words.h: "every rank
+ * (of 2)" when every rank of its cell diverges). */
 static char *headline_label(const struct tui *t, size_t pair, int width, char *buf, size_t len)
 {
 	const db_pair *p = &t->cmp->pairs[pair];
-	size_t *rp = NULL, n = 0, bad = 0;
-	if (!p->merged && p->f.rank >= 0)
-		n = db_rank_pairs(t->cmp, pair, &rp);
-	for (size_t i = 0; i < n; i++)
-		bad += db_pair_diverges(&t->cmp->pairs[rp[i]]);
-	free(rp);
-	char lay[32] = "", rk[32] = "", st[300];
-	bool slot = p->slot.side == DB_SLOT_IN_TREE;    /* as tui_pair_label says it */
+	char lay[32] = "", rk[48], st[300];
 	if (p->f.layer >= 0)
 		snprintf(lay, sizeof lay, "L%d ", p->f.layer);
-	if (n >= 2 && bad == n)
-		snprintf(rk, sizeof rk, slot ? " every slot" : " every rank");
-	else if (p->merged)
-		snprintf(rk, sizeof rk, " (merged)");
-	else if (p->f.rank >= 0)
-		snprintf(rk, sizeof rk, slot ? " slot %d" : " rank %d", p->f.rank);
+	rk[0] = ' ';
+	db_rank_words(t->cmp, pair, rk + 1, sizeof rk - 1);
+	if (!rk[1])
+		rk[0] = '\0';
 	int room = width - draw_width(lay) - draw_width(rk);
 	snprintf(buf, len, "%s%s%s", lay, draw_fit_mid(p->f.stage, room < 6 ? 6 : room, -1, st,
 	                                               sizeof st), rk);
