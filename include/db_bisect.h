@@ -273,6 +273,7 @@ typedef struct db_substage_row {
 	double amp;             /* err_out / err_in (INFINITY when err_in is 0) */
 	double sqnr_db;         /* -20 log10(err_out); INFINITY when identical */
 	db_stage_role role;
+	bool stats_only;        /* measured on the dump's statistics: no cos */
 	bool culprit;           /* the first drop: the first stage that
 	                           introduces, else the one that amplifies most */
 	const char *one_side;   /* static: "only in the reference" / "only in the
@@ -328,6 +329,10 @@ typedef struct db_bisect_result {
 	                           no walk), NULL when nothing bad */
 	char *first_bad_substage;/* first sub-stage leaving ok / dropping; NULL */
 	db_stage_role first_bad_role;/* what the culprit did (introduces, amplifies) */
+	char calls[512];        /* pairing: calls: the first call only one side
+	                           makes in the culprit layer (db_calls.h), "" none */
+	char frame_ref[384], frame_tgt[384];    /* pairing: calls: the Python frame
+	                           that made the culprit call on each side, "" none */
 	char *at_or_before;     /* the stages just before the culprit that could
 	                           not be compared ("a, b, c"): the culprit is
 	                           "at or before" it; NULL when none */

@@ -28,6 +28,12 @@ typedef struct db_item {
 	/* Set only on the copies pairing makes of quantized weights grouped
 	 * with their companions (db_quant.h); NULL on every index item. */
 	const struct db_qgroup *quant;
+	/* A statistics-only entry (msprobe's statistics and md5 tasks): the
+	 * statistics it holds, read once with the index so that measuring it
+	 * opens no file (st.call NULL). has_st false also when the index came
+	 * from a cache: then the file is opened as for any tensor. */
+	db_tstat st;
+	bool has_st;
 } db_item;
 
 typedef struct db_index {

@@ -102,6 +102,12 @@ typedef struct db_profile {
 	char **phase_order; size_t n_phase_order;
 	char **stage_order; size_t n_stage_order;   /* globs, execution order */
 	bool dict_order_none;           /* dict key order is not execution order (weights) */
+	/* pairing: calls. Inside each layer of a pass and rank, the two sides'
+	 * entries are aligned by order, name and shape (pair/call_align.c), a
+	 * "#<n>" in a stage being a call counter, not part of the name: runs
+	 * that call different APIs pair what they share, and the rest are
+	 * calls only one side makes, in their place. */
+	bool pair_calls;
 	char **model_after; size_t n_model_after;   /* globs: model-level stages drawn after the layers */
 	db_substage_rule *substages; size_t n_substages;
 	char substage_sep;              /* "a.b" is a sub-stage of "a"; 0 = off */

@@ -15,6 +15,14 @@ typedef struct db_tstat {
 	double max, min, mean, norm;
 	bool has_max, has_min, has_mean, has_norm, has_crc;
 	uint32_t crc;
+	/* the dumper's name of the call that gave it (msprobe: its dump.json
+	 * key, "Tensor.__add__.3.forward"), for its stack record; owned by the
+	 * file, NULL when none */
+	const char *call;
+	/* tensor mode: the file holding the tensor itself, beside the dump
+	 * under dump_tensor_data/ (msprobe's data_name, a plain file name);
+	 * owned by whoever holds the tstat (the file, the index), NULL none */
+	char *data;
 } db_tstat;
 
 typedef struct db_tensor {

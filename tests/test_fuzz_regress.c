@@ -39,6 +39,9 @@
 #define LLVMFuzzerTestOneInput fz_session
 #include "fuzz/fuzz_session.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fz_msprobe
+#include "fuzz/fuzz_msprobe.c"
+#undef LLVMFuzzerTestOneInput
 
 /* actions.c has a static table named like curses' raw() */
 #define raw actions_raw
@@ -130,7 +133,7 @@ static void test_replay_all(void **state)
 		{"fuzz_file", fz_file}, {"fuzz_zip", fz_zip}, {"fuzz_pickle", fz_pickle},
 		{"fuzz_safetensors", fz_safetensors}, {"fuzz_npy", fz_npy},
 		{"fuzz_profile", fz_profile}, {"fuzz_session", fz_session},
-		{"fuzz_keys", fz_keys},
+		{"fuzz_keys", fz_keys}, {"fuzz_msprobe", fz_msprobe},
 	};
 	int total = 0;
 	for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++)

@@ -95,7 +95,8 @@ typedef struct series {
 	db_band *band;
 	db_verdict *v;
 	size_t n;
-	bool stats;             /* a probe was measured on statistics only */
+	bool *stats;            /* the probe was measured on statistics only
+	                           (msprobe: a layer without its tensors) */
 } series;
 
 static void series_free(series *s)
@@ -105,6 +106,7 @@ static void series_free(series *s)
 	free(s->rel);
 	free(s->band);
 	free(s->v);
+	free(s->stats);
 }
 
 static int build_series(db_bisect_run *r, series *s)
@@ -116,7 +118,8 @@ static int build_series(db_bisect_run *r, series *s)
 	s->rel = malloc(cap * sizeof *s->rel);
 	s->band = malloc(cap * sizeof *s->band);
 	s->v = malloc(cap * sizeof *s->v);
-	if (!s->layer || !s->cos || !s->rel || !s->band || !s->v)
+	s->stats = malloc(cap * sizeof *s->stats);
+	if (!s->layer || !s->cos || !s->rel || !s->band || !s->v || !s->stats)
 		return -1;
 	for (size_t i = 0; i < r->sm.n_layers; i++) {
 		int l = r->sm.layers[i];
@@ -128,7 +131,7 @@ static int build_series(db_bisect_run *r, series *s)
 			continue;
 		s->layer[s->n] = l;
 		s->cos[s->n] = fin_cos(pr.m.cos);
-		s->stats |= pr.m.stats_only;
+		s->stats[s->n] = pr.m.stats_only;
 		s->rel[s->n] = fin_rel(pr.m.rel);
 		s->band[s->n] = pr.band;
 		s->v[s->n] = pr.auto_verdict;
@@ -292,7 +295,8 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			res->has_first_bad = true;
 			res->first_bad_layer = f;
 			res->layer_class = c_layer_class(r, f);
-			double prev = si > 0 ? s.cos[si - 1] : 1.0;
+			/* a layer before measured on statistics has no cos to start from */
+			double prev = si > 0 && !s.stats[si - 1] ? s.cos[si - 1] : 1.0;
 			const char *pst = db_probe_stage_at(r->c, r->phase, r->pass, r->stage, f);
 			if (pst)
 				snprintf(res->probe, sizeof res->probe, "%s", pst);
@@ -303,7 +307,7 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 			rc = db_bisect_walk_layer(r, f, prev, si > 0 ? &in : NULL, res);
 			if (!res->first_bad_stage && rc == 0)
 				res->first_bad_stage = strdup(res->probe);
-			if (s.stats)    /* no cos from statistics: say so, never "cos 0" */
+			if (s.stats[si])        /* no cos from statistics: say so, never "cos 0" */
 				snprintf(res->summary, sizeof res->summary,
 				         "first bad layer %s%s%s%s: %s statistics only, rel %.3g",
 				         db_layer_label(f, l1, sizeof l1),

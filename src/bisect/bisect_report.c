@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/text.h"
 #include "db_esc.h"
@@ -33,6 +34,13 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	fputs(", \"first_bad_role\": ", out);
 	db_json_str(out, res->n_walk && res->first_bad_stage ? db_stage_role_name(res->first_bad_role)
 	                                                     : NULL);
+	fputs(", \"first_bad_calls\": ", out);
+	db_json_str(out, res->calls[0] ? res->calls : NULL);
+	fputs(", \"first_bad_frame\": {\"ref\": ", out);
+	db_json_str(out, res->frame_ref[0] ? res->frame_ref : NULL);
+	fputs(", \"target\": ", out);
+	db_json_str(out, res->frame_tgt[0] ? res->frame_tgt : NULL);
+	fputc('}', out);
 	fputs(", \"first_bad_at_or_before\": ", out);
 	db_json_str(out, res->at_or_before);
 	fputs(", \"first_bad_hint\": ", out);
@@ -114,7 +122,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		db_json_num(out, w->amp);
 		fputs(", \"sqnr_db\": ", out);
 		db_json_num(out, w->sqnr_db);
-		fprintf(out, ", \"culprit\": %s}", w->culprit ? "true" : "false");
+		fprintf(out, ", \"statistics_only\": %s, \"culprit\": %s}",
+		        w->stats_only ? "true" : "false", w->culprit ? "true" : "false");
 	}
 	fputs(res->n_walk ? "\n]}\n" : "]}\n", out);
 }
@@ -137,6 +146,14 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fprintf(out, "  stage:    %s\n", db_esc(res->first_bad_stage));
 		if (res->first_bad_substage)
 			fprintf(out, "  substage: %s\n", db_esc(res->first_bad_substage));
+		if (res->calls[0])
+			fprintf(out, "  calls:    %s\n", db_esc(res->calls));
+		if (res->frame_ref[0] && !strcmp(res->frame_ref, res->frame_tgt))
+			fprintf(out, "  made at:  %s\n", db_esc(res->frame_ref));
+		else if (res->frame_ref[0] || res->frame_tgt[0])
+			fprintf(out, "  made at:  reference %s\n            target    %s\n",
+			        res->frame_ref[0] ? db_esc(res->frame_ref) : "-",
+			        res->frame_tgt[0] ? db_esc(res->frame_tgt) : "-");
 		if (res->n_walk)
 			fprintf(out, "  role:     %s%s%s\n", db_stage_role_name(res->first_bad_role),
 			        res->at_or_before ? "; at or before it, not comparable: " : "",
@@ -188,8 +205,10 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 					snprintf(sq, sizeof sq, "inf");
 				else
 					snprintf(sq, sizeof sq, "%.1f", w->sqnr_db);
-				fprintf(out, "  %s %-32s cos %-12.8f rel %-10.3g %-8s err %.3g -> %.3g %-8s "
-				        "SQNR %s dB  %s\n", mk, db_esc(w->stage), w->cos, w->rel,
+				char cs[32];
+				snprintf(cs, sizeof cs, w->stats_only ? "stats only" : "%.8f", w->cos);
+				fprintf(out, "  %s %-32s cos %-12s rel %-10.3g %-8s err %.3g -> %.3g %-8s "
+				        "SQNR %s dB  %s\n", mk, db_esc(w->stage), cs, w->rel,
 				        db_band_name(w->band), w->err_in, w->err_out, amp, sq,
 				        db_stage_role_name(w->role));
 			}
@@ -204,9 +223,13 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fputs("\nsteps:\n", out);
 		for (size_t i = 0; i < b->n_steps; i++) {
 			const db_bisect_step *s = &b->steps[i];
-			fprintf(out, "  %2zu. %-6s %-4s (%s) cos %.8f rel %.3g %s\n", i + 1,
+			/* no cos beside a finite rel: measured on the dump's statistics */
+			char cs[32];
+			snprintf(cs, sizeof cs, isnan(s->cos) && isfinite(s->rel) ? "stats only" : "%.8f",
+			         s->cos);
+			fprintf(out, "  %2zu. %-6s %-4s (%s) cos %s rel %.3g %s\n", i + 1,
 			        db_layer_label(s->layer, l, sizeof l), db_verdict_name(s->verdict),
-			        s->by_user ? "user" : "auto", s->cos, s->rel, db_band_name(s->band));
+			        s->by_user ? "user" : "auto", cs, s->rel, db_band_name(s->band));
 		}
 	}
 	/* the search always ends on a layer; with accumulated drift the

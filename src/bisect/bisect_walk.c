@@ -4,6 +4,7 @@
  * not the first tensor that shows it (an input that arrived bad, a stage
  * after ones that could not be compared). */
 #include "db_bisect.h"
+#include "db_calls.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -366,6 +367,7 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 			const db_pair *p = &c->pairs[pi];
 			w->cos = p->m.cos;
 			w->rel = p->m.rel;
+			w->stats_only = p->status == DB_ST_OK && p->m.stats_only;
 			w->band = p->band;
 			w->step_drop = prev_cos - fin_cos(p->m.cos);
 			prev_cos = fin_cos(p->m.cos);
@@ -373,6 +375,9 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 	}
 	/* stage pointers point into c->pairs (stable until a rescan) */
 	free(stages);
+	for (size_t i = 0; i < c->n_pairs && !res->calls[0]; i++)
+		if (c->pairs[i].f.layer == layer && db_bisect_pair_in(r, &c->pairs[i]))
+			db_call_finding(c, i, res->calls, sizeof res->calls, NULL);
 	bool in_bad = input && input->dumped && input->auto_verdict == DB_V_BAD;
 	double in_err = input && input->dumped ? err_of(&input->m) : 0.0;
 	long culprit = assign_roles(r, res, in_err, in_bad);
@@ -389,5 +394,13 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 	res->at_or_before = skipped_before(res, culprit);
 	if (w->pair != DB_NO_PAIR)
 		db_pair_hint(c, &c->pairs[w->pair], &res->first_bad_hint);
+	/* the dump records its calls' stacks: where the culprit was made */
+	size_t fp = w->pair;
+	for (size_t i = 0; fp == DB_NO_PAIR && i < c->n_pairs; i++)
+		if (c->pairs[i].f.layer == layer && !strcmp(c->pairs[i].f.stage, w->stage) &&
+		    db_bisect_pair_in(r, &c->pairs[i]))
+			fp = i;
+	if (c->profile && c->profile->pair_calls && fp != DB_NO_PAIR)
+		db_call_frames(c, &c->pairs[fp], res->frame_ref, res->frame_tgt, sizeof res->frame_ref);
 	return culprit_ranks(r, layer, w, res);
 }

@@ -10,6 +10,7 @@
 
 #include "cmd_compare_watch.h"
 #include "cmd_util.h"
+#include "db_calls.h"
 #include "db_compare.h"
 #include "db_dequant.h"
 #include "db_esc.h"
@@ -30,6 +31,28 @@ static const char *or_none(const char *s)
 /* Both sides have tensors that did not pair: name the fields that keep the
  * first such ref tensor from a target tensor of the same layer and stage
  * (a one-shot reference against per-call files differs in the pass). */
+/* pairing: calls: each run of calls only one side makes, once, where it is */
+static void calls_out(const db_compare *c, FILE *out)
+{
+	size_t runs = 0, shown = 0;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		char fd[1024], lab[512];
+		size_t first;
+		if (!db_call_finding(c, i, fd, sizeof fd, &first) || first != i)
+			continue;
+		if (!runs++)
+			fputs("calls only one side makes (aligned by order, name and shape in each layer):\n",
+			      out);
+		if (shown >= 20)
+			continue;
+		shown++;
+		db_call_where(&c->pairs[i], lab, sizeof lab);
+		fprintf(out, "  %s: %s\n", db_esc(lab), db_esc(fd));
+	}
+	if (runs > shown)
+		fprintf(out, "  (%zu more)\n", runs - shown);
+}
+
 static void explain_unpaired(const db_compare *c, FILE *out)
 {
 	size_t n = 0;
@@ -282,7 +305,9 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fputs(" (the runs did not see the same tokens: fix the inputs first)\n", out);
 		break;
 	}
-	if (st[DB_ST_REF_ONLY] && st[DB_ST_TARGET_ONLY])
+	if (c->profile->pair_calls)
+		calls_out(c, out);
+	else if (st[DB_ST_REF_ONLY] && st[DB_ST_TARGET_ONLY])
 		explain_unpaired(c, out);
 	db_passes_text(out, c);
 	long fd = db_first_divergence(c, NULL, NULL, -2);
@@ -313,8 +338,12 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s%s\n", lab, p->m.cos,
 		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
 		        db_noise_str(p, nz, sizeof nz));
-	else
-		fprintf(out, "first divergence: %s: %s\n", lab, db_status_name(p->status));
+	else {
+		char cf[1024];
+		bool call = db_call_finding(c, (size_t)fd, cf, sizeof cf, NULL);
+		fprintf(out, "first divergence: %s: %s%s%s\n", lab, db_status_name(p->status),
+		        call ? ": " : "", call ? db_esc(cf) : "");
+	}
 	if (p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK && p->slot.alone)
 		fprintf(out, "  (judged bitwise: slot %d holds the prompt the reference ran alone, so "
 		        "batch-invariant kernels owe it the same bits; max |diff| %.3g, band %s)\n",
@@ -332,7 +361,10 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	if (fb >= 0) {
 		const db_pair *q = &c->pairs[fb];
 		db_pair_label_cell(c, q, lab, sizeof lab);
-		if (q->status == DB_ST_OK)
+		if (q->status == DB_ST_OK && q->m.stats_only)
+			fprintf(out, "first divergence beyond drift: %s: statistics only, rel %.4e [%s]\n",
+			        lab, q->m.rel, db_band_name(q->band));
+		else if (q->status == DB_ST_OK)
 			fprintf(out, "first divergence beyond drift: %s: cos %.8f rel %.4e [%s]\n", lab,
 			        q->m.cos, q->m.rel, db_band_name(q->band));
 		else

@@ -102,20 +102,8 @@ static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbu
 		db_file_close(df);
 		return;
 	}
-	for (size_t i = 0; i < df->n_entries; i++) {
-		const db_entry *en = &df->entries[i];
-		ent_meta *m = &j->ents[j->n_ents++];
-		m->key = strdup(en->key ? en->key : "");
-		if (en->err) {
-			m->err = strdup(en->err);
-			m->dtype = DB_DT_UNKNOWN;
-		} else {
-			m->dtype = en->t.dtype;
-			m->ndim = en->t.ndim;
-			for (int d = 0; d < en->t.ndim && d < DB_MAX_DIMS; d++)
-				m->shape[d] = en->t.shape[d];
-		}
-	}
+	for (size_t i = 0; i < df->n_entries; i++)
+		db_ent_meta_set(&j->ents[j->n_ents++], &df->entries[i]);
 	db_file_close(df);
 	db_icache_put(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, j->ents, j->n_ents);
 }
@@ -318,6 +306,9 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
 		memcpy(it->shape, m->shape, sizeof it->shape);
 		it->err = m->err;
 		m->err = NULL;
+		it->st = m->st;
+		it->has_st = m->has_st;
+		m->st.data = NULL;      /* the item's now */
 		it->size = j->size;
 		it->mtime_ns = j->mtime_ns;
 		it->ident = j->ident;
@@ -536,6 +527,7 @@ static void free_jobs(file_job *jobs, size_t n)
 		for (size_t k = 0; k < jobs[i].n_ents; k++) {
 			free(jobs[i].ents[k].key);
 			free(jobs[i].ents[k].err);
+			free(jobs[i].ents[k].st.data);
 		}
 		free(jobs[i].ents);
 		free(jobs[i].err);

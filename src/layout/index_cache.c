@@ -46,8 +46,29 @@ static void free_ents(ent_meta *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(e[i].key);
 		free(e[i].err);
+		free(e[i].st.data);
 	}
 	free(e);
+}
+
+void db_ent_meta_set(ent_meta *m, const db_entry *en)
+{
+	m->key = strdup(en->key ? en->key : "");
+	if (en->err) {
+		m->err = strdup(en->err);
+		m->dtype = DB_DT_UNKNOWN;
+		return;
+	}
+	m->dtype = en->t.dtype;
+	m->ndim = en->t.ndim;
+	if (en->t.st) { /* kept: workers need not parse the file again */
+		m->st = *en->t.st;
+		m->st.call = NULL;
+		m->st.data = en->t.st->data ? strdup(en->t.st->data) : NULL;
+		m->has_st = true;
+	}
+	for (int d = 0; d < en->t.ndim && d < DB_MAX_DIMS; d++)
+		m->shape[d] = en->t.shape[d];
 }
 
 static ent_meta *copy_ents(const ent_meta *e, size_t n)
@@ -58,6 +79,9 @@ static ent_meta *copy_ents(const ent_meta *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		c[i] = e[i];
 		c[i].err = NULL;
+		c[i].st.data = NULL;
+		if (e[i].st.data && !(c[i].st.data = strdup(e[i].st.data)))
+			c[i].has_st = false;    /* measured from the file then */
 		if (!(c[i].key = strdup(e[i].key ? e[i].key : ""))) {
 			free_ents(c, i);
 			return NULL;

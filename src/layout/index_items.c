@@ -180,6 +180,7 @@ void db_index_free(db_index *ix)
 		free(ix->items[i].path);
 		free(ix->items[i].key);
 		free(ix->items[i].err);
+		free(ix->items[i].st.data);
 	}
 	free(ix->items);
 	for (size_t i = 0; i < ix->n_unparsed; i++)

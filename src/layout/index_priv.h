@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "db_index.h"
+#include "db_reader.h"
 #include "db_tensor.h"
 
 typedef struct ent_meta {
@@ -16,6 +17,9 @@ typedef struct ent_meta {
 	int ndim;
 	int64_t shape[DB_MAX_DIMS];
 	char *err;
+	db_tstat st;            /* statistics-only entries (msprobe): what the
+	                           dump holds instead of data (st.call NULL) */
+	bool has_st;
 } ent_meta;
 
 /* side + "\x1e" + db_fields_key. */
@@ -39,6 +43,8 @@ db_icache *db_icache_open(const char *dir, const char *root);
 bool db_icache_exists(const char *dir, const char *root);
 /* A copy of the entries of rel when its size and mtime still match
  * (caller frees *ents and their keys); false otherwise. Thread-safe. */
+/* m from a file's entry (m zeroed; its strings strdup'd, NULL on OOM). */
+void db_ent_meta_set(ent_meta *m, const db_entry *en);
 bool db_icache_get(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
                    ent_meta **ents, size_t *n);
 /* Remember rel's entries (files with an error anywhere are not kept, so

@@ -18,7 +18,7 @@
 
 static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
-	"phase_order, stage_order, dict_order, model_after, substages, substage_separator, "
+	"phase_order, stage_order, dict_order, pairing, model_after, substages, substage_separator, "
 	"shard, pass, thresholds, probe, weight_phases, layer_classes, dump_command, input_ids, routing_ids, "
 	"rename, rewrite, token_dim, pass_shift, quant";
 
@@ -73,6 +73,13 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		if (!s || (strcmp(s, "execution") && strcmp(s, "none")))
 			return yp_fail(c, vn, "dict_order: expected execution or none");
 		p->dict_order_none = !strcmp(s, "none");
+		return 0;
+	}
+	if (!strcmp(k, "pairing")) {
+		const char *s = yp_scalar(vn);
+		if (!s || (strcmp(s, "names") && strcmp(s, "calls")))
+			return yp_fail(c, vn, "pairing: expected names or calls");
+		p->pair_calls = !strcmp(s, "calls");
 		return 0;
 	}
 	if (!strcmp(k, "model_after"))

@@ -181,7 +181,7 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 	db_file *f = NULL;
 	if (wctx_open(w, path, &f, err) != 0)
 		return NULL;
-	if (f->st_size != it->size || f->st_mtime_ns != it->mtime_ns || f->st_ident != it->ident) {
+	if (it && (f->st_size != it->size || f->st_mtime_ns != it->mtime_ns || f->st_ident != it->ident)) {
 		db_file_close(f);
 		db_err_set(err, path, NULL, -1, "file changed since the tree was indexed; rescan");
 		return NULL;
@@ -193,8 +193,8 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 		 * file as mapped; a small file read whole needs none */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		struct stat fs;
-		if (fd >= 0 && (fstat(fd, &fs) != 0 || db_stat_ident(&fs) != it->ident ||
-		                fs.st_size != it->size)) {
+		if (fd >= 0 && (fstat(fd, &fs) != 0 || db_stat_ident(&fs) != f->st_ident ||
+		                fs.st_size != f->st_size)) {
 			close(fd);
 			fd = -1;
 		}
@@ -292,6 +292,21 @@ int db_wctx_tensor_fd(db_wctx *w, const db_index *ix, const db_item *it,
 	}
 	free(path);
 	return rc;
+}
+
+int db_wctx_tensor_at(db_wctx *w, const char *path, const db_item *like, const db_tensor **t,
+                      const db_file **file, int *fd, db_err *err)
+{
+	db_file *f = wctx_file(w, path, NULL, fd, err);
+	if (!f)
+		return -1;
+	const db_entry *en = f->n_entries == 1 ? &f->entries[0] : NULL;
+	if (!en || en->err || !same_shape(like, &en->t))
+		return db_err_set(err, path, NULL, -1, "not the one tensor of %s's shape and dtype",
+		                  like->key);
+	*t = &en->t;
+	*file = f;
+	return 0;
 }
 
 int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,

@@ -258,6 +258,46 @@ static int contig_chunk(db_wctx *w, const db_pair *p, const db_tensor *x, const 
 	return 0;
 }
 
+/* dir of item it's file + "dump_tensor_data/" + name, malloc'd */
+static char *data_path(const db_index *ix, const db_item *it, const char *name)
+{
+	char *p = db_index_path(ix, it);
+	if (!p)
+		return NULL;
+	char *slash = strrchr(p, '/');
+	size_t dl = slash ? (size_t)(slash - p + 1) : 0;
+	char *out = malloc(dl + 17 + strlen(name) + 1);
+	if (out) {
+		memcpy(out, p, dl);
+		strcpy(out + dl, "dump_tensor_data/");
+		strcat(out, name);
+	}
+	free(p);
+	return out;
+}
+
+/* Statistics-only entries that name the files holding their tensors
+ * (msprobe's tensor task): the tensors themselves, compared as any pair.
+ * 1 when there are none to read (either side): measure the statistics. */
+static int data_accum(db_compare *c, db_wctx *w, const db_pair *p, const char *dr,
+                      const char *dt, int64_t b, int64_t e, db_accum *a, db_err *err)
+{
+	if (!dr || !dt || p->slot.side)
+		return 1;
+	char *px = data_path(c->ref, p->ref, dr), *py = data_path(c->tgt, p->tgt, dt);
+	const db_tensor *x = NULL, *y = NULL;
+	const db_file *fx = NULL, *fy = NULL;
+	int fdx = -1, fdy = -1, rc = 1;
+	db_err ign;
+	if (px && py && db_wctx_tensor_at(w, px, p->ref, &x, &fx, &fdx, &ign) == 0 &&
+	    db_wctx_tensor_at(w, py, p->tgt, &y, &fy, &fdy, &ign) == 0 && x->data && y->data)
+		rc = contig_chunk(w, p, x, fx, fdx, y, fy, fdy, b, e,
+		                  w->use_pread && preadable(fx, x, fdx) && preadable(fy, y, fdy), a, err);
+	free(px);
+	free(py);
+	return rc;
+}
+
 static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                        int64_t e, db_accum *a, db_err *err)
 {
@@ -271,14 +311,38 @@ static int pair_accum1(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 	if (p->slot.side && atomic_load(&((db_pair *)p)->slot.start) < 0 &&
 	    slot_resolve(c, w, p, err) < 0)
 		return -1;
+	if (p->ref && p->tgt && p->ref->has_st && p->tgt->has_st) {
+		int rc = data_accum(c, w, p, p->ref->st.data, p->tgt->st.data, b, e, a, err);
+		if (rc != 1)
+			return rc;
+		/* statistics only, both read with the index: no file to open (each
+		 * worker would parse the same dump.json again) */
+		db_tensor sx = {.dtype = p->ref->dtype, .ndim = p->ref->ndim, .st = &p->ref->st};
+		db_tensor sy = {.dtype = p->tgt->dtype, .ndim = p->tgt->ndim, .st = &p->tgt->st};
+		memcpy(sx.shape, p->ref->shape, sizeof sx.shape);
+		memcpy(sy.shape, p->tgt->shape, sizeof sy.shape);
+		return b == 0 ? db_accum_stats(a, &sx, &sy, err) : 0;
+	}
 	const db_tensor *x = NULL, *y = NULL;
 	const db_file *fx = NULL, *fy = NULL;
 	int fdx = -1, fdy = -1;
 	if (db_wctx_tensor_fd(w, c->ref, p->ref, &x, &fx, &fdx, err) != 0 ||
 	    db_wctx_tensor_fd(w, c->tgt, p->tgt, &y, &fy, &fdy, err) != 0)
 		return -1;
-	if (!x->data || !y->data)       /* statistics only: one chunk's work */
+	if (!x->data || !y->data) {     /* statistics only: one chunk's work */
+		if (x->st && y->st && x->st->data && y->st->data) {
+			char dr[512], dt[512];  /* x and y may go with the files data_accum opens */
+			snprintf(dr, sizeof dr, "%s", x->st->data);
+			snprintf(dt, sizeof dt, "%s", y->st->data);
+			int rc = data_accum(c, w, p, dr, dt, b, e, a, err);
+			if (rc != 1)
+				return rc;
+			if (db_wctx_tensor_fd(w, c->ref, p->ref, &x, &fx, &fdx, err) != 0 ||
+			    db_wctx_tensor_fd(w, c->tgt, p->tgt, &y, &fy, &fdy, err) != 0)
+				return -1;
+		}
 		return b == 0 ? db_accum_stats(a, x, y, err) : 0;
+	}
 	if (p->slot.side) {
 		slot_accum(p, x, y, b, e, a);
 		return 0;

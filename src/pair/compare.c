@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call_align.h"
 #include "companions.h"
 #include "compare_build.h"
 #include "compare_priv.h"
@@ -168,11 +169,27 @@ int db_build_pairs(db_compare *c, db_err *err)
 	 * their names say */
 	bool lone = c->ref->root_is_file && c->tgt->root_is_file && nri == 1 && nti == 1;
 	int64_t anchor = -1;
+	/* pairing: calls: the target's entries take the reference entry the
+	 * alignment gave them, or none */
+	long *tmatch = NULL;
+	bool *aligned = NULL;
+	if (rc == 0 && c->profile->pair_calls && !lone) {
+		tmatch = malloc((nti + 1) * sizeof *tmatch);
+		aligned = malloc((nti + 1) * sizeof *aligned);
+		if (!tmatch || !aligned ||
+		    db_align_calls((const db_item *const *)ri, nri, (const db_item *const *)ti, nti,
+		                   tmatch, aligned, NULL))
+			rc = -1;
+	}
 	for (size_t i = 0; i < nti && rc == 0; i++) {
 		char k[600];
 		db_pair_fields_key(lone ? &ri[0]->f : &ti[i]->f, lone ? ri[0]->occurrence : ti[i]->occurrence,
 		         k, sizeof k);
-		size_t *v = db_strmap_get(&by_key, k);
+		size_t *v = db_strmap_get(&by_key, k), vm;
+		if (aligned && aligned[i]) {
+			vm = (size_t)tmatch[i];
+			v = tmatch[i] >= 0 ? &vm : NULL;
+		}
 		if (v) {
 			db_pair *p = &pv.v[*v];
 			p->tgt = ti[i];
@@ -183,7 +200,9 @@ int db_build_pairs(db_compare *c, db_err *err)
 		}
 		/* target-only: right after the last matched pair seen before it */
 		db_pair *p = db_pvec_add(&pv, anchor, 2 + ti[i]->seq);
-		if (!p || !db_strmap_put(&by_key, k, pv.n - 1, NULL)) {
+		bool added;     /* a call only the target makes may share a name
+		                   with one only the reference makes: the first keeps it */
+		if (!p || !db_strmap_put(&by_key, k, pv.n - 1, &added)) {
 			rc = -1;
 			break;
 		}
@@ -194,6 +213,8 @@ int db_build_pairs(db_compare *c, db_err *err)
 		p->tgt = ti[i];
 		db_pair_set_side(p, ti[i], false);
 	}
+	free(tmatch);
+	free(aligned);
 	for (size_t i = 0; i < pv.n; i++)
 		db_pair_classify(&pv.v[i]);
 	if (rc == 0)

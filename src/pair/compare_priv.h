@@ -81,6 +81,11 @@ void db_wctx_free(db_wctx *w);
 int db_wctx_tensor(db_wctx *w, const db_index *ix, const db_item *it,
                    const db_tensor **t, const db_file **file, db_err *err);
 /* The same, with *fd the file's descriptor for the pread path (-1 none). */
+/* The one tensor of the file at path (no item of the index: a file a
+ * dump's entry names, msprobe's dump_tensor_data/<name>.pt), checked to
+ * have like's shape and dtype; as db_wctx_tensor_fd otherwise. */
+int db_wctx_tensor_at(db_wctx *w, const char *path, const db_item *like, const db_tensor **t,
+                      const db_file **file, int *fd, db_err *err);
 int db_wctx_tensor_fd(db_wctx *w, const db_index *ix, const db_item *it,
                       const db_tensor **t, const db_file **file, int *fd, db_err *err);
 /* Page advice for elements [b, e) of t inside f's mapping (contiguous

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "reader_impl.h"
+#include "util/budget.h"
 #include "util/json_parse.h"
 #include "util/strmap.h"
 
@@ -163,6 +164,7 @@ typedef struct rd {
 	const db_jp *construct;         /* object node -> parent, or NULL */
 	db_strmap cidx;                 /* construct key -> item index */
 	db_strmap calls;                /* "<bwd><parent>\x1f<api>" -> calls so far */
+	const char *call;               /* the node being read (owned by f) */
 } rd;
 
 static const char *jp_str(const db_jp *v)
@@ -210,9 +212,16 @@ static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
 	db_tstat *st = calloc(1, sizeof *st);
 	if (!st || db_file_own(r->f, st))
 		return db_err_set(r->err, r->f->path, key, -1, "out of memory");
+	st->call = r->call;
 	if (num_field(t, "Max", &st->max, &st->has_max) || num_field(t, "Min", &st->min, &st->has_min) ||
 	    num_field(t, "Mean", &st->mean, &st->has_mean) || num_field(t, "Norm", &st->norm, &st->has_norm))
 		return bad(r, key, jpath, t->pos, "Max, Min, Mean or Norm is not a number");
+	const char *dn = jp_str(db_jp_get(t, "data_name"));
+	/* a plain name in dump_tensor_data/, never a path out of it */
+	if (dn && *dn && !strchr(dn, '/') && strcmp(dn, ".") && strcmp(dn, "..")) {
+		if (!(st->data = strdup(dn)) || db_file_own(r->f, st->data))
+			return db_err_set(r->err, r->f->path, key, -1, "out of memory");
+	}
 	const char *md5 = jp_str(db_jp_get(t, "md5"));
 	if (md5) {
 		char *end;
@@ -243,7 +252,7 @@ static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
 
 static bool is_tensor(const db_jp *v)
 {
-	return v->type == DB_JP_OBJ && db_jp_get(v, "dtype") && db_jp_get(v, "shape");
+	return v && v->type == DB_JP_OBJ && db_jp_get(v, "dtype") && db_jp_get(v, "shape");
 }
 
 /* Tensor leaves under v, in order; lists nest by index, dicts by key. */
@@ -312,6 +321,10 @@ static int one_node(rd *r, const char *name, const db_jp *node)
 	snprintf(jpath, sizeof jpath, "$.data[\"%.500s\"]", name);
 	if (node->type != DB_JP_OBJ)
 		return bad(r, name, jpath, node->pos, "a call is not an object");
+	char *call = strdup(name);      /* its stack.json name, for the views */
+	if (!call || db_file_own(r->f, call))
+		return db_err_set(r->err, r->f->path, name, -1, "out of memory");
+	r->call = call;
 	const char *path, *num;
 	size_t plen, nlen, alen;
 	bool bwd;
@@ -405,33 +418,171 @@ static int load_construct(rd *r, db_jp **doc)
 	return 0;
 }
 
+/* Streaming: the top-level object is walked member by member and "data"
+ * call by call, each call parsed alone and freed, so what a dump.json
+ * costs beyond its entries is one call's tree, whatever its size. */
+typedef struct scan {
+	const char *t;
+	size_t n, i;
+} scan;
+
+static void ws(scan *s)
+{
+	while (s->i < s->n && (s->t[s->i] == ' ' || s->t[s->i] == '\n' || s->t[s->i] == '\r' ||
+	                       s->t[s->i] == '\t'))
+		s->i++;
+}
+
+static int trunc_err(db_file *f, db_err *err, size_t pos, const char *what, const char *jpath)
+{
+	return db_err_set(err, f->path, NULL, (int64_t)pos,
+	                  "msprobe dump.json: %s at byte %zu, in %s (truncated or not JSON)", what, pos,
+	                  jpath);
+}
+
+/* After a member: ',' (then more) or the closing c. 1 when closed. */
+static int next_member(scan *s, char c, db_file *f, db_err *err, const char *jpath)
+{
+	ws(s);
+	if (s->i < s->n && s->t[s->i] == ',') {
+		s->i++;
+		return 0;
+	}
+	if (s->i < s->n && s->t[s->i] == c) {
+		s->i++;
+		return 1;
+	}
+	return trunc_err(f, err, s->i, s->i < s->n ? "',' or the end of the object expected"
+	                                           : "unexpected end", jpath) - 1;
+}
+
+/* '{' or the empty object's '}'; a key and its ':'. */
+static int member_key(scan *s, db_jp **key, db_file *f, db_err *err, const char *jpath)
+{
+	size_t ep = s->i;
+	const char *em = NULL;
+	if (db_jp_parse_at(s->t, s->n, true, s->i, key, &s->i, &ep, &em) || (*key)->type != DB_JP_STR) {
+		db_jp_free(*key);
+		*key = NULL;
+		return trunc_err(f, err, ep, em ? em : "a key expected", jpath);
+	}
+	if (s->i >= s->n || s->t[s->i] != ':') {
+		db_jp_free(*key);
+		*key = NULL;
+		return trunc_err(f, err, s->i, "':' expected", jpath);
+	}
+	s->i++;
+	return 0;
+}
+
+static int open_obj(scan *s, db_file *f, db_err *err, const char *jpath, bool *empty)
+{
+	ws(s);
+	if (s->i >= s->n || s->t[s->i] != '{')
+		return trunc_err(f, err, s->i, "'{' expected", jpath);
+	s->i++;
+	ws(s);
+	*empty = s->i < s->n && s->t[s->i] == '}';
+	if (*empty)
+		s->i++;
+	return 0;
+}
+
+static int stream_data(rd *r, scan *s, db_strmap *seen)
+{
+	bool empty;
+	if (open_obj(s, r->f, r->err, "$.data", &empty))
+		return -1;
+	for (int closed = empty; !closed;) {
+		db_jp *key = NULL, *node = NULL;
+		if (member_key(s, &key, r->f, r->err, "$.data"))
+			return -1;
+		char jpath[600];
+		snprintf(jpath, sizeof jpath, "$.data[\"%.500s\"]", key->str);
+		size_t ep = s->i;
+		const char *em = NULL;
+		int rc = 0;
+		bool added = false;
+		if (db_jp_parse_at(s->t, s->n, true, s->i, &node, &s->i, &ep, &em))
+			rc = trunc_err(r->f, r->err, ep, em, jpath);
+		else if (!db_strmap_put(seen, key->str, 0, &added))
+			rc = db_err_set(r->err, r->f->path, NULL, -1, "out of memory");
+		else if (!added)
+			rc = db_err_set(r->err, r->f->path, NULL, (int64_t)key->pos,
+			                "%s: a second call of that name", jpath);
+		else
+			rc = one_node(r, key->str, node);
+		db_jp_free(node);
+		db_jp_free(key);
+		if (rc)
+			return -1;
+		if ((closed = next_member(s, '}', r->f, r->err, "$.data")) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int db_read_msprobe(db_file *f, const uint8_t *d, size_t n, db_err *err)
 {
-	db_jp *doc = NULL, *cons = NULL;
-	size_t ep = 0;
-	const char *em = NULL;
-	if (db_jp_parse_py((const char *)d, n, true, &doc, &ep, &em))
-		return db_err_set(err, f->path, NULL, (int64_t)ep,
-		                  "msprobe dump.json: %s at byte %zu (truncated or not JSON)", em, ep);
-	int rc = -1;
-	const db_jp *task = doc->type == DB_JP_OBJ ? db_jp_get(doc, "task") : NULL;
-	const db_jp *data = doc->type == DB_JP_OBJ ? db_jp_get(doc, "data") : NULL;
-	if (!jp_str(task))
-		db_err_set(err, f->path, NULL, (int64_t)doc->pos, "$.task: missing or not a string");
-	else if (!data || data->type != DB_JP_OBJ)
-		db_err_set(err, f->path, NULL, data ? (int64_t)data->pos : 0,
-		           "$.data: missing or not an object of calls");
-	else {
-		rd r = {.f = f, .err = err};
-		db_strmap_init(&r.cidx);
-		db_strmap_init(&r.calls);
-		rc = load_construct(&r, &cons) ? db_err_set(err, f->path, NULL, -1, "out of memory") : 0;
-		for (size_t i = 0; !rc && i < data->n; i++)
-			rc = one_node(&r, data->keys[i], &data->items[i]);
-		db_strmap_free(&r.cidx);
-		db_strmap_free(&r.calls);
+	char cap[32], sz[32];
+	int brc = db_budget_take(&db_json_budget, n, true);
+	if (brc)
+		return db_err_set(err, f->path, NULL, -1, "msprobe dump.json of %s exceeds the %s cap on "
+		                  "JSON dump indexes (DUMPBISECT_JSON_MAX raises it)",
+		                  db_budget_size(n, sz, sizeof sz),
+		                  db_budget_size(db_budget_limit(&db_json_budget), cap, sizeof cap));
+	db_jp *cons = NULL;
+	rd r = {.f = f, .err = err};
+	db_strmap seen;
+	db_strmap_init(&seen);
+	db_strmap_init(&r.cidx);
+	db_strmap_init(&r.calls);
+	scan s = {(const char *)d, n, 0};
+	bool empty, task = false, data = false;
+	int rc = load_construct(&r, &cons) ? db_err_set(err, f->path, NULL, -1, "out of memory") : 0;
+	if (!rc)
+		rc = open_obj(&s, f, err, "$", &empty);
+	for (int closed = rc ? 1 : empty; !closed && !rc;) {
+		db_jp *key = NULL;
+		if ((rc = member_key(&s, &key, f, err, "$")))
+			break;
+		if (!strcmp(key->str, "data")) {
+			ws(&s);
+			if (s.i < n && s.t[s.i] != '{')
+				rc = db_err_set(err, f->path, NULL, (int64_t)s.i,
+				                "$.data: missing or not an object of calls");
+			else
+				rc = stream_data(&r, &s, &seen);
+			data = true;
+		} else {
+			db_jp *v = NULL;
+			size_t ep = s.i;
+			const char *em = NULL;
+			char jp[300];
+			snprintf(jp, sizeof jp, "$.%.250s", key->str);
+			if (db_jp_parse_at(s.t, n, true, s.i, &v, &s.i, &ep, &em))
+				rc = trunc_err(f, err, ep, em, jp);
+			else if (!strcmp(key->str, "task"))
+				task = jp_str(v) != NULL;
+			db_jp_free(v);
+		}
+		db_jp_free(key);
+		if (!rc && (closed = next_member(&s, '}', f, err, "$")) < 0)
+			rc = -1;
 	}
+	if (!rc) {
+		ws(&s);
+		if (s.i != n)
+			rc = trunc_err(f, err, s.i, "trailing characters after JSON value", "$");
+		else if (!task)
+			rc = db_err_set(err, f->path, NULL, 0, "$.task: missing or not a string");
+		else if (!data)
+			rc = db_err_set(err, f->path, NULL, 0, "$.data: missing or not an object of calls");
+	}
+	db_strmap_free(&seen);
+	db_strmap_free(&r.cidx);
+	db_strmap_free(&r.calls);
 	db_jp_free(cons);
-	db_jp_free(doc);
-	return rc;
+	db_budget_give(&db_json_budget, n);
+	return rc ? -1 : 0;
 }

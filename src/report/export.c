@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/text.h"
+#include "db_calls.h"
 #include "db_cell.h"
 #include "db_grid_cache.h"
 #include "db_hints.h"
@@ -85,6 +86,11 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	db_json_str(out, band_or_null(p));
 	fputs(", \"error\": ", out);
 	db_json_str(out, p->status == DB_ST_ERROR ? p->error : NULL);
+	char fd[1024];
+	if (db_call_finding(c, (size_t)(p - c->pairs), fd, sizeof fd, NULL)) {
+		fputs(", \"finding\": ", out);      /* a call only one side makes */
+		db_json_str(out, fd);
+	}
 	fprintf(out, ", \"occurrence\": %d, \"merged\": %s, \"dtype_differs\": %s",
 	        p->occurrence, p->merged ? "true" : "false", p->dtype_differs ? "true" : "false");
 	if (p->merged)
@@ -206,7 +212,8 @@ int db_export_metrics_csv(FILE *out, const db_compare *c)
 int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(const db_pair *))
 {
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
-	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,hint\n", out);
+	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,"
+	      "statistics_only,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		if (keep && !keep(p))
@@ -251,6 +258,8 @@ int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(con
 		db_esc_csv(band_or_null(p), out);
 		fputc(',', out);
 		db_esc_csv(p->status == DB_ST_ERROR ? p->error : NULL, out);
+		/* measured on the dump's statistics (no cos): 1 */
+		fputs(p->status == DB_ST_OK && p->m.stats_only ? ",1" : ",", out);
 		db_hint h;
 		db_pair_hint(c, p, &h);
 		fputc(',', out);
@@ -321,7 +330,11 @@ static void md_cell(FILE *f, const db_compare *c, const db_grid *g, size_t pi)
 		fputs(db_status_name(p->status), f);
 		return;
 	}
-	fprintf(f, "%.4f %s", p->m.cos, p->band == DB_BAND_NONE ? "-" : db_band_name(p->band));
+	if (p->m.stats_only)    /* statistics only: no cos, the rel they give */
+		fprintf(f, "stats rel %.3g %s", p->m.rel,
+		        p->band == DB_BAND_NONE ? "-" : db_band_name(p->band));
+	else
+		fprintf(f, "%.4f %s", p->m.cos, p->band == DB_BAND_NONE ? "-" : db_band_name(p->band));
 	if (g->rank == DB_RANK_ANY && !p->merged && p->f.rank >= 0)
 		fprintf(f, " r%d", p->f.rank);
 }
@@ -334,6 +347,12 @@ static void md_heatmap(FILE *f, const db_compare *c, const db_grid *g)
 		fputs("cos and band per cell: merged where sharded, else the worst rank (rN).\n\n", f);
 	else
 		fprintf(f, "cos and band per cell, rank %d.\n\n", g->rank);
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (c->pairs[i].status == DB_ST_OK && c->pairs[i].m.stats_only) {
+			fputs("\"stats\": statistics only (the dump holds Max, Min, Mean, Norm, not the "
+			      "values): no cos, the rel measured on them.\n\n", f);
+			break;
+		}
 	fputs("| |", f);
 	for (size_t k = 0; k < g->n_cols; k++) {
 		fputc(' ', f);
@@ -502,7 +521,14 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	report_hints(f, x->c);
 
 	fputs("\n## Severity\n\n", f);
-	if (p && p->status == DB_ST_OK) {
+	if (p && p->status == DB_ST_OK && p->m.stats_only) {
+		/* the dump holds statistics, not values: what was measured on them */
+		fprintf(f, "**Statistics only**: the dump holds Max, Min, Mean and Norm for this "
+		        "tensor, not its values, so there is no cos. rel = %.4g (Max %.4g, Min %.4g, "
+		        "Mean %.4g, Norm %.4g)%s, band **%s**.\n", p->m.rel, p->m.st_rel[0],
+		        p->m.st_rel[1], p->m.st_rel[2], p->m.st_rel[3], p->m.md5_eq < 0 ? ""
+		        : p->m.md5_eq ? "; md5 equal" : "; md5 differs", db_band_name(p->band));
+	} else if (p && p->status == DB_ST_OK) {
 		fprintf(f, "rel_diff = %.3g: %s. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band **%s**.\n",
 		        p->m.rel_diff, severity_meaning(p->m.rel_diff), p->m.cos, p->m.rel,
 		        p->m.rel_l2, db_band_name(p->band));

@@ -73,7 +73,9 @@ static void cell(FILE *f, const db_compare *c, size_t pi, double x, double y,
 	xml_text(f, title);
 	if (p && !p->merged && p->f.rank >= 0)
 		fprintf(f, " rank %d", p->f.rank);
-	if (p && p->status == DB_ST_OK)
+	if (p && p->status == DB_ST_OK && p->m.stats_only)
+		fprintf(f, ": statistics only, rel %.4g (%s)", p->m.rel, db_band_name(b));
+	else if (p && p->status == DB_ST_OK)
 		fprintf(f, ": cos %.8f rel %.4g (%s)", p->m.cos, p->m.rel, db_band_name(b));
 	else if (p)
 		fprintf(f, ": %s", db_status_name(p->status));
@@ -90,7 +92,9 @@ static void cell(FILE *f, const db_compare *c, size_t pi, double x, double y,
 	if (p) {
 		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"v\">", x + (CELL_W - 2) / 2.0,
 		        y + CELL_H - 7.0);
-		if (p->status == DB_ST_OK && isfinite(p->m.cos))
+		if (p->status == DB_ST_OK && p->m.stats_only)
+			fputs("stats", f);       /* no cos: the dump holds statistics */
+		else if (p->status == DB_ST_OK && isfinite(p->m.cos))
 			fprintf(f, "%.6f", p->m.cos);
 		else if (p->status == DB_ST_OK)
 			fputs("nan", f);
@@ -164,6 +168,13 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
 	fprintf(f, "<text x=\"4\" y=\"%.0f\">verdicts judged by: ", ly + 30);
 	xml_text(f, db_judged_by_text(c, jb, sizeof jb));
 	fputs("</text>\n", f);
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (c->pairs[i].status == DB_ST_OK && c->pairs[i].m.stats_only) {
+			fprintf(f, "<text x=\"4\" y=\"%.0f\">stats: statistics only (the dump holds Max, "
+			        "Min, Mean, Norm, not the values): coloured by the rel measured on them</text>\n",
+			        ly + 46);
+			break;
+		}
 	fputs("</svg>\n", f);
 	return ferror(f) ? -1 : 0;
 }

@@ -46,7 +46,9 @@ void db_export_walk_md(FILE *f, const db_bisect_result *r)
 			fputs(" |\n", f);
 			continue;
 		}
-		fprintf(f, "%.8f | %.4g | %s | %s | %s | %s | %s | %s%s%s |\n", w->cos, w->rel,
+		char cs[32];
+		snprintf(cs, sizeof cs, w->stats_only ? "stats only" : "%.8f", w->cos);
+		fprintf(f, "%s | %.4g | %s | %s | %s | %s | %s | %s%s%s |\n", cs, w->rel,
 		        db_band_name(w->band), num(w->err_in, a, sizeof a),
 		        num(w->err_out, b, sizeof b), num(w->amp, c, sizeof c),
 		        isinf(w->sqnr_db) ? "inf" : (snprintf(d, sizeof d, "%.1f", w->sqnr_db), d),

@@ -25,6 +25,9 @@ typedef struct db_budget {
 extern db_budget db_pickle_budget;
 /* Inflated npz members held by open files: DUMPBISECT_INFLATE_MAX. */
 extern db_budget db_inflate_budget;
+/* JSON dump indexes being read (msprobe's dump.json, by their size):
+ * DUMPBISECT_JSON_MAX. */
+extern db_budget db_json_budget;
 
 /* Take n bytes. 0: taken. -1: n is more than the whole limit (it never
  * fits). -2 (only when !wait): the rest is held by others just now. With

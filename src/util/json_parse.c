@@ -543,16 +543,17 @@ int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
 	return db_jp_parse_py(text, len, false, out, err_pos, err_msg);
 }
 
-int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *err_pos,
-                   const char **err_msg)
+/* One value from text[start..len); whole: nothing but blanks after it. */
+static int parse_from(const char *text, size_t len, bool py, size_t start, bool whole,
+                      db_jp **out, size_t *end, size_t *err_pos, const char **err_msg)
 {
-	jp_state st = { (const unsigned char *)text, len, 0, 0, NULL, py, NULL, NULL, 0, 0, NULL, 0, 0 };
+	jp_state st = { (const unsigned char *)text, len, start, 0, NULL, py, NULL, NULL, 0, 0, NULL, 0, 0 };
 	jp_doc *d = calloc(1, sizeof *d);
 	st.doc = d;
-	int rc = d ? jp_value(&st, &d->root, 0) : jp_fail(&st, 0, "out of memory");
+	int rc = d ? jp_value(&st, &d->root, 0) : jp_fail(&st, start, "out of memory");
 	if (rc == 0) {
 		jp_ws(&st);
-		if (st.i != len)
+		if (whole && st.i != len)
 			rc = jp_fail(&st, st.i, "trailing characters after JSON value");
 	}
 	free(st.sv);
@@ -567,8 +568,22 @@ int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *e
 			*err_msg = st.err_msg;
 		return -1;
 	}
+	if (end)
+		*end = st.i;
 	*out = &d->root;
 	return 0;
+}
+
+int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *err_pos,
+                   const char **err_msg)
+{
+	return parse_from(text, len, py, 0, true, out, NULL, err_pos, err_msg);
+}
+
+int db_jp_parse_at(const char *text, size_t len, bool py, size_t start, db_jp **out,
+                   size_t *end, size_t *err_pos, const char **err_msg)
+{
+	return parse_from(text, len, py, start, false, out, end, err_pos, err_msg);
 }
 
 const db_jp *db_jp_get(const db_jp *obj, const char *key)

@@ -48,6 +48,11 @@ int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
  * for non-finite floats (msprobe's dump.json). */
 int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *err_pos,
                    const char **err_msg);
+/* Streaming: the one value that starts at text[start] (after blanks); *end
+ * = the offset after it and the blanks that follow. Positions count from
+ * text, so a reader can parse a big document member by member and free each. */
+int db_jp_parse_at(const char *text, size_t len, bool py, size_t start, db_jp **out,
+                   size_t *end, size_t *err_pos, const char **err_msg);
 void db_jp_free(db_jp *v);
 /* Member of an object by key (exact bytes), or NULL. */
 const db_jp *db_jp_get(const db_jp *obj, const char *key);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_calls.h"
 #include "db_dequant.h"
 #include "db_bisect.h"
 #include "db_cell.h"
@@ -538,6 +539,11 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 		           it->key);
 
 	y++;
+	char fd[512];   /* a call only one side makes (pairing: calls): say which */
+	if (db_call_finding(t->cmp, pair, fd, sizeof fd, NULL)) {
+		draw_text(w, y, 0, W, C_MISSING, 0, fd);
+		return;
+	}
 	switch (p->status) {
 	case DB_ST_REF_ONLY:
 		draw_text(w, y, 0, W, C_MISSING, 0, "only in the reference: the target has no such tensor");
@@ -581,6 +587,15 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	const char *hint = tui_pair_hint(t->cmp, pair);
 	if (hint)
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);
+	if (m->stats_only) {    /* measured on the dumper's statistics: say so, no cos */
+		char r4[4][16];
+		for (int k = 0; k < 4; k++)
+			fmt_sci(m->st_rel[k], r4[k], sizeof r4[k], 9);
+		draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  statistics only  rel %s (Max %s Min %s Mean %s "
+		           "Norm %s)%s", rel, r4[0], r4[1], r4[2], r4[3], m->md5_eq < 0 ? ""
+		           : m->md5_eq ? "  md5 equal" : "  md5 differs");
+		return;
+	}
 	char be[16];
 	db_fmt_byte_equal(m->byte_equal, draw_utf8, be, sizeof be);
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "db_bisect.h"
+#include "db_calls.h"
 #include "db_notes.h"
 #include "base/draw.h"
 #include "base/hint_ui.h"
@@ -90,6 +91,17 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 	} else {
 		draw_text(w, ny, 0, W, C_GOOD, 0, "no stage of this layer introduces the error");
 	}
+	if (r->calls[0])        /* a call only one side makes, in this layer */
+		draw_textf(w, ++ny, 0, W, C_MISSING, 0, "calls: %s", r->calls);
+	/* the Python frame that made the culprit (the dump's stack record) */
+	if (r->frame_ref[0] && !strcmp(r->frame_ref, r->frame_tgt))
+		draw_textf(w, ++ny, 0, W, C_DIM, 0, "made at: %s", r->frame_ref);
+	else if (r->frame_ref[0] || r->frame_tgt[0]) {
+		draw_textf(w, ++ny, 0, W, C_DIM, 0, "made at: reference %s",
+		           r->frame_ref[0] ? r->frame_ref : "-");
+		draw_textf(w, ++ny, 0, W, C_DIM, 0, "         target    %s",
+		           r->frame_tgt[0] ? r->frame_tgt : "-");
+	}
 	int nw = 5;
 	for (size_t i = 0; i < r->n_walk; i++) {
 		int k = draw_width(r->walk[i].stage);
@@ -97,7 +109,7 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 	}
 	if (nw > W / 3)
 		nw = W / 3;
-	int hy = y0 + 3;
+	int hy = ny + 2;
 	int xs = 6, xc = xs + nw + 1, xr = xc + 11, xb = xr + 9, xi = xb + 9, xo = xi + 9,
 	    xa = xo + 9, xq = xa + 11, xl = xq + 7;
 	draw_text(w, hy, xs, W - xs, C_DIM, A_BOLD, "stage");
@@ -109,7 +121,7 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 	draw_text(w, hy, xa, W - xa, C_DIM, A_BOLD, "amp");
 	draw_text(w, hy, xq, W - xq, C_DIM, A_BOLD, "SQNR");
 	draw_text(w, hy, xl, W - xl, C_DIM, A_BOLD, "role");
-	s->page = h - 7;
+	s->page = h - 4 - (hy - y0);
 	list_nav_fix(&s->wnav, (int)r->n_walk, s->page);
 	for (int k = 0; k < s->page; k++) {
 		size_t i = (size_t)(s->wnav.top + k);
@@ -130,7 +142,10 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 			continue;
 		}
 		char v1[32], v2[32];
-		snprintf(v1, sizeof v1, "%.6f", row->cos);
+		if (row->stats_only)
+			snprintf(v1, sizeof v1, "stats");       /* statistics only: no cos */
+		else
+			snprintf(v1, sizeof v1, "%.6f", row->cos);
 		draw_text(w, y, xc, W - xc, C_DEFAULT, a, v1);
 		draw_text(w, y, xr, W - xr, C_DEFAULT, a, num(row->rel, v2, sizeof v2));
 		x = xb + draw_text(w, y, xb, W - xb, draw_band_color(row->band), a,
@@ -194,11 +209,12 @@ static long culprit(struct tui *t, struct stages *s)
 			return (long)i;
 		if (!draw_pair_done(p))
 			return -1;
-		bool drop = prev - p->m.cos > DROP_LIMIT || isnan(p->m.cos);
+		/* statistics only: no cos, the band alone says it */
+		bool drop = !p->m.stats_only && (prev - p->m.cos > DROP_LIMIT || isnan(p->m.cos));
 		bool leaves = p->band > DB_BAND_OK && prev_band <= DB_BAND_OK;
 		if (drop || leaves)
 			return (long)i;
-		prev = p->m.cos, prev_band = p->band;
+		prev = p->m.stats_only ? prev : p->m.cos, prev_band = p->band;
 	}
 	return -1;
 }
@@ -291,14 +307,16 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			bc = draw_status_color(p->status);
 			band = db_status_name(p->status);
 		} else if (draw_pair_done(p)) {
-			snprintf(cosv, sizeof cosv, "%.6f", p->m.cos);
+			/* statistics only (a side without the tensor): no cos to show */
+			snprintf(cosv, sizeof cosv, p->m.stats_only ? "stats" : "%.6f", p->m.cos);
 			fmt_sci(p->m.rel, rel, sizeof rel, 8);
 			double prev = 1.0;
 			const db_pair *q = i > 0 ? &t->cmp->pairs[s->pairs[i - 1]] : NULL;
 			if (q && q->status == DB_ST_OK && draw_pair_done(q))
 				prev = q->m.cos;
 			double d = p->m.cos - prev;
-			snprintf(step, sizeof step, fabs(d) < 5e-7 ? " 0" : "%+.6f", d);
+			if (!p->m.stats_only)
+				snprintf(step, sizeof step, fabs(d) < 5e-7 ? " 0" : "%+.6f", d);
 			big = prev - p->m.cos > DROP_LIMIT;
 			bc = draw_band_color(p->band);
 			band = db_band_name(p->band);
@@ -318,7 +336,11 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		x += draw_textf(w, y, x, W - x, bc == C_PENDING ? C_PENDING : C_DEFAULT, a, " %s",
 		                band);
 		const char *hint = tui_pair_hint_kind(t->cmp, s->pairs[i]);
-		if (hint)
+		char fd[512];
+		size_t first;
+		if (db_call_finding(t->cmp, s->pairs[i], fd, sizeof fd, &first) && first == s->pairs[i])
+			draw_textf(w, y, x, W - x, C_MISSING, a, "  %s", fd);  /* once per run */
+		else if (hint)
 			draw_textf(w, y, x, W - x, C_HILITE, a, "  %s", hint);
 	}
 	size_t sel = s->n ? s->pairs[s->nav.cur] : DB_NO_PAIR;

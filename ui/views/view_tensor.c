@@ -20,6 +20,7 @@
 #include "db_rank_split.h"
 #include "db_reader.h"
 #include "db_slot.h"
+#include "db_calls.h"
 #include "base/draw.h"
 
 #define TOPK 10
@@ -48,6 +49,10 @@ struct tensor {
 	char block_note[256];
 	char companions[8][160];
 	int n_companions;
+	/* what a statistics-only dumper (msprobe) wrote instead of the values */
+	db_tstat tx, ty;
+	bool has_tx, has_ty;
+	char frame_ref[384], frame_tgt[384];    /* the Python frame of the call */
 	/* a merged pair across layouts: the shard shown against its slice of
 	 * the whole (split_k >= 0), set by the worker */
 	bool split;
@@ -139,6 +144,14 @@ static int look_at(void *arg)
 		s->have_x = true;
 	if (ey && db_stats_compute(&ty, &s->sy, &e) == 0)
 		s->have_y = true;
+	if (ex && ex->t.st) {
+		s->tx = *ex->t.st;
+		s->has_tx = true;
+	}
+	if (ey && ey->t.st) {
+		s->ty = *ey->t.st;
+		s->has_ty = true;
+	}
 	const db_tensor *shape_of = ex ? &tx : ey ? &ty : NULL;
 	if (shape_of) {
 		s->ndim = shape_of->ndim;
@@ -170,6 +183,30 @@ static int look_at(void *arg)
 			s->n_rows = db_row_rel_l2(&tx, &ty, s->rows, rows);
 	}
 	return 0;
+}
+
+/* msprobe's tensor task: the entry names the file holding its tensor
+ * (dump_tensor_data/ beside the dump): that file's one tensor, or NULL. */
+static const db_entry *data_entry(const char *dump_path, const db_entry *en, db_file **f)
+{
+	*f = NULL;
+	if (!en || !en->t.st || !en->t.st->data || !dump_path)
+		return NULL;
+	const char *slash = strrchr(dump_path, '/');
+	size_t dl = slash ? (size_t)(slash - dump_path + 1) : 0;
+	char *p = malloc(dl + 17 + strlen(en->t.st->data) + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, dump_path, dl);
+	strcpy(p + dl, "dump_tensor_data/");
+	strcat(p, en->t.st->data);
+	db_err e = {{0}};
+	const db_entry *d = NULL;
+	if (db_file_open(p, f, &e) == 0 && (*f)->n_entries == 1 && !(*f)->entries[0].err &&
+	    (*f)->entries[0].t.data)
+		d = &(*f)->entries[0];
+	free(p);
+	return d;
 }
 
 /* A merged pair across layouts: the worst shard against its slice of the
@@ -236,6 +273,12 @@ static void *work(void *arg)
 		ex = open_entry(ixr, ix, &fx, &s->path_x, s->err, sizeof s->err);
 	if (iy && !s->err[0])
 		ey = open_entry(ixt, iy, &fy, &s->path_y, s->err, sizeof s->err);
+	db_file *dx = NULL, *dy = NULL;  /* the tensors themselves, when both are dumped */
+	const db_entry *tx = data_entry(s->path_x, ex, &dx), *ty = data_entry(s->path_y, ey, &dy);
+	if (tx && ty) {
+		ex = tx;
+		ey = ty;
+	}
 	struct look lk = {s, p, ex, ey, s->sliced && s->whole_ref, s->sliced && !s->whole_ref};
 	const void *at = NULL;
 	if (db_bus_run(look_at, &lk, &at) == DB_BUS_FAULT) {
@@ -247,6 +290,10 @@ static void *work(void *arg)
 	}
 	db_file_close(fx);
 	db_file_close(fy);
+	db_file_close(dx);
+	db_file_close(dy);
+	if (s->cmp->profile && s->cmp->profile->pair_calls)    /* the dump records stacks */
+		db_call_frames(s->cmp, p, s->frame_ref, s->frame_tgt, sizeof s->frame_ref);
 	atomic_store(&s->done, true);
 	return NULL;
 }
@@ -408,6 +455,57 @@ static void draw_sparkline(struct tensor *s, WINDOW *w, int y, int W)
 		draw_text(w, y + 1, 9 + width - lw, lw, C_DIM, 0, last);
 }
 
+static void stat_cell(WINDOW *w, int y, int x, bool has, double v)
+{
+	char b[24];
+	if (has)
+		snprintf(b, sizeof b, "%12.5g", v);
+	else
+		snprintf(b, sizeof b, "%12s", "-");
+	draw_text(w, y, x, 12, C_DEFAULT, 0, b);
+}
+
+/* Statistics-only pairs: the dumper's Max, Min, Mean, Norm (and md5) side
+ * by side with their relative differences (what the pair was measured on),
+ * and why there is nothing element-wise to show. */
+static void stats_only_draw(WINDOW *w, int y, int W, const struct tensor *s, const db_pair *p)
+{
+	draw_text(w, y++, 0, W, C_HILITE, A_BOLD,
+	          "statistics only: the dump holds these numbers for this tensor, not its values");
+	draw_textf(w, y++, 0, W, C_DIM, A_BOLD, "%-9s %12s %12s %12s %12s  %s", "", "Max", "Min",
+	           "Mean", "Norm", "md5 (CRC-32)");
+	const db_tstat *st[2] = {s->has_tx ? &s->tx : NULL, s->has_ty ? &s->ty : NULL};
+	const char *side[2] = {"ref", "target"};
+	for (int k = 0; k < 2; k++, y++) {
+		draw_text(w, y, 0, 9, C_DEFAULT, 0, side[k]);
+		if (!st[k]) {
+			draw_text(w, y, 10, W - 10, C_DIM, 0, (k ? p->tgt : p->ref)
+			          ? "(the tensor itself: see above)" : "(missing)");
+			continue;
+		}
+		stat_cell(w, y, 10, st[k]->has_max, st[k]->max);
+		stat_cell(w, y, 23, st[k]->has_min, st[k]->min);
+		stat_cell(w, y, 36, st[k]->has_mean, st[k]->mean);
+		stat_cell(w, y, 49, st[k]->has_norm, st[k]->norm);
+		if (st[k]->has_crc)
+			draw_textf(w, y, 63, W - 63, C_DEFAULT, 0, "%08x", st[k]->crc);
+		else
+			draw_text(w, y, 63, W - 63, C_DIM, 0, "-");
+	}
+	if (p->status == DB_ST_OK && draw_pair_done(p) && p->m.stats_only) {
+		draw_text(w, y, 0, 9, C_DIM, 0, "rel diff");
+		for (int k = 0; k < 4; k++)
+			stat_cell(w, y, 10 + 13 * k, p->m.st_rel[k] == p->m.st_rel[k], p->m.st_rel[k]);
+		draw_text(w, y, 63, W - 63, p->m.md5_eq == 0 ? C_MARK : C_DEFAULT, 0,
+		          p->m.md5_eq < 0 ? "-" : p->m.md5_eq ? "equal" : "differ");
+	}
+	y += 2;
+	draw_text(w, y++, 0, W, C_DIM, 0, "No element-wise view (largest differences, rows): "
+	          "a side holds statistics only, so the pair is measured on them.");
+	draw_text(w, y, 0, W, C_DIM, 0, "Dump the tensors themselves (msprobe: task tensor) to see "
+	          "where they differ.");
+}
+
 static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 {
 	struct tensor *s = v->priv;
@@ -430,6 +528,14 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		draw_text(w, y++, 0, W, C_HILITE, 0, s->split_note2);
 	if (s->err[0])
 		draw_textf(w, y++, 0, W, C_ERROR, 0, "error: %s", s->err);
+	if (s->frame_ref[0] && !strcmp(s->frame_ref, s->frame_tgt)) {
+		draw_textf(w, y++, 0, W, C_DIM, 0, "made at: %s", s->frame_ref);
+	} else if (s->frame_ref[0] || s->frame_tgt[0]) {
+		draw_textf(w, y++, 0, W, C_DIM, 0, "made at: reference %s",
+		           s->frame_ref[0] ? s->frame_ref : "-");
+		draw_textf(w, y++, 0, W, C_DIM, 0, "         target    %s",
+		           s->frame_tgt[0] ? s->frame_tgt : "-");
+	}
 	y++;
 	draw_textf(w, y++, 0, W, C_DIM, A_BOLD, "%-7s %-16s %-9s %11s %11s %11s %11s %6s %6s",
 	           "side", "shape", "dtype", "min", "max", "mean", "std", "nan", "inf");
@@ -463,6 +569,10 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			draw_text(w, y++, 0, W, C_MARK, A_BOLD, s->block_note);
 	}
 	y++;
+	if (s->has_tx || s->has_ty) {
+		stats_only_draw(w, y, W, s, p);
+		return;
+	}
 	if (!s->same_numel) {
 		draw_text(w, y, 0, W, C_SHAPE, 0, "the two sides cannot be compared element-wise");
 		return;
