@@ -99,6 +99,13 @@ const char *db_hint_kind_name(db_hint_kind k);
  * above; a read error is no hint, never an error. */
 void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *out);
 
+/* Finds, in as many threads as c's workers, the value hints of every cell across ranks
+ * with a diverging pair, for a writer about to ask every pair's hint
+ * (compare's table, JSON and CSV): the answers are kept with the cells, so
+ * its asks are lookups. Changes no answer; c's pairs must all be computed
+ * (else the cells are left to be asked one by one). */
+void db_hints_warm(const db_compare *c);
+
 /* {"kind": "scale", "factor": 2} or null (no newline). */
 void db_hint_json(FILE *out, const db_hint *h);
 /* One line for people: "scale: target ≈ 2.0000 × ref" ("" for none);

@@ -509,6 +509,9 @@ int db_cmd_compare(int argc, char **argv)
 	if ((rc = db_cmd_open_compare(&cmd, &ca, pos, npos, &c)) != 0)
 		return rc;
 	progress(c);
+	/* every writer below asks each diverging pair's hint: the cells'
+	 * reads first, on every core */
+	db_hints_warm(c);
 	/* The same writers as the export's metrics.json / metrics.csv. */
 	if (fmt == DB_FMT_JSON)
 		db_export_metrics_json(stdout, c);

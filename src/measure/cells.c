@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,11 @@ static void cells_free(db_cells *cl)
 	free(cl->start);
 	free(cl->members);
 	free(cl->replica_ranks);
+	free(cl->psum_ranks);
+	free(cl->psum_ok);
+	for (size_t g = 0; cl->vhints && g < cl->n; g++)
+		free(atomic_load(&cl->vhints[g]));
+	free(cl->vhints);
 	memset(cl, 0, sizeof *cl);
 }
 
@@ -52,10 +58,19 @@ static int cells_build(const db_compare *c, db_cells *cl)
 		count[*v]++;
 	}
 	if (rc == 0 && (!(cl->start = malloc((cl->n + 1) * sizeof *cl->start)) ||
-	                !(cl->replica_ranks = malloc((cl->n + 1) * sizeof *cl->replica_ranks))))
+	                !(cl->replica_ranks = malloc((cl->n + 1) * sizeof *cl->replica_ranks)) ||
+	                !(cl->psum_ranks = malloc((cl->n + 1) * sizeof *cl->psum_ranks)) ||
+	                !(cl->psum_ok = malloc((np + 1) * sizeof *cl->psum_ok)) ||
+	                !(cl->vhints = malloc((cl->n + 1) * sizeof *cl->vhints))))
 		rc = -1;
-	for (size_t g = 0; rc == 0 && g < cl->n; g++)
+	for (size_t g = 0; rc == 0 && g < cl->n; g++) {
 		atomic_init(&cl->replica_ranks[g], -1);
+		atomic_init(&cl->psum_ranks[g], -1);
+		atomic_init(&cl->vhints[g], NULL);
+	}
+	atomic_init(&cl->nan_seq, INT64_MIN);
+	for (size_t i = 0; rc == 0 && i < np; i++)
+		atomic_init(&cl->psum_ok[i], -1);
 	if (rc == 0) {
 		size_t at = 0;
 		for (size_t g = 0; g < cl->n; g++) {
@@ -81,6 +96,8 @@ static int cells_build(const db_compare *c, db_cells *cl)
 static size_t cell_of(const db_compare *c, const db_pair *p)
 {
 	db_cmp_priv *pr = c->priv;
+	if (!pr)
+		return SIZE_MAX;
 	pthread_mutex_lock(&pr->cells_mu);
 	int rc = pr->cells.gen == c->pairs_gen && pr->cells.of ? 0 : cells_build(c, &pr->cells);
 	pthread_mutex_unlock(&pr->cells_mu);
@@ -100,6 +117,33 @@ _Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p)
 {
 	size_t g = cell_of(c, p);
 	return g == SIZE_MAX ? NULL : &((db_cmp_priv *)c->priv)->cells.replica_ranks[g];
+}
+
+int db_cell_psum_memo(const db_compare *c, const db_pair *p, _Atomic int **ranks,
+                      _Atomic signed char **ok)
+{
+	db_cells *cl = &((db_cmp_priv *)c->priv)->cells;
+	size_t g = cell_of(c, p);
+	*ranks = g == SIZE_MAX ? NULL : &cl->psum_ranks[g];
+	*ok = g == SIZE_MAX ? NULL : cl->psum_ok;
+	return g == SIZE_MAX ? -1 : 0;
+}
+
+_Atomic(db_vhint *) *db_cell_vhints(const db_compare *c, const db_pair *p)
+{
+	size_t g = cell_of(c, p);
+	return g == SIZE_MAX ? NULL : &((db_cmp_priv *)c->priv)->cells.vhints[g];
+}
+
+_Atomic int64_t *db_cells_nan_memo(const db_compare *c)
+{
+	db_cmp_priv *pr = c->priv;
+	if (!pr)
+		return NULL;
+	pthread_mutex_lock(&pr->cells_mu);
+	int rc = pr->cells.gen == c->pairs_gen && pr->cells.of ? 0 : cells_build(c, &pr->cells);
+	pthread_mutex_unlock(&pr->cells_mu);
+	return rc ? NULL : &pr->cells.nan_seq;
 }
 
 void db_cells_drop(db_compare *c)

@@ -1,5 +1,6 @@
 /* Root-cause hints (db_hints.h). */
 #include "db_hints.h"
+#include "hint_values.h"
 #include "quant_hints.h"
 
 #include <math.h>
@@ -10,17 +11,13 @@
 #include "pair/compare_priv.h"
 #include "db_json.h"
 #include "db_profile.h"
-#include "db_reader.h"
 
-/* "≈": relative L2 within this (bf16 rounding is ~0.4 % per element). */
-#define CLOSE 0.01
+#define CLOSE DB_HINT_CLOSE
 /* a factor within this of 1 is drift, not a scale */
 #define SCALE_MIN 0.02
 /* fewer values than this have no direction to speak of (a [1, 1] gate is
  * always "cos 1"): no scale or sign flip claimed */
 #define SCALE_MIN_N 16
-/* shifts tried: 1..SHIFT_MAX rows either way */
-#define SHIFT_MAX 64
 
 static const char *const kind_names[] = {
 	[DB_HINT_NONE] = "none",
@@ -48,62 +45,52 @@ const char *db_hint_kind_name(db_hint_kind k)
 	return k <= DB_HINT_ZERO_OFF_BY_ONE ? kind_names[k] : "none";
 }
 
-static int64_t item_numel(const db_item *it)
-{
-	int64_t n = 1;
-	for (int d = 0; d < it->ndim; d++)
-		n *= it->shape[d];
-	return n;
-}
-
-/* An item's values as doubles (malloc'd), or NULL: missing, unreadable,
- * too large, or not a plain real dtype. */
-static double *load(const db_index *ix, const db_item *it, int64_t *n)
-{
-	if (!it || it->err || item_numel(it) > DB_HINT_MAX_NUMEL || db_dtype_is_complex(it->dtype))
-		return NULL;
-	char *path = db_index_path(ix, it);
-	db_file *f = NULL;
-	db_err err;
-	double *v = NULL;
-	if (path && db_file_open(path, &f, &err) == 0) {
-		const db_entry *en = db_file_find(f, it->key);
-		if (en && !en->err && en->t.data && db_tensor_numel(&en->t) == item_numel(it)) {
-			*n = db_tensor_numel(&en->t);
-			v = malloc((size_t)(*n ? *n : 1) * sizeof *v);
-			/* a file that shrinks meanwhile: no values, no hint */
-			if (v && db_tensor_to_f64(&en->t, v, *n, NULL) != 0) {
-				free(v);
-				v = NULL;
-			}
-		}
-		db_file_close(f);
-	}
-	free(path);
-	return v;
-}
-
-/* ‖a − b‖ ≤ CLOSE · max(‖a‖, ‖b‖) over n values (both zero: close). */
-static bool close_vec(const double *a, const double *b, int64_t n)
-{
-	double dd = 0, aa = 0, bb = 0;
-	for (int64_t i = 0; i < n; i++) {
-		double d = a[i] - b[i];
-		dd += d * d;
-		aa += a[i] * a[i];
-		bb += b[i] * b[i];
-	}
-	if (!isfinite(dd))
-		return false;
-	return dd <= CLOSE * CLOSE * (aa > bb ? aa : bb);
-}
 
 /* ---- from the metrics alone ------------------------------------------- */
 
+static bool nonfinite_tgt(const db_pair *q)
+{
+	return q->status == DB_ST_OK && q->m.nonfinite_mismatch && q->m.nan_tgt + q->m.inf_tgt;
+}
+
+/* The least seq of a pair with NaN/Inf in its target, found once every
+ * pair is computed (then kept: a NaN run past its origin asks this of
+ * every later pair, a pass over all pairs each); INT64_MIN while some pair
+ * is not computed. */
+static int64_t nan_first_seq(const db_compare *c)
+{
+	_Atomic int64_t *memo = db_cells_nan_memo(c);
+	int64_t first = memo ? atomic_load(memo) : INT64_MIN;
+	if (first != INT64_MIN || !memo)
+		return first;
+	first = INT64_MAX;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *q = &c->pairs[i];
+		if (q->status != DB_ST_OK)
+			continue;
+		if (atomic_load_explicit(&((db_pair *)q)->state, memory_order_acquire) != DB_PAIR_DONE)
+			return INT64_MIN;
+		if (nonfinite_tgt(q) && q->seq < first)
+			first = q->seq;
+	}
+	atomic_store(memo, first);
+	return first;
+}
+
 static bool nan_origin(const db_compare *c, const db_pair *p, db_hint *h)
 {
-	if (p->status != DB_ST_OK || !p->m.nonfinite_mismatch || !(p->m.nan_tgt + p->m.inf_tgt))
+	if (!nonfinite_tgt(p))
 		return false;
+	int64_t first = nan_first_seq(c);
+	if (first != INT64_MIN) {
+		/* p has NaN/Inf: it is the origin when none comes before it */
+		if (p->seq != first)
+			return false;
+		h->kind = DB_HINT_NAN_ORIGIN;
+		h->nan = p->m.nan_tgt;
+		h->inf = p->m.inf_tgt;
+		return true;
+	}
 	/* an earlier pair with NaN/Inf (or one not computed yet: we cannot
 	 * tell) takes the origin */
 	for (size_t i = 0; i < c->n_pairs; i++) {
@@ -178,8 +165,8 @@ static int ranks_sum_to(const db_compare *c, const db_pair *p, bool tgt_side,
 		if (!keep(q, p))
 			continue;
 		double *y = NULL;
-		if ((!x && !(x = load(one, tgt_side ? p->ref : p->tgt, &n))) ||
-		    !(y = load(many, tgt_side ? q->tgt : q->ref, &nq)) || nq != n) {
+		if ((!x && !(x = db_hint_load(one, tgt_side ? p->ref : p->tgt, &n))) ||
+		    !(y = db_hint_load(many, tgt_side ? q->tgt : q->ref, &nq)) || nq != n) {
 			free(y);
 			ranks = 0;
 			break;
@@ -193,7 +180,7 @@ static int ranks_sum_to(const db_compare *c, const db_pair *p, bool tgt_side,
 		}
 		ranks++;
 	}
-	int r = ranks >= 2 && close_vec(sum, x, n) ? ranks : 0;
+	int r = ranks >= 2 && db_hint_close(sum, x, n) ? ranks : 0;
 	free(x);
 	free(sum);
 	return r;
@@ -210,7 +197,9 @@ static bool partial_sum(const db_compare *c, const db_pair *p, db_hint *h)
 {
 	if (p->merged || p->f.rank < 0 || p->status != DB_ST_OK || !p->ref)
 		return false;
-	int ranks = ranks_sum_to(c, p, true, computed_target);
+	int ranks = db_hint_psum(c, p);
+	if (ranks < 0)
+		ranks = ranks_sum_to(c, p, true, computed_target);
 	if (ranks) {
 		h->kind = DB_HINT_PARTIAL_SUM;
 		h->ranks = ranks;
@@ -251,193 +240,6 @@ void db_replica_settle(const db_compare *c, db_pair *p)
 	}
 }
 
-/* target = ref.permute(perm) for a perm other than the identity. */
-static bool transposed(const int64_t *shape, int ndim, const int64_t *tshape, int tndim,
-                       const double *x, const double *y, int64_t n, db_hint *h)
-{
-	if (ndim < 2 || ndim > 4 || tndim != ndim)
-		return false;
-	int perm[4] = {0, 1, 2, 3};
-	/* every permutation of ndim dims, in lexicographic order (Narayana) */
-	for (;;) {
-		int i = ndim - 2;
-		while (i >= 0 && perm[i] > perm[i + 1])
-			i--;
-		if (i < 0)
-			return false;
-		int j = ndim - 1;
-		while (perm[j] < perm[i])
-			j--;
-		int t = perm[i];
-		perm[i] = perm[j];
-		perm[j] = t;
-		for (int a = i + 1, b = ndim - 1; a < b; a++, b--) {
-			t = perm[a];
-			perm[a] = perm[b];
-			perm[b] = t;
-		}
-		bool fits = true;
-		for (int d = 0; d < ndim; d++)
-			fits &= tshape[d] == shape[perm[d]];
-		if (!fits)
-			continue;
-		/* strides of ref in target order */
-		int64_t rstride[4], st = 1;
-		for (int d = ndim - 1; d >= 0; d--) {
-			rstride[d] = st;
-			st *= shape[d];
-		}
-		double dd = 0, xx = 0, yy = 0;
-		int64_t idx[4] = {0, 0, 0, 0};
-		for (int64_t k = 0; k < n; k++) {
-			int64_t r = 0;
-			for (int d = 0; d < ndim; d++)
-				r += idx[d] * rstride[perm[d]];
-			double d0 = y[k] - x[r];
-			dd += d0 * d0;
-			xx += x[r] * x[r];
-			yy += y[k] * y[k];
-			for (int d = ndim - 1; d >= 0 && ++idx[d] == shape[perm[d]]; d--)
-				idx[d] = 0;
-		}
-		if (isfinite(dd) && dd <= CLOSE * CLOSE * fmax(xx, yy) && xx > 0) {
-			h->kind = DB_HINT_TRANSPOSED;
-			h->ndim = ndim;
-			for (int d = 0; d < ndim; d++)
-				h->perm[d] = perm[d];
-			return true;
-		}
-	}
-}
-
-static bool row_close(const double *x, const double *y, int64_t w)
-{
-	return close_vec(x, y, w);
-}
-
-/* target[i] ≈ ref[i − by] over the rows both have, where most of them are
- * not already in place. */
-static bool shift(const double *x, const double *y, int64_t rows, int64_t w, db_hint *h)
-{
-	if (rows < 3 || w < 2)
-		return false;
-	int64_t max = rows / 2 < SHIFT_MAX ? rows / 2 : SHIFT_MAX;
-	for (int64_t a = 1; a <= max; a++) {
-		for (int s = 1; s >= -1; s -= 2) {
-			int64_t by = a * s, lo = by > 0 ? by : 0, hi = by > 0 ? rows : rows + by;
-			if (hi - lo < 2)
-				continue;
-			int64_t i, in_place = 0;
-			for (i = lo; i < hi; i++)
-				if (!row_close(x + (i - by) * w, y + i * w, w))
-					break;
-			if (i < hi)
-				continue;
-			for (i = lo; i < hi; i++)
-				in_place += row_close(x + i * w, y + i * w, w);
-			if (in_place * 2 > hi - lo)
-				continue;
-			h->kind = DB_HINT_SHIFT;
-			h->by = by;
-			return true;
-		}
-	}
-	return false;
-}
-
-typedef struct keyed {
-	double key;
-	int64_t row;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b)
-{
-	double x = ((const keyed *)a)->key, y = ((const keyed *)b)->key;
-	return (x > y) - (x < y);
-}
-
-/* Every target row is a distinct reference row, some not in place. Rows
- * are found by a projection key (sorted) and checked in full. */
-static bool rows_permuted(const double *x, const double *y, int64_t rows, int64_t w,
-                          db_hint *h)
-{
-	if (rows < 2 || w < 2)
-		return false;
-	keyed *kx = malloc((size_t)rows * sizeof *kx);
-	bool *used = calloc((size_t)rows, sizeof *used);
-	bool ok = kx && used;
-	for (int64_t r = 0; ok && r < rows; r++) {
-		/* fixed weights in [0.5, 1.5): a row's key moves with its values */
-		double k = 0;
-		for (int64_t d = 0; d < w; d++)
-			k += x[r * w + d] * (0.5 + (double)((d * 2654435761u) % 1000) / 1000.0);
-		kx[r] = (keyed){k, r};
-	}
-	if (ok)
-		qsort(kx, (size_t)rows, sizeof *kx, cmp_keyed);
-	int64_t moved = 0;
-	for (int64_t r = 0; ok && r < rows; r++) {
-		const double *yr = y + r * w;
-		if (row_close(x + r * w, yr, w) && !used[r]) {
-			used[r] = true;
-			continue;
-		}
-		double k = 0;
-		for (int64_t d = 0; d < w; d++)
-			k += yr[d] * (0.5 + (double)((d * 2654435761u) % 1000) / 1000.0);
-		int64_t lo = 0, hi = rows;
-		while (lo < hi) {
-			int64_t mid = (lo + hi) / 2;
-			if (kx[mid].key < k)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		bool found = false;
-		for (int64_t o = 0; !found && o < 16; o++)
-			for (int s = 0; !found && s < 2; s++) {
-				int64_t at = s ? lo + o : lo - 1 - o;
-				if (at < 0 || at >= rows)
-					continue;
-				int64_t j = kx[at].row;
-				if (!used[j] && row_close(x + j * w, yr, w)) {
-					used[j] = found = true;
-					moved += j != r;
-				}
-			}
-		ok = found;
-	}
-	free(kx);
-	free(used);
-	if (!ok || moved < 2)
-		return false;
-	h->kind = DB_HINT_ROWS_PERMUTED;
-	h->moved = moved;
-	return true;
-}
-
-static void from_values(const db_compare *c, const db_pair *p, db_hint *h)
-{
-	if (p->merged || !p->ref || !p->tgt || p->ref->ndim < 2 ||
-	    item_numel(p->ref) != item_numel(p->tgt))
-		return;
-	int64_t n = 0, nt = 0;
-	double *x = load(c->ref, p->ref, &n), *y = x ? load(c->tgt, p->tgt, &nt) : NULL;
-	if (x && y && n == nt && n) {
-		const int64_t *s = p->ref->shape;
-		int nd = p->ref->ndim;
-		bool same = p->ref->ndim == p->tgt->ndim &&
-		            !memcmp(s, p->tgt->shape, (size_t)nd * sizeof *s);
-		/* a square tensor that already matches as it is (a symmetric one
-		 * drifting) is not transposed */
-		bool as_is = same && p->status == DB_ST_OK && !(p->m.rel_l2 > CLOSE);
-		if ((as_is || !transposed(s, nd, p->tgt->shape, p->tgt->ndim, x, y, n, h)) && same &&
-		    !shift(x, y, s[0], n / s[0], h))
-			rows_permuted(x, y, s[0], n / s[0], h);
-	}
-	free(x);
-	free(y);
-}
 
 void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *h)
 {
@@ -472,7 +274,7 @@ void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *h)
 		return;
 	if (nan_origin(c, p, h) || zeros(p, h) || partial_sum(c, p, h) || scale(p, h))
 		return;
-	from_values(c, p, h);
+	db_hint_from_values(c, p, h);
 }
 
 void db_hint_json(FILE *out, const db_hint *h)

@@ -158,6 +158,28 @@ const size_t *db_cell_pairs(const db_compare *c, const db_pair *p, size_t *n);
  * the other side, 0 none; -1 until one worker has found it), so the cell's
  * other pairs do not read every rank again. NULL when p has no cell. */
 _Atomic int *db_cell_replica_memo(const db_compare *c, const db_pair *p);
+/* The partial-sum hint's memo (hints.c): *ranks is p's cell's count of
+ * targets summed (-1 until found); (*ok)[i] pair i's own answer (-1 until
+ * found, 0 no, 1 its reference is that sum), so one sum per cell serves
+ * its ranks. -1 (both NULL) when p has no cell. */
+int db_cell_psum_memo(const db_compare *c, const db_pair *p, _Atomic int **ranks,
+                      _Atomic signed char **ok);
+/* A value hint a cell's sweep found for one of its ranks (hint_values.c):
+ * kind DB_HINT_NONE, _TRANSPOSED (perm), _SHIFT (n: by), _ROWS_PERMUTED
+ * (n: moved). */
+typedef struct db_vhint {
+	signed char kind, ndim, perm[4];
+	int64_t n;
+} db_vhint;
+/* p's cell's slot for its sweep's value hints, one per member in
+ * db_cell_pairs order (NULL until a sweep published them; the array is
+ * owned by the cell index). NULL when p has no cell. */
+_Atomic(db_vhint *) *db_cell_vhints(const db_compare *c, const db_pair *p);
+/* The nan_origin hint's memo (hints.c): the least seq of a computed pair
+ * whose target has NaN/Inf where its reference has not, once every pair
+ * is computed (INT64_MAX none; INT64_MIN until found). NULL without an
+ * index (out of memory, or no comparison state). */
+_Atomic int64_t *db_cells_nan_memo(const db_compare *c);
 /* Frees the cell index (db_compare_free). */
 void db_cells_drop(db_compare *c);
 /* Identity of a pair's cell: fields key + occurrence into buf. */
@@ -176,6 +198,10 @@ typedef struct db_cells {
 	size_t *of;             /* per pair: its cell, SIZE_MAX merged or rank-less */
 	size_t *start, *members;        /* cell g: members[start[g] .. start[g + 1]) */
 	_Atomic int *replica_ranks;     /* db_replica_settle's answer per cell; -1 none yet */
+	_Atomic int *psum_ranks;        /* db_cell_psum_memo per cell; -1 none yet */
+	_Atomic signed char *psum_ok;   /* db_cell_psum_memo per pair; -1 none yet */
+	_Atomic(db_vhint *) *vhints;    /* db_cell_vhints per cell */
+	_Atomic int64_t nan_seq;        /* db_cells_nan_memo; INT64_MIN none yet */
 	size_t n;
 } db_cells;
 

@@ -32,7 +32,9 @@ run() {  # NAME CMD...: stdout to NAME.json, "exit N" + stderr to NAME.err
 	"$bin" bisect --no-cache -j1 --auto --session "$work/s/s.yaml" "${sides[@]}" >/dev/null 2>&1
 	run "$n.export" "$bin" export --no-cache -j1 "$work/s/s.yaml" --out "$work/s/report"
 	for f in metrics.json metrics.csv report.md heatmap.svg; do
-		[ -f "$work/s/report/$f" ] && sed "s#$work#WORK#g" "$work/s/report/$f" >"$out/$n.export.$f"
+		# the export's generation stamp (time + random) differs run to run
+		[ -f "$work/s/report/$f" ] && sed -E "s#$work#WORK#g; s#[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}#GENERATION#g" \
+			"$work/s/report/$f" >"$out/$n.export.$f"
 	done
 done
 echo "json_snapshot: $(ls "$out" | wc -l) files in $out"
