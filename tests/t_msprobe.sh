@@ -208,4 +208,21 @@ has "$out" "step0/rank0/dump.json: msprobe dump.json of 393.7 KiB exceeds the 30
 	"too large: the file named"
 grep -q "rank1/dump.json: msprobe dump.json" <<<"$out" && fail "cap: rank 1 refused too"
 grep -qE "^ranks +0 1, 1 [0-9]{3}$" <<<"$out" || fail "cap: rank 1 did not load: $out"
+# the metrics cache knows the tensor files a dump.json names: the target's
+# rotary_emb Tensor.__rpow__ .pt replaced by the reference's (dump.json untouched)
+# is measured again (cos 1, bytes equal), never served the cached 0.99147525
+M=$DB_TMP/pt_cache
+cp -r "$R/ms_tensor_tp1" "$M"
+stage=self_attn.rotary_emb.Tensor.__rpow__
+cos_of() {
+	XDG_CACHE_HOME="$DB_TMP/mcache" "$DB_BIN" compare --format json "$M/ref" "$M/target" |
+		"$PY" -c 'import json, sys; print([p for p in json.load(sys.stdin)["pairs"] if p["stage"] == sys.argv[1] and not p.get("statistics_only")][0]["cos"])' "$stage"
+}
+c1=$(cos_of) || fail "pt cache: first compare"
+c2=$(cos_of) || fail "pt cache: cached compare"
+[ "$c1" = "$c2" ] && [ "${c1:0:10}" = 0.99147524 ] || fail "pt cache: before the edit: $c1 / $c2"
+d=step0/proc0/dump_tensor_data/Tensor.__rpow__.6.forward.output.0.pt
+cp "$M/ref/$d" "$M/target/$d"
+c3=$(cos_of) || fail "pt cache: compare after the edit"
+"$PY" -c "import sys; sys.exit(float(sys.argv[1]) != 1.0)" "$c3" || fail "pt cache: a rewritten .pt was served from the cache (cos $c3)"
 finish t_msprobe

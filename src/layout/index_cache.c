@@ -254,8 +254,11 @@ void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 	if (!c)
 		return;
 	for (size_t i = 0; i < n; i++)
-		if (ents[i].err)
-			return;
+		if (ents[i].err || ents[i].st.data)
+			return; /* errors may pass; a dump whose entries name tensor
+			           files (msprobe's tensor task) is read again, since
+			           the file keeps no statistics and the metrics cache
+			           keys on the files they name (measure/cache.c) */
 	ent_meta *e = copy_ents(ents, n);
 	if (!e)
 		return;

@@ -204,6 +204,10 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 {
 	if (!dir || !*dir)
 		return;
+	for (size_t i = 0; i < ix->n_items; i++)
+		if (ix->items[i].has_st && ix->items[i].st.data)
+			return;         /* a snapshot keeps no statistics, and the metrics
+			                   cache needs the tensor file they name (cache.c) */
 	char *path = snap_path(dir, root, side_tag(side));
 	if (!path)
 		return;

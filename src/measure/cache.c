@@ -129,6 +129,41 @@ static void kint(kbuf *k, long long v)
 	kput(k, p, (size_t)(e - p));
 }
 
+/* The identity of the file a statistics entry names for its tensor
+ * (dump_tensor_data/NAME beside its dump): a rewritten .pt under an
+ * unchanged dump.json is a changed input too. Such entries always come
+ * with their statistics: neither the entry cache on disk nor the index
+ * snapshot keeps a file that has them (db_icache_put, db_isnap_store). */
+static void kdata(kbuf *b, const db_index *ix, const db_item *it)
+{
+	char *p = db_index_path(ix, it);
+	if (!p) {
+		b->err = true;
+		return;
+	}
+	char *slash = strrchr(p, '/');
+	size_t dl = slash ? (size_t)(slash - p + 1) : 0;
+	kbuf q = {malloc(dl + 32 + strlen(it->st.data)), 0, dl + 32 + strlen(it->st.data), false};
+	struct stat st;
+	if (q.s) {
+		kput(&q, p, dl);
+		kstr(&q, "dump_tensor_data/");
+		kstr(&q, it->st.data);
+	}
+	kput(b, "\x1f" "d", 2);
+	if (q.s && !q.err && stat(q.s, &st) == 0) {
+		kint(b, (long long)st.st_size);
+		kput(b, "\x1f", 1);
+		kint(b, (long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec);
+		kput(b, "\x1f", 1);
+		kint(b, (long long)st.st_ino ^ (long long)st.st_ctim.tv_nsec);
+	} else {
+		kput(b, "-", 1);        /* none: measured on statistics */
+	}
+	free(q.s);
+	free(p);
+}
+
 /* Key of a pair: profile, metric version, then each input item:
  * "v1\x1fPROFILE\x1fMERGED[/HOW/DIM[:PART...]]" + per item "\x1e" r|t PATH "\x1f" SIZE "\x1f"
  * MTIME "\x1f" KEY. */
@@ -173,6 +208,8 @@ static char *pair_key(db_compare *c, cache *k, const db_pair *p)
 		kint(&b, (long long)it->ident);
 		kput(&b, "\x1f", 1);
 		kstr(&b, it->key);
+		if (it->has_st && it->st.data)  /* msprobe's tensor task: the .pt it names */
+			kdata(&b, ix, it);
 	}
 	if (b.err) {
 		free(b.s);

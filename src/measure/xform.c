@@ -121,9 +121,9 @@ static double rel_l2(const double *x, const double *y, int n)
  * when none does (or it cannot be read). */
 static int vote(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform **by)
 {
-	int nd;
-	const int64_t *shape;
-	size_t es;
+	int nd = 0;
+	const int64_t *shape = NULL;
+	size_t es = 0;
 	*by = NULL;
 	bool grid = stored_grid(p->tgt, &nd, &shape, &es);
 	/* square plain weights may be transposed too, as the data says */
@@ -226,8 +226,8 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 	for (size_t i = 0; i < np; i++) {
 		const db_pair *p = &c->pairs[i];
 		v[i] = -3;
-		int nd;
-		const int64_t *shape;
+		int nd = 0;
+		const int64_t *shape = NULL;
 		if (!candidate(c, p))
 			continue;
 		if (!stored_grid(p->tgt, &nd, &shape, &es_of[i]))
@@ -304,9 +304,9 @@ static void decide(const db_compare *c, db_wctx *w, xstate *xs)
 		xs->on_ref = onref;
 		for (size_t i = 0; i < np; i++) {
 			const db_pair *p = &c->pairs[i];
-			int nd;
-			const int64_t *shape;
-			size_t es;
+			int nd = 0;
+			const int64_t *shape = NULL;
+			size_t es = 0;
 			if (v[i] == -3 || p->tposed || !stored_grid(onref ? p->ref : p->tgt, &nd, &shape,
 			                                            &es) ||
 			    (es == 2) != (bes == 1) || !db_xform_fits(xs->chosen, nd, shape))

@@ -120,6 +120,20 @@ char *db_slurp(const char *path, size_t min, size_t max, size_t *len)
 	return buf;
 }
 
+char *db_slurp_beside(const char *path, const char *name, size_t max, size_t *len)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path + 1) : 0;
+	char *p = malloc(dl + strlen(name) + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, path, dl);
+	strcpy(p + dl, name);
+	char *buf = db_slurp(p, 0, max, len);
+	free(p);
+	return buf;
+}
+
 int db_write_all(int fd, const void *p, size_t n)
 {
 	const char *s = p;

@@ -41,6 +41,9 @@ void db_wbuf_str(db_wbuf *b, const char *s);
  * blocking on a FIFO; malloc'd (caller frees), *len its size. NULL when
  * missing, unreadable, out of bounds or short. */
 char *db_slurp(const char *path, size_t min, size_t max, size_t *len);
+/* db_slurp of the file NAME in path's folder (a dump's sidecar: msprobe's
+ * construct.json, stack.json), of at most max bytes. */
+char *db_slurp_beside(const char *path, const char *name, size_t max, size_t *len);
 
 /* All n bytes to fd, retrying on EINTR; 0 or -1. */
 int db_write_all(int fd, const void *p, size_t n);

@@ -12,14 +12,11 @@
  * Inputs and parameters are not entries: the outputs are what pairs. */
 #include "msprobe_json.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "binio.h"
 #include "reader_impl.h"
 #include "util/budget.h"
 #include "util/json_parse.h"
@@ -120,42 +117,6 @@ static bool split_api(const char *name, size_t *alen, bool *bwd)
 	*alen = (size_t)(c - 1 - name);
 	(void)n;
 	return *alen > 0;
-}
-
-static int read_sibling(const char *path, const char *name, char **out, size_t *len)
-{
-	*out = NULL;
-	const char *slash = strrchr(path, '/');
-	size_t dl = slash ? (size_t)(slash - path + 1) : 0;
-	char *p = malloc(dl + strlen(name) + 1);
-	if (!p)
-		return -1;
-	memcpy(p, path, dl);
-	strcpy(p + dl, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	free(p);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size <= CONSTRUCT_MAX &&
-	    (buf = malloc((size_t)st.st_size + 1))) {
-		while (got < (size_t)st.st_size) {
-			ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-		}
-	}
-	close(fd);
-	if (!buf)
-		return -1;
-	*out = buf;
-	*len = got;
-	return 0;
 }
 
 typedef struct rd {
@@ -398,7 +359,7 @@ static int load_construct(rd *r, db_jp **doc)
 	size_t len, ep;
 	const char *em;
 	*doc = NULL;
-	if (!r->f->path || read_sibling(r->f->path, "construct.json", &text, &len))
+	if (!r->f->path || !(text = db_slurp_beside(r->f->path, "construct.json", CONSTRUCT_MAX, &len)))
 		return 0;               /* without it API calls stay unplaced */
 	int rc = db_jp_parse_py(text, len, true, doc, &ep, &em);
 	free(text);

@@ -2,50 +2,15 @@
  * demand (a view or a report asks for one call), bounded like construct.json. */
 #include "msprobe_stack.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "binio.h"
 #include "util/json_parse.h"
 
 #define STACK_MAX ((size_t)256 << 20)
-
-static char *read_beside(const char *path, const char *name, size_t *len)
-{
-	const char *slash = strrchr(path, '/');
-	size_t dl = slash ? (size_t)(slash - path + 1) : 0;
-	char *p = malloc(dl + strlen(name) + 1);
-	if (!p)
-		return NULL;
-	memcpy(p, path, dl);
-	strcpy(p + dl, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	free(p);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size <= STACK_MAX &&
-	    (buf = malloc((size_t)st.st_size + 1))) {
-		while (got < (size_t)st.st_size) {
-			ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-		}
-	}
-	close(fd);
-	*len = got;
-	return buf;
-}
 
 /* "File F, line L, in FUNC, \n CODE": F, L, FUNC, CODE; false when not that. */
 static bool split_frame(const char *s, char *buf, size_t len, bool *framework)
@@ -79,7 +44,7 @@ int db_msprobe_frame(const char *dump_path, const char *call, char *buf, size_t 
 	const char *em;
 	if (!dump_path || !call || !len)
 		return -1;
-	char *text = read_beside(dump_path, "stack.json", &n);
+	char *text = db_slurp_beside(dump_path, "stack.json", STACK_MAX, &n);
 	db_jp *doc = NULL;
 	int rc = -1;
 	if (!text || db_jp_parse_py(text, n, true, &doc, &ep, &em) || doc->type != DB_JP_OBJ) {

@@ -332,7 +332,7 @@ static int inflate_member(const db_zip *z, const db_zip_entry *e, uint64_t off, 
 int db_zip_data(const db_zip *z, const db_zip_entry *e, const uint8_t **p, size_t *len,
                 void **owned, size_t cap, db_err *err)
 {
-	uint64_t off;
+	uint64_t off = 0;
 	*owned = NULL;
 	if (db_zip_payload_offset(z, e, &off, err))
 		return -1;
