@@ -1,7 +1,7 @@
 /* Interned names (util/intern.c) and what relies on them: an item's and a
  * pair's fields point to one copy per name, and db_rank_pairs answers from
  * an index of the pairs by cell (issue 24) exactly as a pass over every
- * pair did. */
+ * pair did, and db_substages from an index by place as its two passes did. */
 #define _XOPEN_SOURCE 700
 #include <pthread.h>
 #include <setjmp.h>
@@ -13,6 +13,7 @@
 
 #include "cmp_util.h"
 #include "db_grid.h"
+#include "db_profile.h"
 #include "util/intern.h"
 
 static void t_same_pointer(void **s)
@@ -116,12 +117,119 @@ static void t_rank_pairs_index(void **s)
 	same_rank_pairs(FIXTURES "/layouts/fwd_hook/ref", FIXTURES "/layouts/fwd_hook/target", 2);
 }
 
+/* The passes over every pair db_substages made before its index. */
+static bool scan_place(const db_pair *a, const db_pair *b)
+{
+	return !strcmp(a->f.phase, b->f.phase) && !strcmp(a->f.pass, b->f.pass) &&
+	       a->f.layer == b->f.layer && a->occurrence == b->occurrence;
+}
+
+static bool scan_twin(const db_compare *c, const db_pair *p, const char *stage, bool want_merged,
+                      int rank)
+{
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *r = &c->pairs[i];
+		if (r->merged == want_merged && (want_merged || r->f.rank == rank) &&
+		    scan_place(r, p) && !strcmp(r->f.stage, stage))
+			return true;
+	}
+	return false;
+}
+
+static bool scan_cell(const db_compare *c, const db_pair *q, const db_pair *p, int low)
+{
+	if (!scan_place(q, p))
+		return false;
+	if (q->merged == p->merged && q->f.rank == p->f.rank)
+		return true;
+	if (q->merged && !p->merged && p->f.rank >= 0)
+		return !scan_twin(c, p, q->f.stage, false, p->f.rank);
+	if (p->merged && !q->merged && q->f.rank >= 0 && q->f.rank == low)
+		return !scan_twin(c, p, q->f.stage, true, -1);
+	return false;
+}
+
+static const char *scan_parent(const db_compare *c, const char *stage, const char **known,
+                               size_t nk, char *buf, size_t len)
+{
+	const char *r = db_profile_parent(c->profile, stage, known, nk, buf, len);
+	return r ? r : stage;
+}
+
+static size_t substages_scan(const db_compare *c, size_t pair, size_t *v, const char **known)
+{
+	const db_pair *p = &c->pairs[pair];
+	int low = -1;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *q = &c->pairs[i];
+		if (!q->merged && q->f.rank >= 0 && scan_place(q, p) && (low < 0 || q->f.rank < low))
+			low = q->f.rank;
+	}
+	size_t nk = 0;
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (scan_cell(c, &c->pairs[i], p, low))
+			known[nk++] = c->pairs[i].f.stage;
+	char buf[256], buf2[256];
+	const char *top = scan_parent(c, p->f.stage, known, nk, buf, sizeof buf);
+	size_t n = 0, own = DB_NO_PAIR;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const db_pair *q = &c->pairs[i];
+		if (!scan_cell(c, q, p, low))
+			continue;
+		if (!strcmp(q->f.stage, top)) {
+			own = i;
+			continue;
+		}
+		if (!strcmp(scan_parent(c, q->f.stage, known, nk, buf2, sizeof buf2), top))
+			v[n++] = i;
+	}
+	if (own != DB_NO_PAIR)
+		v[n++] = own;
+	return n;
+}
+
+static void same_substages(const char *ref, const char *tgt, size_t min_subs)
+{
+	db_compare *c = cu_run(ref, tgt, NULL, NULL, 0);
+	assert_non_null(c);
+	size_t *want = malloc((c->n_pairs + 1) * sizeof *want), most = 0;
+	const char **known = malloc((c->n_pairs + 1) * sizeof *known);
+	assert_non_null(want);
+	assert_non_null(known);
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		size_t *got = NULL;
+		size_t n = db_substages(c, i, &got);
+		size_t m = substages_scan(c, i, want, known);
+		assert_int_equal(n, m);
+		for (size_t k = 0; k < n; k++)
+			assert_int_equal(got[k], want[k]);
+		free(got);
+		most = n > most ? n : most;
+	}
+	assert_true(most >= min_subs);         /* the fixture has sub-stages to find */
+	free(known);
+	free(want);
+	db_compare_free(c);
+}
+
+static void t_substages_index(void **s)
+{
+	(void)s;
+	/* several passes and ranks; TP shards with merged pairs; sub-stages */
+	same_substages(FIXTURES "/layouts/sglang_v1/ref", FIXTURES "/layouts/sglang_v1/target", 1);
+	same_substages(FIXTURES "/layouts/fwd_hook/ref", FIXTURES "/layouts/fwd_hook/target", 1);
+	same_substages(FIXTURES "/layouts/atom_fwd", NULL, 3);
+	/* across layouts: reference TP1 (merged), target TP2 (ranks) */
+	same_substages(FIXTURES "/realdump/v1_tp1v2/ref", FIXTURES "/realdump/v1_tp1v2/target", 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_same_pointer),
 		cmocka_unit_test(t_threads),
 		cmocka_unit_test(t_rank_pairs_index),
+		cmocka_unit_test(t_substages_index),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
