@@ -560,7 +560,7 @@ size_t db_substages(const db_compare *c, size_t pair, size_t **out)
 		return 0;
 	const db_pair *p = &c->pairs[pair];
 	place pl = {c, NULL, 0};
-	pl.n = grid_index_pairs(GRID_IX_PLACE, c, pair, &pl.v);
+	pl.n = grid_place_pairs(c, pair, &pl.v);
 	const char **known = malloc((pl.n + 1) * sizeof *known);
 	size_t *v = malloc((pl.n + 1) * sizeof *v);
 	if (!pl.v || !known || !v) {

@@ -66,14 +66,10 @@ void grid_worst_add(grid_worst *w, const db_compare *c, size_t i);
  * (*changed set when it moved); false while some are not. */
 bool grid_worst_settle(const grid_worst *w, bool *changed);
 
-/* Which pairs an index groups: GRID_IX_CELL the rank pairs (not merged,
- * rank >= 0) of one stage at one place, GRID_IX_PLACE every pair of one
- * place (phase, pass, layer, occurrence). */
-typedef enum grid_ix_kind { GRID_IX_CELL, GRID_IX_PLACE } grid_ix_kind;
-/* The pairs of pair's key, in pair order, into *out (malloc'd, the
- * caller's; NULL and 0 on OOM or a pair out of range), from an index built
- * once per pairs generation (pair_index.c). */
-size_t grid_index_pairs(grid_ix_kind k, const db_compare *c, size_t pair, size_t **out);
+/* The pairs of pair's place (phase, pass, layer, occurrence), in pair
+ * order, into *out (malloc'd, the caller's; NULL and 0 on OOM or a pair out
+ * of range), from an index built once per pairs generation (pair_index.c). */
+size_t grid_place_pairs(const db_compare *c, size_t pair, size_t **out);
 
 /* The trees record their execution order (see db_index.records_order). */
 bool grid_records_order(const db_compare *c);

@@ -1,10 +1,10 @@
-/* Indexes of the pairs by cell and by place (issue 24): the workbench asks
- * for a cell's ranks on every draw and for a place's sub-stages on
- * <Enter>; a pass over every pair touched one cache line per pair, 10-30 ms
- * a key at 10^6 files. Each index is built once per pairs generation
- * (O(pairs)), kept for the last comparison asked about, and guarded: the
- * commands and the workbench ask from one thread, but nothing here
- * assumes it. */
+/* An index of the pairs by place (issue 24): the workbench asks for a
+ * cell's ranks on every draw and for its sub-stages on <Enter>; a pass over
+ * every pair touched one cache line per pair, 10-34 ms a key at 10^6 files.
+ * One index serves both, so the first draw pays its build (40 ms at 10^6
+ * files) and no key does. It is built once per pairs generation (O(pairs)),
+ * kept for the last comparison asked about, and guarded: the commands and
+ * the workbench ask from one thread, but nothing here assumes it. */
 #include "grid_priv.h"
 
 #include <pthread.h>
@@ -14,18 +14,10 @@
 
 #include "util/hash.h"
 
-static bool is_member(grid_ix_kind k, const db_pair *q)
+/* The place of a pair: phase, pass, layer, occurrence */
+static uint64_t key_hash(const db_pair *p)
 {
-	return k == GRID_IX_PLACE || (!q->merged && q->f.rank >= 0);
-}
-
-/* The key of a pair: its place, and for a cell its stage; rank left out */
-static uint64_t key_hash(grid_ix_kind k, const db_pair *p)
-{
-	uint64_t h = DB_HASH_SEED;
-	if (k == GRID_IX_CELL)
-		h = db_hash64(p->f.stage, strlen(p->f.stage), h);
-	h = db_hash64(p->f.phase, strlen(p->f.phase), h);
+	uint64_t h = db_hash64(p->f.phase, strlen(p->f.phase), DB_HASH_SEED);
 	h = db_hash64(p->f.pass, strlen(p->f.pass), h);
 	int32_t v[2] = {p->f.layer, p->occurrence};
 	return db_hash64(v, sizeof v, h);
@@ -36,10 +28,9 @@ static bool same_str(const char *a, const char *b)
 	return a == b || !strcmp(a, b);         /* interned: mostly the pointer */
 }
 
-static bool same_key(grid_ix_kind k, const db_pair *q, const db_pair *p)
+static bool same_key(const db_pair *q, const db_pair *p)
 {
 	return q->f.layer == p->f.layer && q->occurrence == p->occurrence &&
-	       (k != GRID_IX_CELL || same_str(q->f.stage, p->f.stage)) &&
 	       same_str(q->f.phase, p->f.phase) && same_str(q->f.pass, p->f.pass);
 }
 
@@ -48,14 +39,14 @@ typedef struct pair_index {
 	unsigned long gen;
 	size_t n_pairs;
 	size_t cap;             /* slots, a power of two */
-	size_t *slot_pair;      /* a member of the slot's key; SIZE_MAX empty */
-	size_t *slot_start;     /* its key's pairs in members */
+	size_t *slot_pair;      /* a pair of the slot's place; SIZE_MAX empty */
+	size_t *slot_start;     /* its place's pairs in members */
 	size_t *slot_n;
-	size_t *members;        /* members, key by key, in pair order */
+	size_t *members;        /* every pair, place by place, in pair order */
 } pair_index;
 
-static pair_index g_ix[2];
-static pthread_mutex_t g_lock[2] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+static pair_index g_ix;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void ix_clear(pair_index *x)
 {
@@ -66,16 +57,15 @@ static void ix_clear(pair_index *x)
 	memset(x, 0, sizeof *x);
 }
 
-static size_t find_slot(grid_ix_kind k, const pair_index *x, const db_compare *c,
-                        const db_pair *p)
+static size_t find_slot(const pair_index *x, const db_compare *c, const db_pair *p)
 {
 	size_t m = x->cap - 1;
-	for (size_t i = key_hash(k, p) & m;; i = (i + 1) & m)
-		if (x->slot_pair[i] == SIZE_MAX || same_key(k, &c->pairs[x->slot_pair[i]], p))
+	for (size_t i = key_hash(p) & m;; i = (i + 1) & m)
+		if (x->slot_pair[i] == SIZE_MAX || same_key(&c->pairs[x->slot_pair[i]], p))
 			return i;
 }
 
-static int ix_build(grid_ix_kind k, pair_index *x, const db_compare *c)
+static int ix_build(pair_index *x, const db_compare *c)
 {
 	ix_clear(x);
 	size_t n = c->n_pairs, cap = 16;
@@ -95,9 +85,7 @@ static int ix_build(grid_ix_kind k, pair_index *x, const db_compare *c)
 	x->cap = cap;
 	for (size_t i = 0; i < n; i++) {
 		const db_pair *q = &c->pairs[i];
-		if (!is_member(k, q))
-			continue;
-		size_t s = find_slot(k, x, c, q);
+		size_t s = find_slot(x, c, q);
 		if (x->slot_pair[s] == SIZE_MAX)
 			x->slot_pair[s] = i;
 		x->slot_n[s]++;
@@ -109,11 +97,10 @@ static int ix_build(grid_ix_kind k, pair_index *x, const db_compare *c)
 		at += x->slot_n[s];
 		x->slot_n[s] = 0;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (is_member(k, &c->pairs[i])) {
-			size_t s = slot_of[i];
-			x->members[x->slot_start[s] + x->slot_n[s]++] = i;
-		}
+	for (size_t i = 0; i < n; i++) {
+		size_t s = slot_of[i];
+		x->members[x->slot_start[s] + x->slot_n[s]++] = i;
+	}
 	free(slot_of);
 	x->c = c;
 	x->gen = c->pairs_gen;
@@ -121,23 +108,23 @@ static int ix_build(grid_ix_kind k, pair_index *x, const db_compare *c)
 	return 0;
 }
 
-size_t grid_index_pairs(grid_ix_kind k, const db_compare *c, size_t pair, size_t **out)
+size_t grid_place_pairs(const db_compare *c, size_t pair, size_t **out)
 {
 	*out = NULL;
 	if (pair >= c->n_pairs)
 		return 0;
-	pair_index *x = &g_ix[k];
+	pair_index *x = &g_ix;
 	size_t n = 0;
-	pthread_mutex_lock(&g_lock[k]);
+	pthread_mutex_lock(&g_lock);
 	if ((x->c == c && x->gen == c->pairs_gen && x->n_pairs == c->n_pairs) ||
-	    ix_build(k, x, c) == 0) {
-		size_t s = find_slot(k, x, c, &c->pairs[pair]);
+	    ix_build(x, c) == 0) {
+		size_t s = find_slot(x, c, &c->pairs[pair]);
 		size_t m = x->slot_pair[s] == SIZE_MAX ? 0 : x->slot_n[s];
 		if ((*out = malloc((m + 1) * sizeof **out))) {
 			memcpy(*out, x->members + x->slot_start[s], m * sizeof **out);
 			n = m;
 		}
 	}
-	pthread_mutex_unlock(&g_lock[k]);
+	pthread_mutex_unlock(&g_lock);
 	return n;
 }
