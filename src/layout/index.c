@@ -524,15 +524,22 @@ static int order_items(build *b, const db_profile *p)
 	return rc;
 }
 
+static void free_job_ents(file_job *j)
+{
+	for (size_t k = 0; k < j->n_ents; k++) {
+		free(j->ents[k].key);
+		free(j->ents[k].err);
+		free(j->ents[k].st.data);
+	}
+	free(j->ents);
+	j->ents = NULL;
+	j->n_ents = 0;
+}
+
 static void free_jobs(file_job *jobs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < jobs[i].n_ents; k++) {
-			free(jobs[i].ents[k].key);
-			free(jobs[i].ents[k].err);
-			free(jobs[i].ents[k].st.data);
-		}
-		free(jobs[i].ents);
+		free_job_ents(&jobs[i]);
 		free(jobs[i].err);
 	}
 	free(jobs);
@@ -659,8 +666,12 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 			want += jobs[i].n_ents ? jobs[i].n_ents : 1;
 		if (want && reserve_items(&b, want) != 0)
 			rc = -1;
-		for (size_t i = 0; i < nj && rc == 0; i++)
+		for (size_t i = 0; i < nj && rc == 0; i++) {
 			rc = items_from_job(&b, p, side, &jobs[i], i);
+			/* the job's entries are the items' now: what is left goes
+			 * while the items still grow (issue 24: peak RSS) */
+			free_job_ents(&jobs[i]);
+		}
 		/* the jobs are spent: gone before the sort needs its memory */
 		free_jobs(jobs, nj);
 		jobs = NULL;
