@@ -117,6 +117,29 @@ static double rel_l2(const double *x, const double *y, int n)
 	return xx > 0 ? sqrt(dd / xx) : dd > 0 ? INFINITY : 0;
 }
 
+/* The first candidate transform k that brings item it's sample (read into
+ * buf) within reach of other: k (*by set), -1 none, -2 unreadable. The
+ * error is relative to the reference's sample: buf when it is the
+ * reference (on_ref), else other. */
+static int first_fit(db_wctx *w, const db_index *ix, const db_item *it, bool on_ref,
+                     size_t es, int nd, const int64_t *shape, const int64_t *idx, int n,
+                     const double *other, double *buf, const db_xform **by)
+{
+	db_err e;
+	for (int k = 0; k < NCAND; k++) {
+		const db_xform *t = cand(es, k);
+		if (!t || !db_xform_fits(t, nd, shape))
+			continue;
+		if (db_side_sample(w, ix, it, t, idx, n, buf, &e) != 0)
+			return -2;
+		if ((on_ref ? rel_l2(buf, other, n) : rel_l2(other, buf, n)) < XF_GOOD) {
+			*by = t;
+			return k;
+		}
+	}
+	return -1;
+}
+
 /* Which of none (-1) or candidate k brings p's sample within reach; -2
  * when none does (or it cannot be read). */
 static int vote(const db_compare *c, db_wctx *w, const db_pair *p, const db_xform **by)
@@ -172,17 +195,9 @@ static int vote(const db_compare *c, db_wctx *w, const db_pair *p, const db_xfor
 	}
 	if (stored < XF_GOOD)
 		return -1;
-	for (int k = 0; k < NCAND; k++) {
-		const db_xform *t = cand(es, k);
-		if (!t || !db_xform_fits(t, nd, shape))
-			continue;
-		if (db_side_sample(w, c->tgt, p->tgt, t, idx, n, y, &e) != 0)
-			return -2;
-		if (rel_l2(x, y, n) < XF_GOOD) {
-			*by = t;
-			return k;
-		}
-	}
+	int k = first_fit(w, c->tgt, p->tgt, false, es, nd, shape, idx, n, x, y, by);
+	if (k != -1)
+		return k;
 	/* the reference pre-shuffled (the target as the checkpoint has it) */
 	int rnd;
 	const int64_t *rshape;
@@ -190,18 +205,8 @@ static int vote(const db_compare *c, db_wctx *w, const db_pair *p, const db_xfor
 	if (!stored_grid(p->ref, &rnd, &rshape, &res) ||
 	    db_side_sample(w, c->tgt, p->tgt, NULL, idx, n, y, &e) != 0)
 		return -2;
-	for (int k = 0; k < NCAND; k++) {
-		const db_xform *t = cand(res, k);
-		if (!t || !db_xform_fits(t, rnd, rshape))
-			continue;
-		if (db_side_sample(w, c->ref, p->ref, t, idx, n, x, &e) != 0)
-			return -2;
-		if (rel_l2(x, y, n) < XF_GOOD) {
-			*by = t;
-			return V_REF + k;
-		}
-	}
-	return -2;
+	k = first_fit(w, c->ref, p->ref, true, res, rnd, rshape, idx, n, y, x, by);
+	return k >= 0 ? V_REF + k : -2;
 }
 
 static void decide(const db_compare *c, db_wctx *w, xstate *xs)
