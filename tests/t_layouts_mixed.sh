@@ -58,6 +58,10 @@ expect 1 "hook TP1 vs TP2" "$DB_BIN" compare "$M/hook/ref" "$M/hook/target"
 has "$out" "0 ref_only, 0 target_only, 0 shape_mismatch, 0 error, 8 not_comparable" "hook: counts"
 has "$out" "all   self_attn.qkv_proj" "hook: qkv merged"
 grep -E 'qkv_proj .*not_comparable: fused' <<<"$out" >/dev/null || fail "hook: qkv not comparable"
+# JSON says why too: a not_comparable pair carries its reason, as the table does
+json=$("$DB_BIN" compare --format json "$M/hook/ref" "$M/hook/target")
+grep -qE '"stage": "self_attn\.qkv_proj".*"status": "not_comparable".*"error": null, "reason": "fused per-rank output across layouts \(1 vs 2 ranks\)' <<<"$json" ||
+	fail "hook: JSON reason of the not comparable qkv_proj"
 
 # hybrid MoE through the hook: the profile's sum rules (mlp.experts, the
 # shared expert's down_proj) -- a rank's partial alone is never shown

@@ -86,6 +86,10 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	db_json_str(out, band_or_null(p));
 	fputs(", \"error\": ", out);
 	db_json_str(out, p->status == DB_ST_ERROR ? p->error : NULL);
+	if (p->status == DB_ST_NOT_COMPARABLE && p->error) {
+		fputs(", \"reason\": ", out);      /* why, as the table says it */
+		db_json_str(out, p->error);
+	}
 	char fd[1024];
 	if (db_call_finding(c, (size_t)(p - c->pairs), fd, sizeof fd, NULL)) {
 		fputs(", \"finding\": ", out);      /* a call only one side makes */
