@@ -68,6 +68,10 @@ int db_index_scan(const char *root, const db_profile *p, const char *side,
 void db_index_free(db_index *ix);
 /* Full path of an item's file (malloc'd; NULL on OOM). */
 char *db_index_path(const db_index *ix, const db_item *it);
+/* Full path of the file NAME that item it's entry names for its tensor
+ * (msprobe's data_name: dump_tensor_data/NAME beside the dump), malloc'd;
+ * NULL on OOM. */
+char *db_index_data_path(const db_index *ix, const db_item *it, const char *name);
 /* Identity of an item's fields, for pairing and occurrences:
  * "phase\x1fpass\x1frank\x1flayer\x1fstage" into buf; returns buf. */
 char *db_fields_key(const db_ifields *f, char *buf, size_t len);

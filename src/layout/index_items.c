@@ -77,6 +77,23 @@ char *db_index_path(const db_index *ix, const db_item *it)
 	return db_path_join(ix->root, it->path);
 }
 
+char *db_index_data_path(const db_index *ix, const db_item *it, const char *name)
+{
+	char *p = db_index_path(ix, it);
+	if (!p)
+		return NULL;
+	char *slash = strrchr(p, '/');
+	size_t dl = slash ? (size_t)(slash - p + 1) : 0;
+	char *out = malloc(dl + sizeof "dump_tensor_data/" + strlen(name));
+	if (out) {
+		memcpy(out, p, dl);
+		strcpy(out + dl, "dump_tensor_data/");
+		strcat(out, name);
+	}
+	free(p);
+	return out;
+}
+
 /* Length of stage without trailing tuple indices ("m.0.1" -> "m"). */
 static size_t module_len(const char *stage)
 {

@@ -136,22 +136,12 @@ static void kint(kbuf *k, long long v)
  * snapshot keeps a file that has them (db_icache_put, db_isnap_store). */
 static void kdata(kbuf *b, const db_index *ix, const db_item *it)
 {
-	char *p = db_index_path(ix, it);
-	if (!p) {
-		b->err = true;
-		return;
-	}
-	char *slash = strrchr(p, '/');
-	size_t dl = slash ? (size_t)(slash - p + 1) : 0;
-	kbuf q = {malloc(dl + 32 + strlen(it->st.data)), 0, dl + 32 + strlen(it->st.data), false};
+	char *p = db_index_data_path(ix, it, it->st.data);
 	struct stat st;
-	if (q.s) {
-		kput(&q, p, dl);
-		kstr(&q, "dump_tensor_data/");
-		kstr(&q, it->st.data);
-	}
 	kput(b, "\x1f" "d", 2);
-	if (q.s && !q.err && stat(q.s, &st) == 0) {
+	if (!p)
+		b->err = true;
+	else if (stat(p, &st) == 0) {
 		kint(b, (long long)st.st_size);
 		kput(b, "\x1f", 1);
 		kint(b, (long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec);
@@ -160,7 +150,6 @@ static void kdata(kbuf *b, const db_index *ix, const db_item *it)
 	} else {
 		kput(b, "-", 1);        /* none: measured on statistics */
 	}
-	free(q.s);
 	free(p);
 }
 

@@ -258,24 +258,6 @@ static int contig_chunk(db_wctx *w, const db_pair *p, const db_tensor *x, const 
 	return 0;
 }
 
-/* dir of item it's file + "dump_tensor_data/" + name, malloc'd */
-static char *data_path(const db_index *ix, const db_item *it, const char *name)
-{
-	char *p = db_index_path(ix, it);
-	if (!p)
-		return NULL;
-	char *slash = strrchr(p, '/');
-	size_t dl = slash ? (size_t)(slash - p + 1) : 0;
-	char *out = malloc(dl + 17 + strlen(name) + 1);
-	if (out) {
-		memcpy(out, p, dl);
-		strcpy(out + dl, "dump_tensor_data/");
-		strcat(out, name);
-	}
-	free(p);
-	return out;
-}
-
 /* Statistics-only entries that name the files holding their tensors
  * (msprobe's tensor task): the tensors themselves, compared as any pair.
  * 1 when there are none to read (either side): measure the statistics. */
@@ -284,7 +266,8 @@ static int data_accum(db_compare *c, db_wctx *w, const db_pair *p, const char *d
 {
 	if (!dr || !dt || p->slot.side)
 		return 1;
-	char *px = data_path(c->ref, p->ref, dr), *py = data_path(c->tgt, p->tgt, dt);
+	char *px = db_index_data_path(c->ref, p->ref, dr);
+	char *py = db_index_data_path(c->tgt, p->tgt, dt);
 	const db_tensor *x = NULL, *y = NULL;
 	const db_file *fx = NULL, *fy = NULL;
 	int fdx = -1, fdy = -1, rc = 1;
