@@ -113,6 +113,12 @@ int draw_width(const char *raw)
 	return w;
 }
 
+void draw_heads(WINDOW *w, int y, int W, const struct col_head *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		draw_text(w, y, c[i].x, W - c[i].x, C_DIM, A_BOLD, c[i].name);
+}
+
 int draw_text(WINDOW *w, int y, int x, int maxw, enum tui_color c, attr_t extra,
               const char *raw)
 {

@@ -44,6 +44,13 @@ int draw_text(WINDOW *w, int y, int x, int maxw, enum tui_color c, attr_t extra,
               const char *s);
 int draw_textf(WINDOW *w, int y, int x, int maxw, enum tui_color c, attr_t extra,
                const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* A table's header row: each name at its column x (out to width W),
+ * dim and bold, as every list view heads its columns. */
+struct col_head {
+	int x;
+	const char *name;
+};
+void draw_heads(WINDOW *w, int y, int W, const struct col_head *c, size_t n);
 /* Fill n columns with blanks in style c. */
 void draw_fill(WINDOW *w, int y, int x, int n, enum tui_color c, attr_t extra);
 /* s escaped and cut to at most width columns, ending with an ellipsis when

@@ -222,14 +222,10 @@ static void ranks_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 
 	int hy = y0 + 3;
 	bool split = n_rows(r) > r->n;
-	draw_text(w, hy, XR, W - XR, C_DIM, A_BOLD, "rank");
-	draw_text(w, hy, XC, W - XC, C_DIM, A_BOLD, "cos");
-	draw_text(w, hy, XL, W - XL, C_DIM, A_BOLD, "rel");
-	draw_text(w, hy, XM, W - XM, C_DIM, A_BOLD, "max_abs");
-	draw_text(w, hy, XE, W - XE, C_DIM, A_BOLD, "bytes=");
-	draw_text(w, hy, XB, W - XB, C_DIM, A_BOLD, "band");
-	if (split)
-		draw_text(w, hy, XB + 14, W - XB - 14, C_DIM, A_BOLD, "slice of the whole");
+	const struct col_head heads[] = {{XR, "rank"},    {XC, "cos"},    {XL, "rel"},
+	                                  {XM, "max_abs"}, {XE, "bytes="}, {XB, "band"},
+	                                  {XB + 14, "slice of the whole"}};
+	draw_heads(w, hy, W, heads, sizeof heads / sizeof *heads - !split);
 	r->page = h - 7;
 	size_t nr = n_rows(r);
 	list_nav_fix(&r->nav, (int)nr, r->page);

@@ -112,15 +112,10 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 	int hy = ny + 2;
 	int xs = 6, xc = xs + nw + 1, xr = xc + 11, xb = xr + 9, xi = xb + 9, xo = xi + 9,
 	    xa = xo + 9, xq = xa + 11, xl = xq + 7;
-	draw_text(w, hy, xs, W - xs, C_DIM, A_BOLD, "stage");
-	draw_text(w, hy, xc, W - xc, C_DIM, A_BOLD, "cos");
-	draw_text(w, hy, xr, W - xr, C_DIM, A_BOLD, "rel");
-	draw_text(w, hy, xb, W - xb, C_DIM, A_BOLD, "band");
-	draw_text(w, hy, xi, W - xi, C_DIM, A_BOLD, "err in");
-	draw_text(w, hy, xo, W - xo, C_DIM, A_BOLD, "err out");
-	draw_text(w, hy, xa, W - xa, C_DIM, A_BOLD, "amp");
-	draw_text(w, hy, xq, W - xq, C_DIM, A_BOLD, "SQNR");
-	draw_text(w, hy, xl, W - xl, C_DIM, A_BOLD, "role");
+	const struct col_head heads[] = {{xs, "stage"}, {xc, "cos"}, {xr, "rel"},
+	                                  {xb, "band"}, {xi, "err in"}, {xo, "err out"},
+	                                  {xa, "amp"}, {xq, "SQNR"}, {xl, "role"}};
+	draw_heads(w, hy, W, heads, sizeof heads / sizeof *heads);
 	s->page = h - 4 - (hy - y0);
 	list_nav_fix(&s->wnav, (int)r->n_walk, s->page);
 	for (int k = 0; k < s->page; k++) {
@@ -279,13 +274,10 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	/* column positions */
 	int xs = 8, xsh = xs + nw + 1, xc = xsh + shw + 1, xst = xc + 11, xr = xst + 11,
 	    xb = xr + 9;
-	draw_text(w, hy, 4, W - 4, C_DIM, A_BOLD, "#");
-	draw_text(w, hy, xs, W - xs, C_DIM, A_BOLD, "stage");
-	draw_text(w, hy, xsh, W - xsh, C_DIM, A_BOLD, "shape");
-	draw_text(w, hy, xc, W - xc, C_DIM, A_BOLD, "cos");
-	draw_text(w, hy, xst, W - xst, C_DIM, A_BOLD, "step");
-	draw_text(w, hy, xr, W - xr, C_DIM, A_BOLD, "rel");
-	draw_text(w, hy, xb, W - xb, C_DIM, A_BOLD, "band");
+	const struct col_head heads[] = {{4, "#"},       {xs, "stage"}, {xsh, "shape"},
+	                                  {xc, "cos"},     {xst, "step"}, {xr, "rel"},
+	                                  {xb, "band"}};
+	draw_heads(w, hy, W, heads, sizeof heads / sizeof *heads);
 	s->page = h - 7;
 	list_nav_fix(&s->nav, (int)s->n, s->page);
 	for (int r = 0; r < s->page; r++) {
