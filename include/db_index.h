@@ -11,6 +11,11 @@
 #include "db_profile.h"
 #include "db_tensor.h"
 
+/* An item's path and key belong to its index: one malloc each when the
+ * index was scanned, or all in the index's one block (db_index.strs) when
+ * it came from a snapshot, where items of one file share their path and
+ * every "" key is one byte. Only db_index_free and the index's own
+ * pruning free them (db_index_owns_str); a copy of an item borrows them. */
 typedef struct db_item {
 	char *path;             /* relative to the tree root */
 	char *key;              /* key inside the file ("" = the file's tensor) */
@@ -57,6 +62,10 @@ typedef struct db_index {
 	 * files holding several modules of a layer): seq follows it and the
 	 * profile's stage_order is not used. See index.c, struct rec. */
 	bool records_order;
+	/* The paths and keys of a snapshot's items (NULL for a scanned
+	 * index): freed with the index, never one string at a time. */
+	char *strs;
+	size_t strs_len;
 } db_index;
 
 /* Scan root with profile p. side: "ref" or "target" keeps only items whose
@@ -66,6 +75,9 @@ typedef struct db_index {
 int db_index_scan(const char *root, const db_profile *p, const char *side,
                   db_index **out, db_err *err);
 void db_index_free(db_index *ix);
+/* s (an item's path or key) lies in ix's block of strings: not free'd on
+ * its own. */
+bool db_index_owns_str(const db_index *ix, const char *s);
 /* Full path of an item's file (malloc'd; NULL on OOM). */
 char *db_index_path(const db_index *ix, const db_item *it);
 /* Full path of the file NAME that item it's entry names for its tensor

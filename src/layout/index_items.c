@@ -5,6 +5,7 @@
 #include "db_index.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,13 +202,22 @@ int db_push_str(char ***arr, size_t *n, const char *s)
 	return 0;
 }
 
+bool db_index_owns_str(const db_index *ix, const char *s)
+{
+	/* compared as integers: s may be from another block */
+	uintptr_t p = (uintptr_t)s, b = (uintptr_t)ix->strs;
+	return ix->strs && p >= b && p - b < ix->strs_len;
+}
+
 void db_index_free(db_index *ix)
 {
 	if (!ix)
 		return;
 	for (size_t i = 0; i < ix->n_items; i++) {
-		free(ix->items[i].path);
-		free(ix->items[i].key);
+		if (!db_index_owns_str(ix, ix->items[i].path))
+			free(ix->items[i].path);
+		if (!db_index_owns_str(ix, ix->items[i].key))
+			free(ix->items[i].key);
 		free(ix->items[i].err);
 		free(ix->items[i].st.data);
 	}
@@ -219,6 +229,7 @@ void db_index_free(db_index *ix)
 		free(ix->skipped[i]);
 	free(ix->skipped);
 	free(ix->root);
+	free(ix->strs);
 	free(ix);
 }
 

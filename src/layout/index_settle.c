@@ -15,8 +15,10 @@ size_t db_index_drop_settling(db_index *ix, int64_t cutoff_ns)
 			/* a whole refused file is one item with key "" */
 			if (ix->n_refused && it->key && !*it->key)
 				ix->n_refused--;
-			free(it->path);
-			free(it->key);
+			if (!db_index_owns_str(ix, it->path))
+				free(it->path);
+			if (!db_index_owns_str(ix, it->key))
+				free(it->key);
 			free(it->err);
 			dropped++;
 			continue;

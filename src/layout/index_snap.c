@@ -37,9 +37,11 @@
 #include "util/intern.h"
 #include "read/walk.h"
 
-#define SNAP_MAGIC "DBISNAP6"     /* 3: seq from recorded order first; 4: ident;
+#define SNAP_MAGIC "DBISNAP7"     /* 3: seq from recorded order first; 4: ident;
                                      * 5: names cut to their field refused;
-                                     * 6: items with read errors kept */
+                                     * 6: items with read errors kept;
+                                     * 7: a names table, the size of the
+                                     * paths' and keys' block */
 #define DETECT_MAGIC "DBDETEC1"
 #define STAMP_MAGIC "DBSTAMP1"
 #ifndef DB_VERSION
@@ -199,6 +201,75 @@ static const char *side_tag(const char *side)
 	return !side ? "all.snap" : !strcmp(side, "ref") ? "ref.snap" : "target.snap";
 }
 
+/* The names of a snapshot's items, each once: the fields of an item are
+ * four indexes into this table (a million items carry a few hundred
+ * distinct names). Keyed by pointer: the names are interned, so equal
+ * names share one (two copies of a name would only cost a row). */
+typedef struct name_tab {
+	const char **name;      /* by index */
+	uint32_t n;
+	struct { const char *p; uint32_t i; } *slot;
+	size_t cap;             /* slots, a power of two */
+} name_tab;
+
+static size_t ptr_hash(const char *p, size_t cap)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The index of name p, added when new; -1 on OOM. */
+static int64_t name_index(name_tab *t, const char *p)
+{
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		const char **nn = realloc(t->name, cap / 2 * sizeof *nn);
+		void *ns = calloc(cap, sizeof *t->slot);
+		if (!nn || !ns) {
+			if (nn)
+				t->name = nn;
+			free(ns);
+			return -1;
+		}
+		t->name = nn;
+		free(t->slot);
+		t->slot = ns;
+		t->cap = cap;
+		for (uint32_t i = 0; i < t->n; i++) {
+			size_t h = ptr_hash(t->name[i], cap);
+			while (t->slot[h].p)
+				h = (h + 1) & (cap - 1);
+			t->slot[h].p = t->name[i];
+			t->slot[h].i = i;
+		}
+	}
+	size_t h = ptr_hash(p, t->cap);
+	while (t->slot[h].p && t->slot[h].p != p)
+		h = (h + 1) & (t->cap - 1);
+	if (!t->slot[h].p) {
+		t->slot[h].p = p;
+		t->slot[h].i = t->n;
+		t->name[t->n++] = p;
+	}
+	return t->slot[h].i;
+}
+
+/* Bytes of the block a load puts paths and keys in: "" once, a path when
+ * it differs from the previous item's (a file's items are neighbours), a
+ * key when not "". The load applies the same rule. */
+static uint64_t strs_bytes(const db_index *ix)
+{
+	uint64_t n = 1;
+	for (size_t i = 0; i < ix->n_items; i++) {
+		const db_item *it = &ix->items[i];
+		if (!i || strcmp(it->path, ix->items[i - 1].path))
+			n += strlen(it->path) + 1;
+		if (*it->key)
+			n += strlen(it->key) + 1;
+	}
+	return n;
+}
+
 void db_isnap_store(const char *dir, const char *root, const char *side, uint64_t key,
                     const db_index *ix)
 {
@@ -208,24 +279,35 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 		if (ix->items[i].has_st && ix->items[i].st.data)
 			return;         /* a snapshot keeps no statistics, and the metrics
 			                   cache needs the tensor file they name (cache.c) */
+	name_tab t = {0};
+	for (size_t i = 0; i < ix->n_items; i++) {
+		const db_ifields *f = &ix->items[i].f;
+		if (name_index(&t, f->side) < 0 || name_index(&t, f->phase) < 0 ||
+		    name_index(&t, f->pass) < 0 || name_index(&t, f->stage) < 0)
+			goto out;
+	}
 	char *path = snap_path(dir, root, side_tag(side));
 	if (!path)
-		return;
+		goto out;
 	db_wbuf b = {0};
 	db_wbuf_put(&b, SNAP_MAGIC, 8);
 	db_wbuf_put(&b, &key, 8);
-	uint64_t v[4] = {ix->n_files, ix->n_refused, ix->n_items, ix->n_unparsed};
+	uint64_t v[6] = {ix->n_files, ix->n_refused, ix->n_items, ix->n_unparsed, t.n,
+	                 strs_bytes(ix)};
 	db_wbuf_put(&b, v, sizeof v);
 	for (size_t i = 0; i < ix->n_unparsed; i++)
 		db_wbuf_str(&b, ix->unparsed[i]);
+	for (uint32_t i = 0; i < t.n; i++)
+		db_wbuf_str(&b, t.name[i]);
 	for (size_t i = 0; i < ix->n_items; i++) {
 		const db_item *it = &ix->items[i];
 		db_wbuf_str(&b, it->path);
 		db_wbuf_str(&b, it->key);
-		db_wbuf_str(&b, it->f.side);
-		db_wbuf_str(&b, it->f.phase);
-		db_wbuf_str(&b, it->f.pass);
-		db_wbuf_str(&b, it->f.stage);
+		uint32_t nv[4] = {(uint32_t)name_index(&t, it->f.side),
+		                  (uint32_t)name_index(&t, it->f.phase),
+		                  (uint32_t)name_index(&t, it->f.pass),
+		                  (uint32_t)name_index(&t, it->f.stage)};
+		db_wbuf_put(&b, nv, sizeof nv);
 		int32_t iv[5] = {it->f.rank, it->f.layer, (int32_t)it->dtype, it->ndim,
 		                 it->occurrence};
 		int64_t lv[5] = {it->f.order, it->seq, (int64_t)it->size, it->mtime_ns,
@@ -240,30 +322,92 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 	write_record(dir, path, &b);
 	free(b.p);
 	free(path);
+out:
+	free(t.name);
+	free(t.slot);
 }
 
 /* The stored fields' names: the same bounds db_fields gives them. */
 #define FIELD_CAP(m) sizeof ((db_fields *)0)->m
-static const char **f_side(db_ifields *f) { return &f->side; }
-static const char **f_phase(db_ifields *f) { return &f->phase; }
-static const char **f_pass(db_ifields *f) { return &f->pass; }
-static const char **f_stage(db_ifields *f) { return &f->stage; }
 
-/* One name, interned; *last (the previous item's) is reused when equal:
- * side, phase and pass mostly repeat from one item to the next. NULL when
- * it does not fit its field or on OOM. */
-static const char *rd_name(db_rd *r, const char **last, size_t cap)
+/* The next string's bytes in place (u32 length, no NUL in them); NULL and
+ * bad when short or holding a NUL. */
+static const char *rd_bytes(db_rd *r, uint32_t *len)
 {
-	char buf[256];
-	db_rd_fixed(r, buf, cap < sizeof buf ? cap : sizeof buf);
-	if (r->bad)
+	db_rd_take(r, len, 4);
+	if (r->bad || r->left < *len || memchr(r->p, 0, *len)) {
+		r->bad = true;
 		return NULL;
-	if (!strcmp(buf, *last))
-		return *last;
-	const char *s = db_intern(buf);
-	if (s)
-		*last = s;
+	}
+	const char *s = r->p;
+	r->p += *len;
+	r->left -= *len;
 	return s;
+}
+
+/* The block of an index's paths and keys (strs_bytes), filled in order. */
+typedef struct strs_fill {
+	db_index *ix;
+	size_t used;
+	const char *last;       /* the previous item's path */
+	size_t last_len;
+} strs_fill;
+
+/* The next item's path: the previous one when equal, else copied in. */
+static char *rd_path(db_rd *r, strs_fill *sf)
+{
+	uint32_t l;
+	const char *s = rd_bytes(r, &l);
+	if (!s)
+		return NULL;
+	if (sf->last && l == sf->last_len && !memcmp(s, sf->last, l))
+		return (char *)sf->last;
+	if (sf->ix->strs_len - sf->used <= l) {
+		r->bad = true;  /* more than the header said */
+		return NULL;
+	}
+	char *d = sf->ix->strs + sf->used;
+	memcpy(d, s, l);
+	d[l] = 0;
+	sf->used += (size_t)l + 1;
+	sf->last = d;
+	sf->last_len = l;
+	return d;
+}
+
+/* The next item's key: "" is the block's first byte. */
+static char *rd_key(db_rd *r, strs_fill *sf)
+{
+	uint32_t l;
+	const char *s = rd_bytes(r, &l);
+	if (!s)
+		return NULL;
+	if (!l)
+		return sf->ix->strs;
+	if (sf->ix->strs_len - sf->used <= l) {
+		r->bad = true;
+		return NULL;
+	}
+	char *d = sf->ix->strs + sf->used;
+	memcpy(d, s, l);
+	d[l] = 0;
+	sf->used += (size_t)l + 1;
+	return d;
+}
+
+/* The names table, interned; each name's length for the fields' bounds. */
+static int rd_names(db_rd *r, uint64_t n, const char ***names, uint32_t **lens)
+{
+	*names = calloc(n ? n : 1, sizeof **names);
+	*lens = calloc(n ? n : 1, sizeof **lens);
+	if (!*names || !*lens)
+		return -1;
+	for (uint64_t i = 0; i < n && !r->bad; i++) {
+		const char *s = rd_bytes(r, &(*lens)[i]);
+		if (s && !((*names)[i] = db_intern_n(s, (*lens)[i])))
+			return -1;
+	}
+	return r->bad ? -1 : 0;
 }
 
 static int copy_skipped(db_index *ix, const db_walk *w)
@@ -323,11 +467,15 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	char *buf = load_record(dir, root, side_tag(side), SNAP_MAGIC, key, &r);
 	if (!buf)
 		return NULL;
-	uint64_t v[4];
+	uint64_t v[6];
 	db_rd_take(&r, v, sizeof v);
+	const char **names = NULL;
+	uint32_t *lens = NULL;
 	db_index *ix = calloc(1, sizeof *ix);
-	/* every item takes at least 81 bytes: bounds the allocation */
-	if (!ix || r.bad || v[2] > r.left / 81 || v[3] > r.left / 4)
+	/* every item takes at least 89 bytes, a name or string 4: bounds the
+	 * allocations; the block holds at most a NUL for each length */
+	if (!ix || r.bad || v[2] > r.left / 89 || v[3] > r.left / 4 || v[4] > r.left / 4 ||
+	    !v[5] || v[5] > r.left)
 		goto bad;
 	ix->profile = p;
 	ix->root_is_file = is_file;
@@ -342,30 +490,50 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	for (uint64_t i = 0; i < v[3] && !r.bad; i++)
 		if ((ix->unparsed[i] = db_rd_str(&r)))
 			ix->n_unparsed++;
+	if (rd_names(&r, v[4], &names, &lens) != 0)
+		goto bad;
 	if (v[2] && !(ix->items = calloc((size_t)v[2], sizeof *ix->items)))
 		goto bad;
-	const char **(*name[4])(db_ifields *) = {f_side, f_phase, f_pass, f_stage};
+	if (!(ix->strs = malloc((size_t)v[5])))
+		goto bad;
+	ix->strs_len = (size_t)v[5];
+	ix->strs[0] = 0;
+	strs_fill sf = {ix, 1, NULL, 0};
 	const size_t cap[4] = {FIELD_CAP(side), FIELD_CAP(phase), FIELD_CAP(pass), FIELD_CAP(stage)};
-	const char *last[4] = {"", "", "", ""};
 	for (uint64_t i = 0; i < v[2] && !r.bad; i++) {
 		db_item *it = &ix->items[ix->n_items++];
-		it->path = db_rd_str(&r);
-		it->key = db_rd_str(&r);
-		for (int k = 0; k < 4; k++)
-			if (!(*name[k](&it->f) = rd_name(&r, &last[k], cap[k])))
+		it->path = rd_path(&r, &sf);
+		it->key = rd_key(&r, &sf);
+		uint32_t nv[4];
+		db_rd_take(&r, nv, sizeof nv);
+		const char *f[4];
+		for (int k = 0; k < 4; k++) {
+			if (nv[k] >= v[4] || lens[nv[k]] >= cap[k]) {
 				r.bad = true;
+				break;
+			}
+			f[k] = names[nv[k]];
+		}
+		if (r.bad)
+			break;
+		it->f.side = f[0];
+		it->f.phase = f[1];
+		it->f.pass = f[2];
+		it->f.stage = f[3];
+		it->err = rd_err(&r);
+		/* iv[5], lv[5], flags: one read */
+		unsigned char rec[5 * 4 + 5 * 8 + 1];
 		int32_t iv[5];
 		int64_t lv[5];
-		uint8_t sf;
-		it->err = rd_err(&r);
-		db_rd_take(&r, iv, sizeof iv);
-		db_rd_take(&r, lv, sizeof lv);
-		db_rd_take(&r, &sf, 1);
+		db_rd_take(&r, rec, sizeof rec);
+		memcpy(iv, rec, sizeof iv);
+		memcpy(lv, rec + sizeof iv, sizeof lv);
+		uint8_t flags = rec[sizeof iv + sizeof lv];
 		it->f.rank = iv[0];
 		it->f.layer = iv[1];
 		it->f.order = lv[0];
-		it->f.stage_is_file = sf & 1;
-		it->refused = it->err && (sf & 2);
+		it->f.stage_is_file = flags & 1;
+		it->refused = it->err && (flags & 2);
 		if (iv[2] < 0 || iv[2] >= DB_DT__COUNT || iv[3] < 0 || iv[3] > DB_MAX_DIMS)
 			r.bad = true;
 		it->dtype = (db_dtype)iv[2];
@@ -375,15 +543,18 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 		it->size = (off_t)lv[2];
 		it->mtime_ns = lv[3];
 		it->ident = (uint64_t)lv[4];
-		for (int d = 0; d < it->ndim && !r.bad; d++)
-			db_rd_take(&r, &it->shape[d], 8);
+		db_rd_take(&r, it->shape, (size_t)it->ndim * sizeof *it->shape);
 	}
-	if (r.bad || r.left || !same_refusals(ix))
+	if (r.bad || r.left || sf.used != ix->strs_len || !same_refusals(ix))
 		goto bad;
 	ix->records_order = db_index_records_order(ix->items, ix->n_items, p);
+	free(names);
+	free(lens);
 	free(buf);
 	return ix;
 bad:
+	free(names);
+	free(lens);
 	free(buf);
 	db_index_free(ix);
 	return NULL;
