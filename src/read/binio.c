@@ -10,18 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void db_rd_take(db_rd *r, void *dst, size_t n)
-{
-	if (r->bad || r->left < n) {
-		r->bad = true;
-		memset(dst, 0, n);
-		return;
-	}
-	memcpy(dst, r->p, n);
-	r->p += n;
-	r->left -= n;
-}
-
 char *db_rd_str(db_rd *r)
 {
 	uint32_t l;

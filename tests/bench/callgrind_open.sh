@@ -15,7 +15,7 @@ C=${BENCH_CACHE:-$W/.cache}
 echo q >"$W/keys-q"
 out=$(mktemp -d)
 (cd "$W" && env -i PATH=/usr/bin:/bin HOME="$W" TERM=xterm-256color LANG=C.UTF-8 XDG_CACHE_HOME="$C" \
-	LINES=60 COLUMNS=200 DUMPBISECT_SCRIPT="$W/keys-q" \
+	LINES=60 COLUMNS=200 DUMPBISECT_SCRIPT="$W/keys-q" DUMPBISECT_WATCHDOG=900 \
 	valgrind --tool=callgrind --toggle-collect=db_compare_open \
 	--callgrind-out-file="$out/cg.%p" "$BIN" ref target >/dev/null 2>"$out/log")
 f=$(ls -S "$out"/cg.* | head -1)
