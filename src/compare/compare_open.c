@@ -267,14 +267,13 @@ static char *default_cache_dir(void)
 static int check_stage_rules(db_compare *c, db_err *err)
 {
 	const db_profile *p = c->profile;
-	db_pkmap seen;          /* by the interned stage: no string hashed per pair */
-	db_pkmap_init(&seen);
+	db_nameset seen;        /* by the interned stage: no string hashed per pair */
+	db_nameset_init(&seen);
 	for (size_t i = 0; i < c->n_pairs && !db_profile_regex_error(p); i++) {
 		const char *st = c->pairs[i].f.stage;
-		bool added;
-		db_pkey k = {.stage = st[0] ? st : NULL};
-		if (!db_pkmap_put(&seen, &k, 0, &added)) {
-			db_pkmap_free(&seen);
+		int added = db_nameset_add(&seen, st);
+		if (added < 0) {
+			db_nameset_free(&seen);
 			return db_err_set(err, NULL, NULL, -1, "out of memory");
 		}
 		if (!added)
@@ -284,7 +283,7 @@ static int check_stage_rules(db_compare *c, db_err *err)
 		(void)db_profile_is_input_ids(p, st);
 		(void)db_profile_is_routing_ids(p, st);
 	}
-	db_pkmap_free(&seen);
+	db_nameset_free(&seen);
 	if (db_profile_regex_error(p))
 		return db_err_set(err, NULL, NULL, -1, "profile %s: %s", p->name,
 		                  db_profile_regex_error(p));

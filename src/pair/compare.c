@@ -150,16 +150,15 @@ static bool may_merge(const db_profile *pf, const db_pvec *pv, bool lone)
 			return true;
 	if (!pf->n_shards)
 		return false;
-	db_pkmap seen;
-	db_pkmap_init(&seen);
+	db_nameset seen;
+	db_nameset_init(&seen);
 	bool ruled = false;
 	for (size_t i = 0; i < pv->n && !ruled; i++) {
 		const char *st = pv->v[i].f.stage;
-		db_pkey k = {.stage = st[0] ? st : NULL};
-		bool added;
-		ruled = !db_pkmap_put(&seen, &k, 0, &added) || (added && db_profile_shard(pf, st));
+		int added = db_nameset_add(&seen, st);
+		ruled = added < 0 || (added && db_profile_shard(pf, st));
 	}
-	db_pkmap_free(&seen);
+	db_nameset_free(&seen);
 	return ruled;
 }
 
