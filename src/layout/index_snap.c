@@ -146,7 +146,7 @@ static char *read_record(const char *path, const char *magic, uint64_t key, size
 	memcpy(&sum, buf + size - 8, 8);
 	memcpy(&k, buf + 8, 8);
 	if (memcmp(buf, magic, 8) || k != key ||
-	    sum != db_hash64(buf, size - 8, DB_HASH_SEED)) {
+	    sum != db_hash64x4(buf, size - 8, DB_HASH_SEED)) {
 		free(buf);
 		return NULL;
 	}
@@ -175,7 +175,7 @@ static char *load_record(const char *dir, const char *root, const char *tag, con
  * answer; the sync would cost every first open of a tree. */
 static void write_record(const char *dir, const char *path, db_wbuf *b)
 {
-	uint64_t sum = db_hash64(b->p, b->n, DB_HASH_SEED);
+	uint64_t sum = db_hash64x4(b->p, b->n, DB_HASH_SEED);
 	db_wbuf_put(b, &sum, 8);
 	if (b->err || db_mkdirs(dir) != 0)
 		return;
