@@ -3,7 +3,7 @@
 # attn.o_proj on rank 1): first screen, cursor and status line, metric
 # toggle and cycle, jump to the first divergence (the all-ranks view
 # shows rank 1 there), transpose, scrolling in a small terminal; r / R
-# cycle all -> 0 -> 1 -> all.
+# cycle all -> 0 -> 1 -> all, and all ranks again is the screen it left.
 . "$DB_SRC/tests/tui/lib.sh"
 
 tui_run 100 30 demo/ref demo/target <<EOF
@@ -20,6 +20,7 @@ f
 t
 :save-display $T/heatmap_transposed.screen
 t
+:save-display $T/rank_before.screen
 r
 :save-display $T/rank_0.screen
 r
@@ -49,6 +50,14 @@ check "rank 0 alone: L7 attn_out looks fine" grep_screen rank_0 '^L7 attn_out ra
 check "rank 0 alone: L7 attn_out is ok" grep_screen rank_0 '^✓ ok  cos 1\.000000 '
 check "r r: rank 1" grep_screen rank_1 'rank \[1\] of 2  metric'
 check "r r r: back to all" grep_screen rank_all 'rank \[all\] of 2'
+# a rank's headline adds its own first divergence ("here"); back to all
+# ranks it is first_div again, taken from what the rank keys keep (issue
+# 24: no pass over the pairs), and the screen is the one r left
+check "rank 0 alone: the headline names its own first divergence" \
+	grep_screen rank_0 '^▸ first divergence L7 attn\.o_proj rank 1 \(here: L7 '
+# (the last line is t's message before r, the help after)
+check "r r r: the screen before r, byte for byte but the last line" \
+	cmp -s <(sed '$d' "$T/rank_before.screen") <(sed '$d' "$T/rank_all.screen")
 check "R from all: the last rank" grep_screen rank_back 'rank \[1\] of 2  metric'
 check "c shows rel" grep_screen heatmap_rel '^rel '
 check "C C after rel reaches max_abs" grep_screen heatmap_maxabs 'metric max_abs'

@@ -23,6 +23,7 @@
 #include "cmp_util.h"
 #include "db_compare.h"
 #include "layout/index_priv.h"
+#include "pair/cache_writes.h"
 #include "read/walk.h"
 
 static db_compare *open_c(const char *r, const char *t, const char *cache)
@@ -157,9 +158,10 @@ static void t_every_layout(void **s)
 		/* both list without a stat per file (no entry cache yet): the
 		 * scan's opens fill the listing in, which keys the snapshots */
 		db_compare *fresh = open_c(r, t, "");      /* no cache at all */
-		db_compare *first = open_c(r, t, cache);   /* writes the snapshots */
+		db_compare *first = open_c(r, t, cache);   /* leaves the snapshots due */
 		assert_non_null(fresh);
 		assert_non_null(first);
+		db_cwrites_join(first);                     /* written */
 		assert_true(snap_hit(cache, r, first->profile));
 		db_compare *again = open_c(r, t, cache);   /* served from them */
 		assert_non_null(again);
@@ -305,6 +307,7 @@ static void t_changes_rescan(void **s)
 	a = open_c(rd, td, cache);
 	assert_non_null(a);
 	same_compare(f, a);
+	db_cwrites_join(a);     /* a first open writes its caches behind its frame */
 	assert_true(snap_hit(cache, rd, f->profile));      /* rewritten whole */
 	db_compare_free(a);
 	db_compare_free(f);
@@ -440,6 +443,7 @@ static void t_dir_stamps(void **s)
 	assert_int_equal(db_compare_open(rd, td, &o, &a, NULL), 0);
 	assert_false(db_compare_from_snapshots(a));
 	assert_int_equal(db_compare_verify_state(a), DB_VERIFY_NONE);
+	db_cwrites_join(a);
 	assert_int_equal(db_compare_open(rd, td, &o, &b, NULL), 0);
 	assert_true(db_compare_from_snapshots(b));
 	assert_int_equal(db_compare_verify_state(b), DB_VERIFY_PENDING);

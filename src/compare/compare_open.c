@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pair/cache_writes.h"
 #include "pair/compare_priv.h"
 #include "pair/pairkey.h"
 #include "measure/xform.h"
@@ -54,6 +55,8 @@ typedef struct tree_job {
 	const char *side;
 	db_icache *ic;
 	bool close_ic;          /* this side's own cache: written when its scan ends */
+	bool defer;             /* the snapshot left to db_cwrites (due) */
+	db_snap_due due;
 	db_index *ix;
 	db_err err;
 } tree_job;
@@ -69,8 +72,8 @@ static void *list_job(void *arg)
 static void *scan_job(void *arg)
 {
 	tree_job *j = arg;
-	j->rc = db_index_scan_walk(j->root, &j->w, j->is_file, j->p, j->side, j->ic, &j->ix,
-	                           &j->err);
+	j->rc = db_index_scan_walk(j->root, &j->w, j->is_file, j->p, j->side, j->ic,
+	                           j->defer ? &j->due : NULL, &j->ix, &j->err);
 	if (j->close_ic)
 		db_icache_close(j->ic);     /* each side writes its own, side by side */
 	return NULL;
@@ -125,6 +128,18 @@ static void free_trees(trees *t)
 	memset(t, 0, sizeof *t);
 }
 
+/* The snapshots t's scans left due, written now: the same files a scan
+ * that writes its own would leave. */
+static void write_due_now(db_compare *c, trees *t, const db_index *ref, const db_index *tgt)
+{
+	db_cmp_priv *pr = c->priv;
+	if (t->ref.due.due)
+		db_isnap_store(pr->cache_dir, c->ref_root, t->ref.side, t->ref.due.key, ref);
+	if (t->tgt.due.due)
+		db_isnap_store(pr->cache_dir, c->tgt_root, t->tgt.side, t->tgt.due.key, tgt);
+	t->ref.due.due = t->tgt.due.due = false;
+}
+
 /* Scan both listed trees (c->profile, roots and priv set). */
 static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, db_err *err)
 {
@@ -144,10 +159,20 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	t->tgt.side = one ? "target" : NULL;
 	t->ref.ic = icr;
 	t->tgt.ic = ict;
-	t->ref.close_ic = t->tgt.close_ic = ict != icr;
+	/* a first open writes its caches behind the first frame (cache_writes.h);
+	 * a settling scan drops files after its snapshot would be taken: now */
+	bool defer = pr->defer_writes && pr->settle_ns == 0;
+	t->ref.close_ic = t->tgt.close_ic = ict != icr && !defer;
+	t->ref.defer = t->tgt.defer = defer;
+	t->ref.due.due = t->tgt.due.due = false;
 	run_both(scan_job, &t->ref, &t->tgt);
-	if (ict == icr)
+	if (defer) {
+		db_cwrites_icache(c, icr);
+		if (ict != icr)
+			db_cwrites_icache(c, ict);
+	} else if (ict == icr) {
 		db_icache_close(icr);   /* one folder: one cache, both scans done */
+	}
 	if (t->ref.rc != 0 || t->tgt.rc != 0) {
 		if (err)
 			*err = t->ref.rc != 0 ? t->ref.err : t->tgt.err;
@@ -175,6 +200,8 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	}
 	if (one && (!has_side(*ref, "ref") || !has_side(*tgt, "target"))) {
 		bool no_ref = !has_side(*ref, "ref");
+		write_due_now(c, t, *ref, *tgt);
+		db_cwrites_join(c);     /* the entry caches too, before any rescan */
 		db_index_free(*ref);
 		db_index_free(*tgt);
 		*ref = *tgt = NULL;
@@ -189,6 +216,13 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 		                  "give REF and TARGET folders", c->profile->name,
 		                  no_ref ? "reference" : "target");
 	}
+	if (t->ref.due.due &&
+	    db_cwrites_snap(c, pr->cache_dir, c->ref_root, t->ref.side, t->ref.due.key, *ref) == 0)
+		t->ref.due.due = false;
+	if (t->tgt.due.due &&
+	    db_cwrites_snap(c, pr->cache_dir, c->tgt_root, t->tgt.side, t->tgt.due.key, *tgt) == 0)
+		t->tgt.due.due = false;
+	write_due_now(c, t, *ref, *tgt);        /* no memory to keep them for later */
 	return 0;
 }
 
@@ -210,6 +244,7 @@ void db_compare_free(db_compare *c)
 	db_compare_stop(c);
 	db_cmp_priv *pr = c->priv;
 	if (pr) {
+		db_cwrites_join(c);     /* they read c's indexes */
 		db_verify_join(c);
 		db_cache_close(c);
 		pcre2_code_free(pr->filter_re);
@@ -396,7 +431,9 @@ int db_compare_open(const char *ref, const char *tgt,
 		return -1;
 	}
 	db_set_folders(c, tgt != NULL, same);
+	pr->defer_writes = true;
 	rc = scan_trees(c, &t, &c->ref, &c->tgt, err);
+	pr->defer_writes = false;
 	free_trees(&t);
 #ifdef __GLIBC__
 	/* the scan threads' arenas keep what the files' entries took (~470 MB
@@ -457,6 +494,7 @@ static bool same_inputs(const db_pair *a, const db_pair *b)
 int db_compare_rescan(db_compare *c, db_err *err)
 {
 	db_compare_stop(c);
+	db_cwrites_join(c);     /* the old indexes go: theirs written first */
 	db_verify_join(c);      /* this scan lists every file: nothing left to check */
 	db_compare tmp = *c;    /* new scan into a scratch copy */
 	tmp.pairs = NULL;

@@ -1,8 +1,6 @@
 #include "db_index.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,34 +9,12 @@
 #include <unistd.h>
 
 #include "db_reader.h"
+#include "index_open.h"
 #include "index_priv.h"
 #include "util/hash.h"
 #include "db_re.h"
 #include "util/strmap.h"
 #include "read/walk.h"
-
-typedef struct file_job {
-	const char *rel;
-	db_ifields f;           /* from the path; the entries' keys refine a copy */
-	size_t wi;              /* its file in the listing */
-	off_t size;             /* -1: the listing did not stat it (the open does) */
-	int64_t mtime_ns;
-	uint64_t ident;
-	ent_meta *ents;
-	size_t n_ents;
-	char *err;              /* the file refused (by its name or the reader) */
-	bool read_err;          /* by the reader: may pass (db_item.refused) */
-} file_job;
-
-typedef struct open_pool {
-	const char *root;       /* a job's full path is made when it is opened:
-	                           10^6 of them kept were 100 MB (issue 24) */
-	bool root_is_file;
-	file_job *jobs;
-	size_t n;
-	atomic_size_t next;
-	db_icache *ic;
-} open_pool;
 
 static const char *base_name(const char *path)
 {
@@ -49,106 +25,6 @@ static const char *base_name(const char *path)
 static bool side_kept(const char *side, const db_fields *f)
 {
 	return !side || !f->side[0] || !strcmp(side, f->side);
-}
-
-static char *job_full(const char *root, bool root_is_file, const file_job *j)
-{
-	return root_is_file ? strdup(root) : db_path_join(root, j->rel);
-}
-
-static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbuf *rb);
-
-static void read_file_meta(file_job *j, const open_pool *op, db_readbuf *rb)
-{
-	if (j->err)
-		return;         /* refused by its name already */
-	if (j->size >= 0 &&
-	    db_icache_get(op->ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, &j->ents,
-	                  &j->n_ents))
-		return;
-	char *full = job_full(op->root, op->root_is_file, j);
-	if (!full) {
-		j->err = strdup("out of memory");
-		return;
-	}
-	read_file_at(j, full, op->ic, rb);
-	free(full);
-}
-
-static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbuf *rb)
-{
-	db_file *df = NULL;
-	db_err e = {{0}};
-	int rc = db_file_open_rb(full, rb, &df, &e);
-	if (j->size < 0) {
-		/* the listing left the stat to this open (a first-ever scan) */
-		struct stat st;
-		if (rc == 0) {
-			j->size = df->st_size;
-			j->mtime_ns = df->st_mtime_ns;
-			j->ident = df->st_ident;
-		} else if (stat(full, &st) == 0) {
-			j->size = st.st_size;
-			j->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-			j->ident = db_stat_ident(&st);
-		}
-	}
-	if (rc != 0) {
-		j->read_err = (j->err = strdup(e.msg[0] ? e.msg : "file refused")) != NULL;
-		return;
-	}
-	j->ents = calloc(df->n_entries ? df->n_entries : 1, sizeof *j->ents);
-	if (!j->ents) {
-		j->err = strdup("out of memory");
-		db_file_close(df);
-		return;
-	}
-	for (size_t i = 0; i < df->n_entries; i++)
-		db_ent_meta_set(&j->ents[j->n_ents++], &df->entries[i]);
-	db_file_close(df);
-	db_icache_put(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident, j->ents, j->n_ents);
-}
-
-static void *open_worker(void *arg)
-{
-	open_pool *op = arg;
-	db_readbuf rb = {NULL, 0};
-	for (;;) {
-		size_t i = atomic_fetch_add(&op->next, 1);
-		if (i >= op->n)
-			break;
-		read_file_meta(&op->jobs[i], op, &rb);
-	}
-	free(rb.p);
-	return NULL;
-}
-
-static int cpu_count(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
-}
-
-/* Open every file; files are independent, so spread them over threads. */
-static void open_all(const char *root, bool root_is_file, file_job *jobs, size_t n,
-                     db_icache *ic)
-{
-	open_pool op = {.root = root, .root_is_file = root_is_file, .jobs = jobs, .n = n,
-	                .ic = ic};
-	atomic_init(&op.next, 0);
-	int nt = cpu_count();
-	if (nt > 8)
-		nt = 8;
-	if (n < 16)
-		nt = 1;
-	pthread_t th[8];
-	int started = 0;
-	for (int t = 1; t < nt; t++)
-		if (pthread_create(&th[started], NULL, open_worker, &op) == 0)
-			started++;
-	open_worker(&op);
-	for (int t = 0; t < started; t++)
-		pthread_join(th[t], NULL);
 }
 
 /* key is the profile's value_key or lies under it ("value", "value.0"). */
@@ -238,7 +114,7 @@ static int refuse_cut(db_item *it, db_fields *f, const char *full)
 /* The item refused for its cut name (refuse_cut), named by its full path. */
 static int refuse_cut_job(build *b, db_item *it, db_fields *f, const file_job *j)
 {
-	char *full = job_full(b->ix->root, b->ix->root_is_file, j);
+	char *full = db_index_job_full(b->ix->root, b->ix->root_is_file, j);
 	int rc = full ? refuse_cut(it, f, full) : -1;
 	free(full);
 	return rc;
@@ -534,6 +410,8 @@ static void free_job_ents(file_job *j)
 	free(j->ents);
 	j->ents = NULL;
 	j->n_ents = 0;
+	free(j->blob.p);
+	j->blob = (db_wbuf){0};
 }
 
 static void free_jobs(file_job *jobs, size_t n)
@@ -560,14 +438,14 @@ int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
 	char msg[1024];
 	if (db_walk_root(root, &w, &is_file, msg, sizeof msg) != 0)
 		return db_err_set(err, NULL, NULL, -1, "%s", msg);
-	int rc = db_index_scan_walk(root, &w, is_file, p, side, ic, out, err);
+	int rc = db_index_scan_walk(root, &w, is_file, p, side, ic, NULL, out, err);
 	db_walk_free(&w);
 	return rc;
 }
 
 int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
                        const db_profile *p, const char *side, db_icache *ic,
-                       db_index **out, db_err *err)
+                       db_snap_due *later, db_index **out, db_err *err)
 {
 	*out = NULL;
 	/* an unchanged tree: the whole index from its snapshot (a listing
@@ -636,7 +514,7 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 		if (mp < 0) {
 			/* a regex hit its limit: the file is refused with why (not
 			 * "unparsed", a wrong answer) and not opened; the rest loads */
-			char *full = job_full(root, ix->root_is_file, j);
+			char *full = db_index_job_full(root, ix->root_is_file, j);
 			db_err fe;
 			db_err_set(&fe, full ? full : rel, NULL, -1, "%s", e.msg);
 			free(full);
@@ -646,7 +524,7 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 	}
 	if (rc == 0) {
 		ix->n_files = nj;
-		open_all(root, ix->root_is_file, jobs, nj, ic);
+		db_index_open_all(root, ix->root_is_file, jobs, nj, ic);
 		if (stat_later) {
 			/* the listing complete: the opens' stats, a stat for the rest */
 			for (size_t i = 0; i < nj; i++) {
@@ -666,8 +544,16 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 			want += jobs[i].n_ents ? jobs[i].n_ents : 1;
 		if (want && reserve_items(&b, want) != 0)
 			rc = -1;
+		size_t n_enc = 0;
+		for (size_t i = 0; i < nj; i++)
+			n_enc += jobs[i].enc;
+		db_icache_reserve(ic, n_enc);
 		for (size_t i = 0; i < nj && rc == 0; i++) {
-			rc = items_from_job(&b, p, side, &jobs[i], i);
+			file_job *j = &jobs[i];
+			if (j->enc)
+				db_icache_put_enc(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident,
+				                  &j->blob, j->n_ents);
+			rc = items_from_job(&b, p, side, j, i);
 			/* the job's entries are the items' now: what is left goes
 			 * while the items still grow (issue 24: peak RSS) */
 			free_job_ents(&jobs[i]);
@@ -686,7 +572,9 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 		db_index_free(ix);
 		return db_err_set(err, root, NULL, -1, "out of memory while indexing");
 	}
-	if (snap_dir)
+	if (snap_dir && later)
+		*later = (db_snap_due){true, snap_key};
+	else if (snap_dir)
 		db_isnap_store(snap_dir, root, side, snap_key, ix);
 	*out = ix;
 	return 0;

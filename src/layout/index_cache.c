@@ -293,19 +293,72 @@ bool db_icache_get(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 	return hit;
 }
 
+bool db_icache_enc(const ent_meta *ents, size_t n, db_wbuf *b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ents[i].err || ents[i].st.data)
+			return false;   /* errors may pass; a dump whose entries name
+			                   tensor files (msprobe's tensor task) is read
+			                   again, since the file keeps no statistics and
+			                   the metrics cache keys on the files they name
+			                   (measure/cache.c) */
+	enc_ents(b, ents, n);
+	char *p = b->n ? realloc(b->p, b->n) : NULL;    /* no slack (64 KiB grown):
+	                                                   10^6 of them are kept */
+	if (p) {
+		b->p = p;
+		b->cap = b->n;
+	}
+	return true;
+}
+
+void db_icache_reserve(db_icache *c, size_t n)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (!c->loaded) {
+		c->loaded = true;
+		load(c);
+	}
+	if (c->cap < c->n + n) {
+		irec *r = realloc(c->recs, (c->n + n) * sizeof *r);
+		if (r) {
+			c->recs = r;
+			c->cap = c->n + n;
+		}
+	}
+	(void)db_strmap_reserve(&c->idx, c->n + n);     /* a hint */
+	pthread_mutex_unlock(&c->mu);
+}
+
+void db_icache_put_enc(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
+                       db_wbuf *b, size_t n)
+{
+	if (!c) {
+		free(b->p);
+		*b = (db_wbuf){0};
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	if (!c->loaded) {
+		c->loaded = true;
+		load(c);
+	}
+	if (add(c, rel, (int64_t)size, mtime_ns, b, n, true) == 0)
+		c->dirty = true;
+	pthread_mutex_unlock(&c->mu);
+	*b = (db_wbuf){0};      /* add took the bytes */
+}
+
 void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
                    const ent_meta *ents, size_t n)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < n; i++)
-		if (ents[i].err || ents[i].st.data)
-			return; /* errors may pass; a dump whose entries name tensor
-			           files (msprobe's tensor task) is read again, since
-			           the file keeps no statistics and the metrics cache
-			           keys on the files they name (measure/cache.c) */
 	db_wbuf b = {0};
-	enc_ents(&b, ents, n);  /* outside the lock: the threads meet less */
+	if (!db_icache_enc(ents, n, &b))   /* outside the lock: the threads meet less */
+		return;
 	pthread_mutex_lock(&c->mu);
 	if (!c->loaded) {
 		c->loaded = true;

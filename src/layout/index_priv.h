@@ -54,15 +54,31 @@ bool db_icache_get(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
  * they are read again). Thread-safe. */
 void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
                    const ent_meta *ents, size_t n);
+struct db_wbuf;
+/* The entry cache's bytes for n entries appended to b, or false when such
+ * entries are not kept (an error, a tensor file named): read again. */
+bool db_icache_enc(const ent_meta *ents, size_t n, struct db_wbuf *b);
+/* db_icache_put of entries db_icache_enc made: b's bytes are taken (b is
+ * emptied, freed when c is NULL). Thread-safe. */
+void db_icache_put_enc(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
+                       struct db_wbuf *b, size_t n);
+/* Room for n more files (a hint: a first scan puts every file). */
+void db_icache_reserve(db_icache *c, size_t n);
 /* db_index_scan reading and filling an entry cache (NULL: none). */
 int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
                      db_icache *ic, db_index **out, db_err *err);
+/* The index snapshot a scan left to its caller: due, under key. */
+typedef struct db_snap_due {
+	bool due;
+	uint64_t key;
+} db_snap_due;
 /* db_index_scan_ic over a listing made by db_walk_root2 (w; is_file: root
  * names one file). Files the listing did not stat (size -1) get the stat
- * of the open that reads them, the rest a stat each: w is complete after. */
+ * of the open that reads them, the rest a stat each: w is complete after.
+ * later non-NULL: the snapshot is not written but said due there. */
 int db_index_scan_walk(const char *root, struct db_walk *w, bool is_file,
                        const db_profile *p, const char *side, db_icache *ic,
-                       db_index **out, db_err *err);
+                       db_snap_due *later, db_index **out, db_err *err);
 /* db_profile_detect over a listing of root (only the paths are read);
  * cache_dir (NULL: none) remembers the answer for an unchanged listing. */
 int db_profile_detect_walk(const char *root, const struct db_walk *w, const char *cache_dir,
