@@ -21,10 +21,10 @@
  *                       listing stands in for a new one until it is
  *                       checked behind the first frame. */
 #include "index_priv.h"
+#include "snap_record.h"
 
 #include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,80 +118,6 @@ uint64_t db_detect_key(const db_walk *w, const db_profile *const *profiles, size
 		h = fnv_str(p->side_target, h);
 	}
 	return h ^ db_walk_hash(w, true);
-}
-
-/* ---- files ---------------------------------------------------------------- */
-
-static char *snap_path(const char *dir, const char *root, const char *suffix)
-{
-	char real[PATH_MAX];
-	const char *r = realpath(root, real) ? real : root;
-	uint64_t h = db_fnv(r, strlen(r) + 1, DB_FNV_INIT);
-	size_t n = strlen(dir) + strlen(suffix) + 24;
-	char *s = malloc(n);
-	if (s)
-		snprintf(s, n, "%s/%016llx.%s", dir, (unsigned long long)h, suffix);
-	return s;
-}
-
-/* The whole file if it is ours (magic, checksum) and its key is key;
- * *len excludes the trailer. NULL otherwise. */
-static char *read_record(const char *path, const char *magic, uint64_t key, size_t *len)
-{
-	size_t size;
-	char *buf = db_slurp(path, 24, (size_t)1 << 31, &size);
-	if (!buf)
-		return NULL;
-	uint64_t sum, k;
-	memcpy(&sum, buf + size - 8, 8);
-	memcpy(&k, buf + 8, 8);
-	if (memcmp(buf, magic, 8) || k != key ||
-	    sum != db_hash64x4(buf, size - 8, DB_HASH_SEED)) {
-		free(buf);
-		return NULL;
-	}
-	*len = size - 8;
-	return buf;
-}
-
-/* The record of root's tag in dir (read_record), with *r over its body
- * (past magic and key); NULL when there is none of ours. Free the result. */
-static char *load_record(const char *dir, const char *root, const char *tag, const char *magic,
-                         uint64_t key, db_rd *r)
-{
-	if (!dir || !*dir)
-		return NULL;
-	char *path = snap_path(dir, root, tag);
-	size_t len;
-	char *buf = path ? read_record(path, magic, key, &len) : NULL;
-	free(path);
-	if (buf)
-		*r = (db_rd){buf + 16, len - 16, false};
-	return buf;
-}
-
-/* Temp file + rename, without fsync: a record torn by a crash fails its
- * checksum and reads as a miss, which costs one slow open, not a wrong
- * answer; the sync would cost every first open of a tree. */
-static void write_record(const char *dir, const char *path, db_wbuf *b)
-{
-	uint64_t sum = db_hash64x4(b->p, b->n, DB_HASH_SEED);
-	db_wbuf_put(b, &sum, 8);
-	if (b->err || db_mkdirs(dir) != 0)
-		return;
-	size_t n = strlen(path) + 32;
-	char *tmp = malloc(n);
-	if (!tmp)
-		return;
-	static atomic_uint seq;         /* two scans of one root write at once */
-	snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && db_write_all(fd, b->p, b->n) == 0;
-	if (fd >= 0 && close(fd) != 0)
-		ok = false;
-	if (!ok || rename(tmp, path) != 0)
-		unlink(tmp);
-	free(tmp);
 }
 
 /* ---- index snapshots ------------------------------------------------------ */
@@ -464,8 +390,8 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
                         const db_walk *w, bool is_file, const db_profile *p)
 {
 	db_rd r;
-	char *buf = load_record(dir, root, side_tag(side), SNAP_MAGIC, key, &r);
-	if (!buf)
+	record buf;
+	if (!load_record(dir, root, side_tag(side), SNAP_MAGIC, key, &r, &buf))
 		return NULL;
 	uint64_t v[6];
 	db_rd_take(&r, v, sizeof v);
@@ -550,12 +476,12 @@ db_index *db_isnap_load(const char *dir, const char *root, const char *side, uin
 	ix->records_order = db_index_records_order(ix->items, ix->n_items, p);
 	free(names);
 	free(lens);
-	free(buf);
+	drop_record(&buf);
 	return ix;
 bad:
 	free(names);
 	free(lens);
-	free(buf);
+	drop_record(&buf);
 	db_index_free(ix);
 	return NULL;
 }
@@ -566,13 +492,13 @@ bool db_detect_load(const char *dir, const char *root, uint64_t key, char *name,
                     size_t namelen, char *why, size_t whylen)
 {
 	db_rd r;
-	char *buf = load_record(dir, root, "detect", DETECT_MAGIC, key, &r);
-	if (!buf)
+	record buf;
+	if (!load_record(dir, root, "detect", DETECT_MAGIC, key, &r, &buf))
 		return false;
 	db_rd_fixed(&r, name, namelen);
 	db_rd_fixed(&r, why, whylen);
 	bool ok = !r.bad && !r.left && *name;
-	free(buf);
+	drop_record(&buf);
 	return ok;
 }
 
@@ -624,11 +550,12 @@ void db_stamp_store(const char *dir, const char *root, const db_walk *w)
 		db_wbuf_put(&b, dv, sizeof dv);
 	}
 	/* every full open lists the tree: write only what changed */
-	size_t len;
-	char *old = read_record(path, STAMP_MAGIC, key, &len);
-	if (!old || len != b.n || memcmp(old, b.p, len))
+	record old;
+	bool had = read_record(path, STAMP_MAGIC, key, &old);
+	if (!had || old.size - 8 != b.n || memcmp(old.p, b.p, b.n))
 		write_record(dir, path, &b);
-	free(old);
+	if (had)
+		drop_record(&old);
 	free(b.p);
 	free(path);
 }
@@ -637,8 +564,8 @@ bool db_stamp_load(const char *dir, const char *root, db_walk *stub)
 {
 	memset(stub, 0, sizeof *stub);
 	db_rd r;
-	char *buf = load_record(dir, root, "stamp", STAMP_MAGIC, stamp_key(), &r);
-	if (!buf)
+	record buf;
+	if (!load_record(dir, root, "stamp", STAMP_MAGIC, stamp_key(), &r, &buf))
 		return false;
 	uint64_t v[4];
 	db_rd_take(&r, v, sizeof v);
@@ -655,7 +582,7 @@ bool db_stamp_load(const char *dir, const char *root, db_walk *stub)
 		dirs[n].mtime_ns = (int64_t)dv[2];
 	}
 	bool ok = dirs && !r.bad && !r.left && db_walk_dirs_same(root, dirs, n);
-	free(buf);
+	drop_record(&buf);
 	if (ok) {
 		stub->stub = true;
 		stub->n_files = (size_t)v[0];
