@@ -93,6 +93,24 @@ static void t_passes_and_ranks(void **s)
 	assert_int_equal(ranks[0], 0);
 	assert_int_equal(ranks[1], 1);
 	free(ranks);
+	/* ranks past the bitmap (65536 on) come after it, sorted, distinct:
+	 * three pairs moved there, the rest of rank 0 and 1 as they are */
+	int keep[3];
+	for (int i = 0; i < 3; i++)
+		keep[i] = c->pairs[i].f.rank;
+	assert_false(c->pairs[0].merged || c->pairs[1].merged || c->pairs[2].merged);
+	c->pairs[0].f.rank = 100000;
+	c->pairs[1].f.rank = 65536;
+	c->pairs[2].f.rank = 100000;
+	n = db_ranks(c, &ranks);
+	assert_int_equal(n, 4);
+	assert_int_equal(ranks[0], 0);
+	assert_int_equal(ranks[1], 1);
+	assert_int_equal(ranks[2], 65536);
+	assert_int_equal(ranks[3], 100000);
+	free(ranks);
+	for (int i = 0; i < 3; i++)
+		c->pairs[i].f.rank = keep[i];
 
 	db_grid g;
 	assert_int_equal(db_grid_build(c, NULL, "1", 1, &g), 0);
