@@ -67,9 +67,36 @@ static int index_ranks(db_grid_cache *gc, const db_compare *c)
 		free(k);
 		return -1;
 	}
-	for (size_t j = 0; j < gc->n_all; j++)
+	int lo = INT_MAX, hi = INT_MIN;
+	for (size_t j = 0; j < gc->n_all; j++) {
 		k[j] = (keyed){rank_key(&c->pairs[gc->all[j]]), gc->all[j]};
-	qsort(k, gc->n_all, sizeof *k, cmp_keyed);
+		lo = k[j].key < lo ? k[j].key : lo;
+		hi = k[j].key > hi ? k[j].key : hi;
+	}
+	/* all is in pair order: a stable counting sort by rank gives qsort's
+	 * (rank, pair) order without a comparison per pair (the qsort was a
+	 * quarter of the first selection at 10^6 files); qsort for wide ranks */
+	size_t *at = gc->n_all && (int64_t)hi - lo < 65536
+	             ? calloc((size_t)((int64_t)hi - lo) + 2, sizeof *at) : NULL;
+	if (at) {
+		size_t nk = (size_t)((int64_t)hi - lo) + 1;
+		for (size_t j = 0; j < gc->n_all; j++)
+			at[k[j].key - lo + 1]++;
+		for (size_t r = 1; r <= nk; r++)
+			at[r] += at[r - 1];
+		keyed *sorted = malloc((gc->n_all + 1) * sizeof *sorted);
+		if (sorted) {
+			for (size_t j = 0; j < gc->n_all; j++)
+				sorted[at[k[j].key - lo]++] = k[j];
+			free(k);
+			k = sorted;
+		} else {
+			qsort(k, gc->n_all, sizeof *k, cmp_keyed);
+		}
+		free(at);
+	} else {
+		qsort(k, gc->n_all, sizeof *k, cmp_keyed);
+	}
 	for (size_t j = 0; j < gc->n_all; j++) {
 		gc->by_rank[j] = k[j].i;
 		if (!j || k[j].key != k[j - 1].key)
