@@ -77,6 +77,8 @@ typedef struct db_rewrite_rule {
 	db_rewrite_field field;
 	char *pattern; void *re;
 	char *to;
+	bool no_empty;          /* re finds no match in "": an empty value is kept
+	                           without a substitution per file (issue 24) */
 } db_rewrite_rule;
 
 typedef struct db_layer_class {

@@ -67,6 +67,11 @@ typedef struct db_open_opt {
 	uint64_t *prepaid;      /* budget the caller took beforehand: drawn from
 	                         * first (may be NULL) */
 	uint64_t need;          /* out: what the file asked for (set on -2) */
+	/* at_name non-NULL: the file is opened as at_name below the open
+	 * directory dirfd (one path component looked up, not every one of
+	 * path: issue 24); path still names it in errors */
+	int dirfd;
+	const char *at_name;
 } db_open_opt;
 
 /* Open and parse path. On success *out owns everything (free with

@@ -380,24 +380,9 @@ static int order_items(build *b, const db_profile *p)
 	}
 
 	/* occurrence: n-th repeat of the same side + fields, in execution order */
-	db_strmap seen;
-	db_strmap_init(&seen);
-	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
-		db_item *it = &ix->items[i];
-		it->seq = (int64_t)i;
-		char kk[600];
-		db_side_fields_key(it->f.side, &it->f, kk, sizeof kk);
-		bool added;
-		size_t *v = db_strmap_put(&seen, kk, 0, &added);
-		if (!v) {
-			rc = -1;
-			break;
-		}
-		it->occurrence = added ? 0 : (int)++*v;
-	}
-	db_strmap_free(&seen);
-	return rc;
+	for (size_t i = 0; i < n; i++)
+		ix->items[i].seq = (int64_t)i;
+	return db_items_occurrences(ix->items, n);
 }
 
 static void free_job_ents(file_job *j)

@@ -369,6 +369,20 @@ void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* b's bytes to fd, summed into *sum; b emptied. */
+static bool spill(int fd, db_wbuf *b, uint64_t *sum)
+{
+	if (b->err)
+		return false;
+	*sum = db_fnv(b->p, b->n, *sum);
+	bool ok = db_write_all(fd, b->p, b->n) == 0;
+	b->n = 0;
+	return ok;
+}
+
+/* Written a megabyte at a time, summed as it goes: the whole file built in
+ * memory first was 58 MB more at the peak of a 10^6-file first open (issue
+ * 24). The temp file is renamed over the old one only when complete. */
 static void save(db_icache *c)
 {
 	size_t used = 0;
@@ -384,11 +398,14 @@ static void save(db_icache *c)
 	if (!tmp || db_mkdirs(c->dir) != 0)
 		goto out;
 	snprintf(tmp, ln, "%s.tmp.%ld", c->file, (long)getpid());
-	/* the whole file is built in memory, checksummed, written once */
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		goto out;
+	uint64_t sum = DB_FNV_INIT;
+	bool ok = true;
 	db_wbuf_put(&b, ICACHE_MAGIC, 8);
 	db_wbuf_str(&b, DB_VERSION);
 	db_wbuf_put(&b, &count, 8);
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0; i < c->n && ok; i++) {
 		const irec *r = &c->recs[i];
 		if (prune && !r->used)
 			continue;
@@ -399,7 +416,7 @@ static void save(db_icache *c)
 		db_wbuf_put(&b, &n, 4);
 		ent_meta *e = dec_ents(r);
 		if (!e) {
-			b.err = true;
+			ok = false;
 			break;
 		}
 		for (size_t k = 0; k < r->n; k++) {
@@ -410,19 +427,18 @@ static void save(db_icache *c)
 			db_wbuf_put(&b, e[k].shape, (size_t)nd * 8);
 		}
 		free_ents(e, r->n);
+		if (b.n >= ((size_t)1 << 20))
+			ok = spill(fd, &b, &sum);
 	}
-	uint64_t sum = b.err ? 0 : db_fnv(b.p, b.n, DB_FNV_INIT);
-	db_wbuf_put(&b, &sum, 8);
-	if (b.err || (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
-		goto out;
-	int rc = db_write_all(fd, b.p, b.n);
-	if (rc == 0)
-		rc = fsync(fd);
+	ok = ok && !b.err;
+	if (ok) {
+		sum = db_fnv(b.p, b.n, sum);
+		db_wbuf_put(&b, &sum, 8);
+		ok = !b.err && db_write_all(fd, b.p, b.n) == 0 && fsync(fd) == 0;
+	}
 	if (close(fd) != 0)
-		rc = -1;
-	if (rc == 0)
-		rc = rename(tmp, c->file);
-	if (rc != 0)
+		ok = false;
+	if (!ok || rename(tmp, c->file) != 0)
 		unlink(tmp);
 out:
 	free(b.p);

@@ -14,6 +14,7 @@
 #include "util/intern.h"
 #include "read/walk.h"
 #include "util/strmap.h"
+#include "util/hash.h"
 
 /* Bounded appends (like snprintf's truncation, without its cost: keys
  * are built per item and per pair). */
@@ -263,4 +264,55 @@ void db_fields_load(const db_ifields *in, db_fields *out)
 	out->order = in->order;
 	out->stage_is_file = in->stage_is_file;
 	out->cut = in->cut;
+}
+
+/* An interned name's identity: "" may be any pointer, so it is NULL. */
+static const char *name_id(const char *s)
+{
+	return s[0] ? s : NULL;
+}
+
+static bool same_place(const db_ifields *a, const db_ifields *b)
+{
+	return name_id(a->side) == name_id(b->side) && name_id(a->phase) == name_id(b->phase) &&
+	       name_id(a->pass) == name_id(b->pass) && name_id(a->stage) == name_id(b->stage) &&
+	       a->rank == b->rank && a->layer == b->layer;
+}
+
+static uint64_t place_hash(const db_ifields *f)
+{
+	uintptr_t w[6] = {(uintptr_t)name_id(f->side), (uintptr_t)name_id(f->phase),
+	                  (uintptr_t)name_id(f->pass), (uintptr_t)name_id(f->stage),
+	                  (uintptr_t)(uint32_t)f->rank, (uintptr_t)(uint32_t)f->layer};
+	return db_hash64(w, sizeof w, DB_HASH_SEED);
+}
+
+int db_items_occurrences(db_item *items, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	/* slot: the first item of its place + 1 (0 empty); count: its repeats */
+	uint32_t *slot = n < UINT32_MAX ? calloc(cap, sizeof *slot) : NULL;
+	int *count = calloc(n ? n : 1, sizeof *count);
+	if (!slot || !count) {
+		free(slot);
+		free(count);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const db_ifields *f = &items[i].f;
+		size_t k = (size_t)place_hash(f) & (cap - 1);
+		while (slot[k] && !same_place(&items[slot[k] - 1].f, f))
+			k = (k + 1) & (cap - 1);
+		if (!slot[k]) {
+			slot[k] = (uint32_t)i + 1;
+			items[i].occurrence = 0;
+		} else {
+			items[i].occurrence = ++count[slot[k] - 1];
+		}
+	}
+	free(slot);
+	free(count);
+	return 0;
 }

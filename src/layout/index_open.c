@@ -1,5 +1,6 @@
 #include "index_open.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,9 +26,45 @@ char *db_index_job_full(const char *root, bool root_is_file, const file_job *j)
 	return root_is_file ? strdup(root) : db_path_join(root, j->rel);
 }
 
-static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbuf *rb);
+/* A worker's open directory: the jobs come in listing order, so a file's
+ * directory is mostly the last one's, and the open looks up one name in
+ * it instead of walking the whole path (10^6 opens, issue 24). */
+typedef struct wdir {
+	char *rel;              /* the directory below the root ("" the root) */
+	int fd;                 /* -1: none (the full path is opened) */
+} wdir;
 
-static void read_file_meta(file_job *j, const open_pool *op, db_readbuf *rb)
+static void wdir_close(wdir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->rel);
+	*d = (wdir){NULL, -1};
+}
+
+/* The open directory of j, or -1; *name its name in it. */
+static int wdir_of(wdir *d, const open_pool *op, const file_job *j, const char **name)
+{
+	if (op->root_is_file)
+		return -1;
+	const char *slash = strrchr(j->rel, '/');
+	size_t n = slash ? (size_t)(slash - j->rel) : 0;
+	*name = slash ? slash + 1 : j->rel;
+	if (d->rel && strlen(d->rel) == n && !memcmp(d->rel, j->rel, n))
+		return d->fd;
+	wdir_close(d);
+	if (!(d->rel = strndup(j->rel, n)))
+		return -1;
+	char *path = n ? db_path_join(op->root, d->rel) : strdup(op->root);
+	d->fd = path ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	free(path);
+	return d->fd;
+}
+
+static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbuf *rb,
+                         db_open_opt *opt);
+
+static void read_file_meta(file_job *j, const open_pool *op, db_readbuf *rb, wdir *d)
 {
 	if (j->err)
 		return;         /* refused by its name already */
@@ -40,15 +77,19 @@ static void read_file_meta(file_job *j, const open_pool *op, db_readbuf *rb)
 		j->err = strdup("out of memory");
 		return;
 	}
-	read_file_at(j, full, op->ic, rb);
+	db_open_opt opt = {.dirfd = -1};
+	if ((opt.dirfd = wdir_of(d, op, j, &opt.at_name)) < 0)
+		opt.at_name = NULL;
+	read_file_at(j, full, op->ic, rb, &opt);
 	free(full);
 }
 
-static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbuf *rb)
+static void read_file_at(file_job *j, const char *full, db_icache *ic, db_readbuf *rb,
+                         db_open_opt *opt)
 {
 	db_file *df = NULL;
 	db_err e = {{0}};
-	int rc = db_file_open_rb(full, rb, &df, &e);
+	int rc = db_file_open_opt(full, rb, opt, &df, &e);
 	if (j->size < 0) {
 		/* the listing left the stat to this open (a first-ever scan) */
 		struct stat st;
@@ -83,12 +124,14 @@ static void *open_worker(void *arg)
 {
 	open_pool *op = arg;
 	db_readbuf rb = {NULL, 0};
+	wdir d = {NULL, -1};
 	for (;;) {
 		size_t i = atomic_fetch_add(&op->next, 1);
 		if (i >= op->n)
 			break;
-		read_file_meta(&op->jobs[i], op, &rb);
+		read_file_meta(&op->jobs[i], op, &rb, &d);
 	}
+	wdir_close(&d);
 	free(rb.p);
 	return NULL;
 }

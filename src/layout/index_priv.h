@@ -27,6 +27,10 @@ char *db_side_fields_key(const char *side, const db_ifields *f, char *buf, size_
 /* db_fields_key + "\x1f" + occ. */
 char *db_fields_key_occ(const db_ifields *f, int occ, char *buf, size_t len);
 
+/* Each item's occurrence: how many items before it (in array order) have
+ * its side and fields (phase, pass, rank, layer, stage). 0, -1 on OOM. */
+int db_items_occurrences(db_item *items, size_t n);
+
 /* Append a copy of s to (*arr, *n); 0, -1 on OOM. */
 int db_push_str(char ***arr, size_t *n, const char *s);
 

@@ -354,7 +354,7 @@ static int rewrite(const db_profile *p, db_rewrite_field field, char *s, size_t 
 {
 	for (size_t i = 0; i < p->n_rewrites; i++) {
 		const db_rewrite_rule *r = &p->rewrites[i];
-		if (r->field != field)
+		if (r->field != field || (!*s && r->no_empty))
 			continue;
 		char out[512];
 		PCRE2_SIZE olen = sizeof out;

@@ -193,6 +193,11 @@ int yp_rewrite_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		if (bad)
 			return yp_fail(c, tn, "rewrite.%s: bad replacement '%s': no group '%s' in the regex",
 			            k, r->to, bad);
+		pcre2_match_data *md = pcre2_match_data_create_from_pattern(r->re, NULL);
+		if (md)
+			r->no_empty = pcre2_match(r->re, (PCRE2_SPTR) "", 0, 0, 0, md, NULL) ==
+			              PCRE2_ERROR_NOMATCH;
+		pcre2_match_data_free(md);
 	}
 	return 0;
 }

@@ -219,7 +219,9 @@ int db_file_open_opt(const char *path, db_readbuf *rb, db_open_opt *opt, db_file
 {
 	*out = NULL;
 	atomic_fetch_add(&g_opened, 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
+	int fd = opt && opt->at_name   /* a FIFO must not block */
+	         ? openat(opt->dirfd, opt->at_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+	         : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return db_err_set(err, path, NULL, -1, "cannot open: %s", strerror(errno));
 	struct stat st;
