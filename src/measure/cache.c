@@ -400,6 +400,13 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	cache *k = get_cache(c);
 	if (!k || !k->file)
 		return false;
+	pthread_mutex_lock(&k->mu);
+	if (!k->loaded)
+		load(k);
+	bool empty = k->n == 0;
+	pthread_mutex_unlock(&k->mu);
+	if (empty)
+		return false;   /* a first run: no key built per pair for nothing */
 	char *key = pair_key(c, k, p);
 	if (!key)
 		return false;
@@ -409,8 +416,6 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	bool hit = false;
 	double v[REC_NUMS];
 	pthread_mutex_lock(&k->mu);
-	if (!k->loaded)
-		load(k);
 	crec *r = get_rec(k, h);
 	if (r) {
 		r->used = true;
