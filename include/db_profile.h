@@ -97,6 +97,8 @@ typedef struct db_profile {
 	char *files_pat; void *files_re;/* which files belong to the layout at all */
 	char *path_pat; void *path_re;  /* named groups over the relative path */
 	char *key_pat; void *key_re;    /* named groups over the inner key; NULL = any */
+	struct db_gnums *path_g, *key_g;        /* their groups' numbers (layout/
+	                                           profile_groups.h); NULL: by name */
 	char *value_key;                /* dict payloads: key holding the tensor */
 	char **ignore_keys; size_t n_ignore_keys;
 	char *side_ref, *side_target;   /* values of (?<side>) meaning ref / target;

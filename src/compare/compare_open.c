@@ -159,20 +159,18 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	t->tgt.side = one ? "target" : NULL;
 	t->ref.ic = icr;
 	t->tgt.ic = ict;
-	/* a first open writes its caches behind the first frame (cache_writes.h);
-	 * a settling scan drops files after its snapshot would be taken: now */
+	/* an open writes its snapshots behind the first frame (cache_writes.h);
+	 * a settling scan drops files after its snapshot would be taken: now.
+	 * The entry caches are written as each scan ends: a first scan's is
+	 * mostly on disk already (db_icache_stream_begin) and the rest holds
+	 * ~100 MB a side at 10^6 files, freed before pairing. */
 	bool defer = pr->defer_writes && pr->settle_ns == 0;
-	t->ref.close_ic = t->tgt.close_ic = ict != icr && !defer;
+	t->ref.close_ic = t->tgt.close_ic = ict != icr;
 	t->ref.defer = t->tgt.defer = defer;
 	t->ref.due.due = t->tgt.due.due = false;
 	run_both(scan_job, &t->ref, &t->tgt);
-	if (defer) {
-		db_cwrites_icache(c, icr);
-		if (ict != icr)
-			db_cwrites_icache(c, ict);
-	} else if (ict == icr) {
+	if (ict == icr)
 		db_icache_close(icr);   /* one folder: one cache, both scans done */
-	}
 	if (t->ref.rc != 0 || t->tgt.rc != 0) {
 		if (err)
 			*err = t->ref.rc != 0 ? t->ref.err : t->tgt.err;
@@ -201,7 +199,6 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	if (one && (!has_side(*ref, "ref") || !has_side(*tgt, "target"))) {
 		bool no_ref = !has_side(*ref, "ref");
 		write_due_now(c, t, *ref, *tgt);
-		db_cwrites_join(c);     /* the entry caches too, before any rescan */
 		db_index_free(*ref);
 		db_index_free(*tgt);
 		*ref = *tgt = NULL;

@@ -509,7 +509,9 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 	}
 	if (rc == 0) {
 		ix->n_files = nj;
-		db_index_open_all(root, ix->root_is_file, jobs, nj, ic);
+		/* a tree never indexed: its entry cache written as the items come */
+		bool stream = db_icache_stream_begin(ic);
+		db_index_open_all(root, ix->root_is_file, jobs, nj, ic, !stream);
 		if (stat_later) {
 			/* the listing complete: the opens' stats, a stat for the rest */
 			for (size_t i = 0; i < nj; i++) {
@@ -535,7 +537,10 @@ int db_index_scan_walk(const char *root, db_walk *wp, bool is_file,
 		db_icache_reserve(ic, n_enc);
 		for (size_t i = 0; i < nj && rc == 0; i++) {
 			file_job *j = &jobs[i];
-			if (j->enc)
+			if (stream && !j->err)
+				db_icache_stream_put(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident,
+				                     j->ents, j->n_ents);
+			else if (j->enc)
 				db_icache_put_enc(ic, j->rel, j->size, j->mtime_ns ^ (int64_t)j->ident,
 				                  &j->blob, j->n_ents);
 			rc = items_from_job(&b, p, side, j, i);

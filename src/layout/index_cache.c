@@ -42,6 +42,14 @@ struct db_icache {
 	size_t n, cap;
 	bool dirty;
 	bool loaded;            /* read on first use: a snapshot hit needs none */
+	/* A first scan's records go straight to the file as they come
+	 * (db_icache_stream_begin): no copy of 10^6 names and entries kept
+	 * until the end (issue 24: ~100 MB a side at the peak) */
+	int sfd;                /* the temp file; -1 none */
+	char *stmp;
+	uint64_t scount;
+	db_wbuf sbuf;
+	bool sbad;
 };
 
 static void free_ents(ent_meta *e, size_t n)
@@ -255,6 +263,7 @@ db_icache *db_icache_open(const char *dir, const char *root)
 	db_icache *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
+	c->sfd = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	db_strmap_init(&c->idx);
 	uint64_t h = root_hash(root);
@@ -369,6 +378,23 @@ void db_icache_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* One file's record as the file holds it (load reads it back). */
+static void put_record(db_wbuf *b, const char *rel, int64_t size, int64_t mtime,
+                       const ent_meta *e, uint32_t n)
+{
+	db_wbuf_str(b, rel);
+	db_wbuf_put(b, &size, 8);
+	db_wbuf_put(b, &mtime, 8);
+	db_wbuf_put(b, &n, 4);
+	for (size_t k = 0; k < n; k++) {
+		int32_t dt = (int32_t)e[k].dtype, nd = e[k].ndim;
+		db_wbuf_str(b, e[k].key ? e[k].key : "");
+		db_wbuf_put(b, &dt, 4);
+		db_wbuf_put(b, &nd, 4);
+		db_wbuf_put(b, e[k].shape, (size_t)nd * 8);
+	}
+}
+
 /* b's bytes to fd, summed into *sum; b emptied. */
 static bool spill(int fd, db_wbuf *b, uint64_t *sum)
 {
@@ -409,23 +435,12 @@ static void save(db_icache *c)
 		const irec *r = &c->recs[i];
 		if (prune && !r->used)
 			continue;
-		uint32_t n = (uint32_t)r->n;
-		db_wbuf_str(&b, r->rel);
-		db_wbuf_put(&b, &r->size, 8);
-		db_wbuf_put(&b, &r->mtime, 8);
-		db_wbuf_put(&b, &n, 4);
 		ent_meta *e = dec_ents(r);
 		if (!e) {
 			ok = false;
 			break;
 		}
-		for (size_t k = 0; k < r->n; k++) {
-			int32_t dt = (int32_t)e[k].dtype, nd = e[k].ndim;
-			db_wbuf_str(&b, e[k].key);
-			db_wbuf_put(&b, &dt, 4);
-			db_wbuf_put(&b, &nd, 4);
-			db_wbuf_put(&b, e[k].shape, (size_t)nd * 8);
-		}
+		put_record(&b, r->rel, r->size, r->mtime, e, r->n);
 		free_ents(e, r->n);
 		if (b.n >= ((size_t)1 << 20))
 			ok = spill(fd, &b, &sum);
@@ -450,11 +465,110 @@ const char *db_icache_dir(const db_icache *c)
 	return c ? c->dir : NULL;
 }
 
+/* The header up to the count, and the count's offset in the file. */
+static size_t put_head(db_wbuf *b, uint64_t count)
+{
+	db_wbuf_put(b, ICACHE_MAGIC, 8);
+	db_wbuf_str(b, DB_VERSION);
+	size_t at = b->n;
+	db_wbuf_put(b, &count, 8);
+	return at;
+}
+
+bool db_icache_stream_begin(db_icache *c)
+{
+	if (!c)
+		return false;
+	pthread_mutex_lock(&c->mu);
+	if (!c->loaded) {
+		c->loaded = true;
+		load(c);
+	}
+	bool on = false;
+	size_t ln = strlen(c->file) + 32;
+	if (c->n == 0 && !c->stmp && db_mkdirs(c->dir) == 0 && (c->stmp = malloc(ln))) {
+		snprintf(c->stmp, ln, "%s.tmp.%ld.s", c->file, (long)getpid());
+		c->sfd = open(c->stmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (c->sfd < 0) {
+			free(c->stmp);
+			c->stmp = NULL;
+		} else {
+			(void)put_head(&c->sbuf, 0);    /* the count is written at the end */
+			on = true;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return on;
+}
+
+void db_icache_stream_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
+                          const ent_meta *ents, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ents[i].err || ents[i].st.data)
+			return;         /* not kept: as db_icache_enc */
+	pthread_mutex_lock(&c->mu);
+	put_record(&c->sbuf, rel, (int64_t)size, mtime_ns, ents, (uint32_t)n);
+	c->scount++;
+	if (c->sbuf.n >= ((size_t)1 << 20)) {
+		c->sbad |= c->sbuf.err || db_write_all(c->sfd, c->sbuf.p, c->sbuf.n) != 0;
+		c->sbuf.n = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The streamed file completed: what another scan put in memory appended,
+ * the count set, the sum of every byte read back and appended, renamed
+ * over the old file. Any failure leaves the old file. */
+static void stream_end(db_icache *c)
+{
+	db_wbuf *b = &c->sbuf;
+	for (size_t i = 0; i < c->n && !b->err; i++) {
+		ent_meta *e = dec_ents(&c->recs[i]);
+		if (!e) {
+			b->err = true;
+			break;
+		}
+		put_record(b, c->recs[i].rel, c->recs[i].size, c->recs[i].mtime, e, c->recs[i].n);
+		free_ents(e, c->recs[i].n);
+		c->scount++;
+	}
+	db_wbuf head = {0};
+	size_t at = put_head(&head, c->scount);
+	bool ok = !c->sbad && !b->err && !head.err &&
+	          db_write_all(c->sfd, b->p, b->n) == 0 &&
+	          pwrite(c->sfd, &c->scount, 8, (off_t)at) == 8;
+	free(head.p);
+	uint64_t sum = DB_FNV_INIT;
+	int rfd = ok ? open(c->stmp, O_RDONLY | O_CLOEXEC) : -1;
+	if (rfd >= 0) {
+		ssize_t got;
+		while ((got = read(rfd, b->p, b->cap)) > 0)
+			sum = db_fnv(b->p, (size_t)got, sum);
+		ok = got == 0;
+		close(rfd);
+	} else {
+		ok = false;
+	}
+	ok = ok && write(c->sfd, &sum, 8) == 8 && fsync(c->sfd) == 0;
+	if (close(c->sfd) != 0)
+		ok = false;
+	if (!ok || rename(c->stmp, c->file) != 0)
+		unlink(c->stmp);
+	free(b->p);
+	free(c->stmp);
+	c->stmp = NULL;
+	c->sfd = -1;
+	c->dirty = false;       /* written */
+}
+
 void db_icache_close(db_icache *c)
 {
 	if (!c)
 		return;
-	if (c->dirty && c->file)
+	if (c->stmp)
+		stream_end(c);
+	else if (c->dirty && c->file)
 		save(c);
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->recs[i].rel);

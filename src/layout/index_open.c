@@ -19,6 +19,7 @@ typedef struct open_pool {
 	size_t n;
 	atomic_size_t next;
 	db_icache *ic;
+	bool enc;               /* encode entries for ic (else the caller streams) */
 } open_pool;
 
 char *db_index_job_full(const char *root, bool root_is_file, const file_job *j)
@@ -80,7 +81,7 @@ static void read_file_meta(file_job *j, const open_pool *op, db_readbuf *rb, wdi
 	db_open_opt opt = {.dirfd = -1};
 	if ((opt.dirfd = wdir_of(d, op, j, &opt.at_name)) < 0)
 		opt.at_name = NULL;
-	read_file_at(j, full, op->ic, rb, &opt);
+	read_file_at(j, full, op->enc ? op->ic : NULL, rb, &opt);
 	free(full);
 }
 
@@ -143,10 +144,10 @@ static int cpu_count(void)
 }
 
 void db_index_open_all(const char *root, bool root_is_file, file_job *jobs, size_t n,
-                     db_icache *ic)
+                       db_icache *ic, bool enc)
 {
 	open_pool op = {.root = root, .root_is_file = root_is_file, .jobs = jobs, .n = n,
-	                .ic = ic};
+	                .ic = ic, .enc = enc};
 	atomic_init(&op.next, 0);
 	int nt = cpu_count();
 	if (nt > 8)

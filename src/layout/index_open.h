@@ -32,9 +32,9 @@ typedef struct file_job {
 char *db_index_job_full(const char *root, bool root_is_file, const file_job *j);
 /* Read the entries of jobs[0..n) (those not refused by their names) into
  * each job's ents, or its err; jobs the listing did not stat get the open's
- * stat. Entries to remember are encoded in the job's blob (enc), put into ic
- * by the caller's thread. */
+ * stat. With enc, entries to remember are encoded in the job's blob (enc),
+ * put into ic by the caller's thread. */
 void db_index_open_all(const char *root, bool root_is_file, file_job *jobs, size_t n,
-                       db_icache *ic);
+                       db_icache *ic, bool enc);
 
 #endif

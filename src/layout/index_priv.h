@@ -68,6 +68,13 @@ void db_icache_put_enc(db_icache *c, const char *rel, off_t size, int64_t mtime_
                        struct db_wbuf *b, size_t n);
 /* Room for n more files (a hint: a first scan puts every file). */
 void db_icache_reserve(db_icache *c, size_t n);
+/* An empty cache (a tree never indexed) writes its records to its file as
+ * they come (db_icache_stream_put), completed by db_icache_close: true
+ * when so. One scan streams; another scan of the same cache puts. */
+bool db_icache_stream_begin(db_icache *c);
+/* rel's entries, to the file (those db_icache_enc refuses are skipped). */
+void db_icache_stream_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
+                          const ent_meta *ents, size_t n);
 /* db_index_scan reading and filling an entry cache (NULL: none). */
 int db_index_scan_ic(const char *root, const db_profile *p, const char *side,
                      db_icache *ic, db_index **out, db_err *err);

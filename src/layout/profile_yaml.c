@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile_groups.h"
 #include "profile_yaml_priv.h"
 #include "util/yaml_err.h"
 #include "util/yaml_load.h"
@@ -262,6 +263,8 @@ int db_profile_parse(const char *yaml, size_t len, const char *origin,
 		db_profile_free(p);
 		return db_err_set(err, origin, NULL, -1, "out of memory");
 	}
+	p->path_g = db_gnums_new(p->path_re);   /* NULL (no memory): by name */
+	p->key_g = db_gnums_new(p->key_re);
 	*out = p;
 	return 0;
 }
@@ -279,6 +282,8 @@ void db_profile_free(db_profile *p)
 	pcre2_code_free(p->path_re);
 	free(p->key_pat);
 	pcre2_code_free(p->key_re);
+	free(p->path_g);
+	free(p->key_g);
 	free(p->value_key);
 	yp_free_list(p->ignore_keys, p->n_ignore_keys);
 	free(p->side_ref);

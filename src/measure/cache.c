@@ -31,7 +31,13 @@
 
 /* Bump when a metric's definition or the record layout changes. */
 #define CACHE_METRIC_VERSION 1
-#define CACHE_MAGIC "DBMCACH3"   /* 2: checksum db_hash64; 3: key hashes, not keys */
+#define CACHE_MAGIC "DBMCACH4"   /* 2: checksum db_hash64; 3: key hashes, not keys;
+                                   4: the checksum chained over 1 MiB blocks */
+/* The checksum is db_hash64 over each block of SUM_BLOCK bytes in turn, each
+ * seeded with the last: the file is written a block at a time, never built
+ * whole in memory (55 MB at 10^6 pairs, the end of a first run: the peak of
+ * memory, issue 24). */
+#define SUM_BLOCK ((size_t)1 << 20)
 #define REC_NUMS 15             /* numbers per record, see put_metrics */
 
 typedef struct crec {
@@ -315,6 +321,29 @@ static int add_rec(cache *k, const uint64_t h[2], const double *v, bool used)
  * REC_NUMS doubles), u64 db_hash64 of everything before it. */
 #define REC_BYTES (16 + REC_NUMS * sizeof(double))
 
+static uint64_t block_sum(const char *p, size_t n)
+{
+	uint64_t h = DB_HASH_SEED;
+	for (size_t at = 0; at < n; at += SUM_BLOCK)
+		h = db_hash64(p + at, n - at < SUM_BLOCK ? n - at : SUM_BLOCK, h);
+	return h;
+}
+
+/* w's first SUM_BLOCK bytes (or all, last) to fd and into *sum; the rest
+ * moved to the front. */
+static int block_out(int fd, db_wbuf *w, uint64_t *sum, bool last)
+{
+	if (w->err)
+		return -1;
+	size_t n = last || w->n < SUM_BLOCK ? w->n : SUM_BLOCK;
+	*sum = db_hash64(w->p, n, *sum);
+	if (db_write_all(fd, w->p, n) != 0)
+		return -1;
+	memmove(w->p, w->p + n, w->n - n);
+	w->n -= n;
+	return 0;
+}
+
 static void load(cache *k)
 {
 	k->loaded = true;
@@ -329,7 +358,7 @@ static void load(cache *k)
 	if (memcmp(buf, CACHE_MAGIC, 8) != 0)
 		goto out;
 	memcpy(&sum, buf + size - 8, 8);
-	if (sum != db_hash64(buf, size - 8, DB_HASH_SEED))
+	if (sum != block_sum(buf, size - 8))
 		goto out;
 	memcpy(&ver, buf + 8, 4);
 	memcpy(&count, buf + 12, 8);
@@ -371,6 +400,13 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	cache *k = get_cache(c);
 	if (!k || !k->file)
 		return false;
+	pthread_mutex_lock(&k->mu);
+	if (!k->loaded)
+		load(k);
+	bool empty = k->n == 0;
+	pthread_mutex_unlock(&k->mu);
+	if (empty)
+		return false;   /* a first run: no key built per pair for nothing */
 	char *key = pair_key(c, k, p);
 	if (!key)
 		return false;
@@ -380,8 +416,6 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	bool hit = false;
 	double v[REC_NUMS];
 	pthread_mutex_lock(&k->mu);
-	if (!k->loaded)
-		load(k);
 	crec *r = get_rec(k, h);
 	if (r) {
 		r->used = true;
@@ -453,29 +487,32 @@ void db_cache_flush(db_compare *c)
 	}
 	int eno = errno;
 	if (fd >= 0) {
-		/* the whole file is built in memory, checksummed, written once */
+		/* a block at a time (SUM_BLOCK), in a buffer of one block and a record */
 		db_wbuf w = {0};
-		/* sized exactly first: doubling left up to half the file unused
-		 * at the peak of memory (the end of a 100k-file run, issue 12) */
-		size_t need = 8 + 4 + 8 + 8 + (size_t)count * REC_BYTES;
-		if (!(w.p = malloc(need)))
+		if (!(w.p = malloc(SUM_BLOCK + REC_BYTES + 64)))
 			w.err = true;
 		else
-			w.cap = need;
+			w.cap = SUM_BLOCK + REC_BYTES + 64;
 		uint32_t ver = CACHE_METRIC_VERSION;
+		uint64_t sum = DB_HASH_SEED;
 		db_wbuf_put(&w, CACHE_MAGIC, 8);
 		db_wbuf_put(&w, &ver, 4);
 		db_wbuf_put(&w, &count, 8);
-		for (size_t i = 0; i < k->n; i++) {
+		what = "write";
+		rc = 0;
+		for (size_t i = 0; i < k->n && rc == 0; i++) {
 			if (prune && !k->recs[i].used)
 				continue;
 			db_wbuf_put(&w, k->recs[i].h, 16);
 			db_wbuf_put(&w, k->recs[i].v, sizeof k->recs[i].v);
+			if (w.n >= SUM_BLOCK)
+				rc = block_out(fd, &w, &sum, false);
 		}
-		uint64_t sum = w.err ? 0 : db_hash64(w.p, w.n, DB_HASH_SEED);
+		if (rc == 0)
+			rc = block_out(fd, &w, &sum, true);
 		db_wbuf_put(&w, &sum, 8);
-		what = "write";
-		rc = w.err ? -1 : db_write_all(fd, w.p, w.n);
+		if (rc == 0)
+			rc = w.err ? -1 : db_write_all(fd, w.p, w.n);
 		free(w.p);
 		if (rc == 0) {
 			what = "fsync";

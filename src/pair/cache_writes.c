@@ -19,8 +19,6 @@ typedef struct snap_due {
 struct db_cwrites {
 	snap_due snaps[2];
 	size_t n_snaps;
-	db_icache *ics[2];
-	size_t n_ics;
 	pthread_t th;
 	bool running;
 };
@@ -54,18 +52,8 @@ int db_cwrites_snap(db_compare *c, const char *dir, const char *root, const char
 	return 0;
 }
 
-void db_cwrites_icache(db_compare *c, db_icache *ic)
-{
-	struct db_cwrites *w = get(c);
-	if (!w || w->running || w->n_ics == 2)
-		db_icache_close(ic);
-	else
-		w->ics[w->n_ics++] = ic;
-}
-
-/* Snapshots first (a reopen needs them), then the entry caches (a rescan of
- * a changed tree). Each file is written atomically: a workbench quit before
- * they are done leaves the older caches, or none, never half a file. */
+/* Each file is written atomically: a workbench killed before they are done
+ * leaves the older snapshots, or none, never half a file. */
 static void write_all(struct db_cwrites *w)
 {
 	for (size_t i = 0; i < w->n_snaps; i++) {
@@ -75,9 +63,6 @@ static void write_all(struct db_cwrites *w)
 		free(s->root);
 	}
 	w->n_snaps = 0;
-	for (size_t i = 0; i < w->n_ics; i++)
-		db_icache_close(w->ics[i]);
-	w->n_ics = 0;
 }
 
 static void *writer(void *arg)
@@ -94,7 +79,7 @@ void db_cwrites_start(db_compare *c)
 {
 	db_cmp_priv *pr = c->priv;
 	struct db_cwrites *w = pr ? pr->writes : NULL;
-	if (!w || w->running || (!w->n_snaps && !w->n_ics))
+	if (!w || w->running || !w->n_snaps)
 		return;
 	if (pthread_create(&w->th, NULL, writer, w) == 0)
 		w->running = true;
