@@ -213,8 +213,11 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 			goto out;
 	}
 	char *path = snap_path(dir, root, side_tag(side));
-	if (!path)
+	rec_out o;
+	if (!path || !rec_out_open(&o, dir, path)) {
+		free(path);
 		goto out;
+	}
 	db_wbuf b = {0};
 	db_wbuf_put(&b, SNAP_MAGIC, 8);
 	db_wbuf_put(&b, &key, 8);
@@ -244,8 +247,9 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 		db_wbuf_put(&b, lv, sizeof lv);
 		db_wbuf_put(&b, &sf, 1);
 		db_wbuf_put(&b, it->shape, (size_t)it->ndim * sizeof *it->shape);
+		rec_out_spill(&o, &b, false);   /* a block at a time (snap_record.c) */
 	}
-	write_record(dir, path, &b);
+	rec_out_close(&o, &b);
 	free(b.p);
 	free(path);
 out:
