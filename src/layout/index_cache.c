@@ -16,9 +16,13 @@
 #include <unistd.h>
 
 #include "read/binio.h"
+#include "util/hash.h"
 #include "util/strmap.h"
 
-#define ICACHE_MAGIC "DBICACH1"
+#define ICACHE_MAGIC "DBICACH2"   /* 2: the checksum db_hash64x4 chained over
+                                     1 MiB blocks (file_sum), not FNV a byte
+                                     at a time; no fsync */
+#define SUM_BLOCK ((size_t)1 << 20)
 #ifndef DB_VERSION
 #define DB_VERSION "dev"
 #endif
@@ -179,6 +183,17 @@ static int add(db_icache *c, const char *rel, int64_t size, int64_t mtime, db_wb
 	return 0;
 }
 
+/* The checksum of n bytes: db_hash64x4 over each SUM_BLOCK in turn, each
+ * seeded with the last (written files are summed by reading them back in
+ * such blocks: sum_back). */
+static uint64_t file_sum(const char *p, size_t n)
+{
+	uint64_t h = DB_HASH_SEED;
+	for (size_t at = 0; at < n; at += SUM_BLOCK)
+		h = db_hash64x4(p + at, n - at < SUM_BLOCK ? n - at : SUM_BLOCK, h);
+	return h;
+}
+
 static void load(db_icache *c)
 {
 	size_t size;
@@ -187,7 +202,7 @@ static void load(db_icache *c)
 		return;
 	uint64_t sum;
 	memcpy(&sum, buf + size - 8, 8);
-	if (memcmp(buf, ICACHE_MAGIC, 8) || sum != db_fnv(buf, size - 8, DB_FNV_INIT))
+	if (memcmp(buf, ICACHE_MAGIC, 8) || sum != file_sum(buf, size - 8))
 		goto out;
 	db_rd r = {buf + 8, size - 16, false};
 	char *ver = db_rd_str(&r);
@@ -395,20 +410,48 @@ static void put_record(db_wbuf *b, const char *rel, int64_t size, int64_t mtime,
 	}
 }
 
-/* b's bytes to fd, summed into *sum; b emptied. */
-static bool spill(int fd, db_wbuf *b, uint64_t *sum)
+/* b's bytes to fd; b emptied. */
+static bool spill(int fd, db_wbuf *b)
 {
 	if (b->err)
 		return false;
-	*sum = db_fnv(b->p, b->n, *sum);
 	bool ok = db_write_all(fd, b->p, b->n) == 0;
 	b->n = 0;
 	return ok;
 }
 
-/* Written a megabyte at a time, summed as it goes: the whole file built in
- * memory first was 58 MB more at the peak of a 10^6-file first open (issue
- * 24). The temp file is renamed over the old one only when complete. */
+/* The temp file tmp (written through wfd) read back in SUM_BLOCKs and its
+ * checksum (file_sum) appended. No fsync, as the snapshots: a file torn by
+ * a crash fails its checksum and reads as empty, which costs one slow open,
+ * never a wrong answer. */
+static bool sum_back(int wfd, const char *tmp)
+{
+	int rfd = open(tmp, O_RDONLY | O_CLOEXEC);
+	char *blk = rfd >= 0 ? malloc(SUM_BLOCK) : NULL;
+	bool ok = blk != NULL;
+	uint64_t h = DB_HASH_SEED;
+	while (ok) {
+		size_t got = 0;
+		ssize_t r = 1;
+		while (got < SUM_BLOCK && (r = read(rfd, blk + got, SUM_BLOCK - got)) > 0)
+			got += (size_t)r;
+		if (r < 0)
+			ok = false;
+		else if (got)
+			h = db_hash64x4(blk, got, h);
+		if (got < SUM_BLOCK)
+			break;
+	}
+	free(blk);
+	if (rfd >= 0)
+		close(rfd);
+	return ok && write(wfd, &h, 8) == 8;
+}
+
+/* Written a megabyte at a time, then summed reading it back: the whole file
+ * built in memory first was 58 MB more at the peak of a 10^6-file first
+ * open (issue 24). The temp file is renamed over the old one only when
+ * complete. */
 static void save(db_icache *c)
 {
 	size_t used = 0;
@@ -426,7 +469,6 @@ static void save(db_icache *c)
 	snprintf(tmp, ln, "%s.tmp.%ld", c->file, (long)getpid());
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
 		goto out;
-	uint64_t sum = DB_FNV_INIT;
 	bool ok = true;
 	db_wbuf_put(&b, ICACHE_MAGIC, 8);
 	db_wbuf_str(&b, DB_VERSION);
@@ -442,15 +484,10 @@ static void save(db_icache *c)
 		}
 		put_record(&b, r->rel, r->size, r->mtime, e, r->n);
 		free_ents(e, r->n);
-		if (b.n >= ((size_t)1 << 20))
-			ok = spill(fd, &b, &sum);
+		if (b.n >= SUM_BLOCK)
+			ok = spill(fd, &b);
 	}
-	ok = ok && !b.err;
-	if (ok) {
-		sum = db_fnv(b.p, b.n, sum);
-		db_wbuf_put(&b, &sum, 8);
-		ok = !b.err && db_write_all(fd, b.p, b.n) == 0 && fsync(fd) == 0;
-	}
+	ok = ok && spill(fd, &b) && sum_back(fd, tmp);
 	if (close(fd) != 0)
 		ok = false;
 	if (!ok || rename(tmp, c->file) != 0)
@@ -518,8 +555,8 @@ void db_icache_stream_put(db_icache *c, const char *rel, off_t size, int64_t mti
 }
 
 /* The streamed file completed: what another scan put in memory appended,
- * the count set, the sum of every byte read back and appended, renamed
- * over the old file. Any failure leaves the old file. */
+ * the count set, summed (sum_back), renamed over the old file. Any failure
+ * leaves the old file. */
 static void stream_end(db_icache *c)
 {
 	db_wbuf *b = &c->sbuf;
@@ -539,18 +576,7 @@ static void stream_end(db_icache *c)
 	          db_write_all(c->sfd, b->p, b->n) == 0 &&
 	          pwrite(c->sfd, &c->scount, 8, (off_t)at) == 8;
 	free(head.p);
-	uint64_t sum = DB_FNV_INIT;
-	int rfd = ok ? open(c->stmp, O_RDONLY | O_CLOEXEC) : -1;
-	if (rfd >= 0) {
-		ssize_t got;
-		while ((got = read(rfd, b->p, b->cap)) > 0)
-			sum = db_fnv(b->p, (size_t)got, sum);
-		ok = got == 0;
-		close(rfd);
-	} else {
-		ok = false;
-	}
-	ok = ok && write(c->sfd, &sum, 8) == 8 && fsync(c->sfd) == 0;
+	ok = ok && sum_back(c->sfd, c->stmp);
 	if (close(c->sfd) != 0)
 		ok = false;
 	if (!ok || rename(c->stmp, c->file) != 0)
