@@ -104,7 +104,7 @@ static const gdef allowed[] = {
 	{"torch.per_channel_affine_float_qparams", DB_PKG_QSCHEME, 0, 1, 0},
 };
 
-static const gdef *find_global(const char *mod, const char *name)
+static const gdef *scan_global(const char *mod, const char *name)
 {
 	size_t ml = strlen(mod);
 	if (strchr(name, '.'))
@@ -115,6 +115,32 @@ static const gdef *find_global(const char *mod, const char *name)
 			return &allowed[i];
 	}
 	return NULL;
+}
+
+/* The last allowed names this thread looked up: a dump's files name the
+ * same three or four globals each (issue 24: the scan of the whole list
+ * was ~900 instructions a file at 10^6 files). Only hits are kept, and
+ * the list is constant, so an entry never goes stale. */
+#define SEEN_GLOBALS 4
+static _Thread_local struct {
+	char mod[64], name[64];
+	const gdef *g;
+} seen_g[SEEN_GLOBALS];
+static _Thread_local unsigned seen_next;
+
+static const gdef *find_global(const char *mod, const char *name)
+{
+	for (unsigned i = 0; i < SEEN_GLOBALS; i++)
+		if (seen_g[i].g && !strcmp(seen_g[i].mod, mod) && !strcmp(seen_g[i].name, name))
+			return seen_g[i].g;
+	const gdef *g = scan_global(mod, name);
+	if (g && strlen(mod) < sizeof seen_g[0].mod && strlen(name) < sizeof seen_g[0].name) {
+		unsigned k = seen_next++ % SEEN_GLOBALS;
+		strcpy(seen_g[k].mod, mod);
+		strcpy(seen_g[k].name, name);
+		seen_g[k].g = g;
+	}
+	return g;
 }
 
 /* Python 2 names, mapped as torch does before its check (messages only:
