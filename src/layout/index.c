@@ -222,6 +222,11 @@ static int items_from_job(build *b, const db_profile *p, const char *side,
  * inside files with stage_order across files would not be transitive. */
 typedef struct rec {
 	db_item *it;
+	/* the item's fields the sorts compare, copied: comparing through it
+	 * was a cache miss per item and comparison (issue 24) */
+	const char *phase;      /* interned */
+	int rank;
+	int64_t order;          /* the dump order; none: INT64_MAX */
 	int phase_pos;
 	int pass_pos;           /* rank of the pass among this tree's passes */
 	int64_t bucket;         /* model-level before, layers, model-level after */
@@ -245,7 +250,7 @@ static int cmp_head(const rec *a, const rec *b)
 	int c = a->phase_pos - b->phase_pos;
 	if (c)
 		return c;
-	if ((c = strcmp(a->it->f.phase, b->it->f.phase)))
+	if (a->phase != b->phase && (c = strcmp(a->phase, b->phase)))
 		return c;
 	return a->pass_pos - b->pass_pos;
 }
@@ -288,11 +293,9 @@ static int cmp_stream(const void *va, const void *vb)
 	int c = cmp_head(a, b);
 	if (c)
 		return c;
-	if ((c = cmp_i64(a->it->f.rank, b->it->f.rank)))
+	if ((c = cmp_i64(a->rank, b->rank)))
 		return c;
-	int64_t oa = a->it->f.order >= 0 ? a->it->f.order : INT64_MAX;
-	int64_t ob = b->it->f.order >= 0 ? b->it->f.order : INT64_MAX;
-	if ((c = cmp_i64(oa, ob)))
+	if ((c = cmp_i64(a->order, b->order)))
 		return c;
 	if ((c = cmp_i64(a->bucket, b->bucket)))
 		return c;
@@ -311,7 +314,7 @@ static int cmp_exec(const void *va, const void *vb)
 		return c;
 	if ((c = cmp_i64(a->stream_pos, b->stream_pos)))
 		return c;
-	if ((c = cmp_i64(a->it->f.rank, b->it->f.rank)))
+	if ((c = cmp_i64(a->rank, b->rank)))
 		return c;
 	if ((c = cmp_i64((int64_t)a->file_idx, (int64_t)b->file_idx)))
 		return c;
@@ -333,13 +336,20 @@ static int order_items(build *b, const db_profile *p)
 	}
 	/* stage_pos is the same for all when the tree records its order */
 	ix->records_order = db_index_records_order(ix->items, n, p);
+	const char *last_phase = NULL;  /* interned: runs of one phase */
+	int last_pos = 0;
 	for (size_t i = 0; i < n; i++) {
 		const db_ifields *f = &ix->items[i].f;
+		if (f->phase != last_phase) {
+			last_phase = f->phase;
+			last_pos = phase_pos(p, f->phase);
+		}
 		int64_t bucket = f->layer >= 0 ? 1 + (int64_t)f->layer
 		               : db_profile_is_model_after(p, f->stage) ? INT64_MAX : 0;
 		int sp = ix->records_order ? 0 : db_profile_stage_pos(p, f->stage);
-		r[i] = (rec){&ix->items[i], phase_pos(p, f->phase), 0, bucket,
-		             sp >= 0 ? sp : INT64_MAX, b->file_idx[i], b->entry_idx[i], 0};
+		r[i] = (rec){&ix->items[i], f->phase, f->rank, f->order >= 0 ? f->order : INT64_MAX,
+		             last_pos, 0, bucket, sp >= 0 ? sp : INT64_MAX,
+		             b->file_idx[i], b->entry_idx[i], 0};
 	}
 	if (rank_passes(r, n) != 0) {
 		free(r);
@@ -349,7 +359,7 @@ static int order_items(build *b, const db_profile *p)
 	qsort(r, n, sizeof *r, cmp_stream);
 	int64_t pos = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i && (cmp_head(&r[i], &r[i - 1]) || r[i].it->f.rank != r[i - 1].it->f.rank))
+		if (i && (cmp_head(&r[i], &r[i - 1]) || r[i].rank != r[i - 1].rank))
 			pos = 0;
 		r[i].stream_pos = pos++;
 	}
