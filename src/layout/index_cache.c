@@ -89,14 +89,20 @@ void db_ent_meta_set(ent_meta *m, const db_entry *en)
 /* Per entry: key, dtype, ndim, shape (the file's record, see save), then
  * whether statistics follow and their numbers (call and data not kept:
  * db_icache_put takes no entry naming a data file). */
+/* An entry's key, dtype, ndim and shape: the part both encodings share. */
+static void put_ent(db_wbuf *b, const ent_meta *e)
+{
+	int32_t dt = (int32_t)e->dtype, nd = e->ndim;
+	db_wbuf_str(b, e->key ? e->key : "");
+	db_wbuf_put(b, &dt, 4);
+	db_wbuf_put(b, &nd, 4);
+	db_wbuf_put(b, e->shape, (size_t)nd * 8);
+}
+
 static void enc_ents(db_wbuf *b, const ent_meta *e, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
-		int32_t dt = (int32_t)e[k].dtype, nd = e[k].ndim;
-		db_wbuf_str(b, e[k].key ? e[k].key : "");
-		db_wbuf_put(b, &dt, 4);
-		db_wbuf_put(b, &nd, 4);
-		db_wbuf_put(b, e[k].shape, (size_t)nd * 8);
+		put_ent(b, &e[k]);
 		uint8_t st = e[k].has_st;
 		db_wbuf_put(b, &st, 1);
 		if (st) {
@@ -401,13 +407,8 @@ static void put_record(db_wbuf *b, const char *rel, int64_t size, int64_t mtime,
 	db_wbuf_put(b, &size, 8);
 	db_wbuf_put(b, &mtime, 8);
 	db_wbuf_put(b, &n, 4);
-	for (size_t k = 0; k < n; k++) {
-		int32_t dt = (int32_t)e[k].dtype, nd = e[k].ndim;
-		db_wbuf_str(b, e[k].key ? e[k].key : "");
-		db_wbuf_put(b, &dt, 4);
-		db_wbuf_put(b, &nd, 4);
-		db_wbuf_put(b, e[k].shape, (size_t)nd * 8);
-	}
+	for (size_t k = 0; k < n; k++)
+		put_ent(b, &e[k]);
 }
 
 /* b's bytes to fd; b emptied. */
