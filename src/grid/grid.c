@@ -397,6 +397,32 @@ static int64_t pass_tokens(const db_compare *c, const char *phase, const char *p
 	return -1;
 }
 
+/* Walking the pairs in order: the value in m of a pair's pass when the pair
+ * is of phase, else NULL. The names are interned and pairs come in runs of
+ * one phase and pass: the map is asked only when a pointer changes. */
+typedef struct pass_walk {
+	const db_strmap *m;
+	const char *phase;
+	const char *lph, *lpa;  /* the last phase and pass seen */
+	bool in;
+	size_t *k;
+} pass_walk;
+
+static size_t *pass_walk_at(pass_walk *w, const db_pair *p)
+{
+	if (p->f.phase != w->lph) {
+		w->lph = p->f.phase;
+		w->in = !strcmp(w->lph, w->phase);
+	}
+	if (!w->in)
+		return NULL;
+	if (p->f.pass != w->lpa) {
+		w->lpa = p->f.pass;
+		w->k = db_strmap_get(w->m, w->lpa);
+	}
+	return w->k;
+}
+
 /* pass_tokens of each of the n passes v of phase, in one pass over the
  * pairs (a pass over all pairs per pass was quadratic in trees with a pass
  * per decode step, issue 12). */
@@ -416,23 +442,10 @@ static void pass_tokens_all(const db_compare *c, const char *phase, char *const 
 			ntok[i] = pass_tokens(c, phase, v[i]);
 	} else {
 		size_t left = n;
-		/* names are interned and pairs come in runs of one phase and
-		 * pass: a lookup only when the pointer changes */
-		const char *lph = NULL, *lpa = NULL;
-		bool in = false;
-		size_t *k = NULL;
+		pass_walk w = {.m = &m, .phase = phase};
 		for (size_t i = 0; left && i < c->n_pairs; i++) {
 			const db_pair *p = &c->pairs[i];
-			if (p->f.phase != lph) {
-				lph = p->f.phase;
-				in = !strcmp(lph, phase);
-			}
-			if (!in)
-				continue;
-			if (p->f.pass != lpa) {
-				lpa = p->f.pass;
-				k = db_strmap_get(&m, lpa);
-			}
+			size_t *k = pass_walk_at(&w, p);
 			if (!k || found[*k] || (p->ndim_ref < 1 && p->ndim_tgt < 1))
 				continue;
 			ntok[*k] = p->ndim_ref >= 1 ? p->shape_ref[0] : p->shape_tgt[0];
@@ -468,24 +481,10 @@ static size_t layered_first(const db_compare *c, const char *phase, char **v, si
 		ok = db_strmap_put(&m, v[i], i, NULL) != NULL;
 	size_t k = n;
 	if (ok) {
-		/* a lookup only when the interned names change (as above) */
-		const char *lph = NULL, *lpa = NULL;
-		bool in = false;
-		size_t *j = NULL;
+		pass_walk w = {.m = &m, .phase = phase};
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			const db_pair *p = &c->pairs[i];
-			if (p->f.layer < 0)
-				continue;
-			if (p->f.phase != lph) {
-				lph = p->f.phase;
-				in = !strcmp(lph, phase);
-			}
-			if (!in)
-				continue;
-			if (p->f.pass != lpa) {
-				lpa = p->f.pass;
-				j = db_strmap_get(&m, lpa);
-			}
+			size_t *j = p->f.layer < 0 ? NULL : pass_walk_at(&w, p);
 			if (j)
 				has[*j] = true;
 		}
