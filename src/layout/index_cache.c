@@ -16,13 +16,13 @@
 #include <unistd.h>
 
 #include "read/binio.h"
+#include "read/blockfile.h"
 #include "util/hash.h"
 #include "util/strmap.h"
 
-#define ICACHE_MAGIC "DBICACH2"   /* 2: the checksum db_hash64x4 chained over
-                                     1 MiB blocks (file_sum), not FNV a byte
-                                     at a time; no fsync */
-#define SUM_BLOCK ((size_t)1 << 20)
+#define ICACHE_MAGIC "DBICACH2"   /* 2: written and summed a block at a time
+                                     (read/blockfile.h), not FNV a byte at a
+                                     time; no fsync */
 #ifndef DB_VERSION
 #define DB_VERSION "dev"
 #endif
@@ -49,11 +49,11 @@ struct db_icache {
 	/* A first scan's records go straight to the file as they come
 	 * (db_icache_stream_begin): no copy of 10^6 names and entries kept
 	 * until the end (issue 24: ~100 MB a side at the peak) */
-	int sfd;                /* the temp file; -1 none */
-	char *stmp;
+	bool streaming;
+	db_bfile sf;            /* the file being written */
+	size_t count_at;        /* where its count is, patched at the end */
 	uint64_t scount;
 	db_wbuf sbuf;
-	bool sbad;
 };
 
 static void free_ents(ent_meta *e, size_t n)
@@ -189,17 +189,6 @@ static int add(db_icache *c, const char *rel, int64_t size, int64_t mtime, db_wb
 	return 0;
 }
 
-/* The checksum of n bytes: db_hash64x4 over each SUM_BLOCK in turn, each
- * seeded with the last (written files are summed by reading them back in
- * such blocks: sum_back). */
-static uint64_t file_sum(const char *p, size_t n)
-{
-	uint64_t h = DB_HASH_SEED;
-	for (size_t at = 0; at < n; at += SUM_BLOCK)
-		h = db_hash64x4(p + at, n - at < SUM_BLOCK ? n - at : SUM_BLOCK, h);
-	return h;
-}
-
 static void load(db_icache *c)
 {
 	size_t size;
@@ -208,7 +197,7 @@ static void load(db_icache *c)
 		return;
 	uint64_t sum;
 	memcpy(&sum, buf + size - 8, 8);
-	if (memcmp(buf, ICACHE_MAGIC, 8) || sum != file_sum(buf, size - 8))
+	if (memcmp(buf, ICACHE_MAGIC, 8) || sum != db_block_sum(buf, size - 8))
 		goto out;
 	db_rd r = {buf + 8, size - 16, false};
 	char *ver = db_rd_str(&r);
@@ -284,7 +273,6 @@ db_icache *db_icache_open(const char *dir, const char *root)
 	db_icache *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
-	c->sfd = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	db_strmap_init(&c->idx);
 	uint64_t h = root_hash(root);
@@ -411,98 +399,6 @@ static void put_record(db_wbuf *b, const char *rel, int64_t size, int64_t mtime,
 		put_ent(b, &e[k]);
 }
 
-/* b's bytes to fd; b emptied. */
-static bool spill(int fd, db_wbuf *b)
-{
-	if (b->err)
-		return false;
-	bool ok = db_write_all(fd, b->p, b->n) == 0;
-	b->n = 0;
-	return ok;
-}
-
-/* The temp file tmp (written through wfd) read back in SUM_BLOCKs and its
- * checksum (file_sum) appended. No fsync, as the snapshots: a file torn by
- * a crash fails its checksum and reads as empty, which costs one slow open,
- * never a wrong answer. */
-static bool sum_back(int wfd, const char *tmp)
-{
-	int rfd = open(tmp, O_RDONLY | O_CLOEXEC);
-	char *blk = rfd >= 0 ? malloc(SUM_BLOCK) : NULL;
-	bool ok = blk != NULL;
-	uint64_t h = DB_HASH_SEED;
-	while (ok) {
-		size_t got = 0;
-		ssize_t r = 1;
-		while (got < SUM_BLOCK && (r = read(rfd, blk + got, SUM_BLOCK - got)) > 0)
-			got += (size_t)r;
-		if (r < 0)
-			ok = false;
-		else if (got)
-			h = db_hash64x4(blk, got, h);
-		if (got < SUM_BLOCK)
-			break;
-	}
-	free(blk);
-	if (rfd >= 0)
-		close(rfd);
-	return ok && write(wfd, &h, 8) == 8;
-}
-
-/* Written a megabyte at a time, then summed reading it back: the whole file
- * built in memory first was 58 MB more at the peak of a 10^6-file first
- * open (issue 24). The temp file is renamed over the old one only when
- * complete. */
-static void save(db_icache *c)
-{
-	size_t used = 0;
-	for (size_t i = 0; i < c->n; i++)
-		used += c->recs[i].used;
-	/* files gone or changed pile up: keep this session's when they do */
-	bool prune = c->n > 2 * used + 1024;
-	uint64_t count = prune ? used : c->n;
-	size_t ln = strlen(c->file) + 32;
-	char *tmp = malloc(ln);
-	db_wbuf b = {0};
-	int fd = -1;
-	if (!tmp || db_mkdirs(c->dir) != 0)
-		goto out;
-	snprintf(tmp, ln, "%s.tmp.%ld", c->file, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
-		goto out;
-	bool ok = true;
-	db_wbuf_put(&b, ICACHE_MAGIC, 8);
-	db_wbuf_str(&b, DB_VERSION);
-	db_wbuf_put(&b, &count, 8);
-	for (size_t i = 0; i < c->n && ok; i++) {
-		const irec *r = &c->recs[i];
-		if (prune && !r->used)
-			continue;
-		ent_meta *e = dec_ents(r);
-		if (!e) {
-			ok = false;
-			break;
-		}
-		put_record(&b, r->rel, r->size, r->mtime, e, r->n);
-		free_ents(e, r->n);
-		if (b.n >= SUM_BLOCK)
-			ok = spill(fd, &b);
-	}
-	ok = ok && spill(fd, &b) && sum_back(fd, tmp);
-	if (close(fd) != 0)
-		ok = false;
-	if (!ok || rename(tmp, c->file) != 0)
-		unlink(tmp);
-out:
-	free(b.p);
-	free(tmp);
-}
-
-const char *db_icache_dir(const db_icache *c)
-{
-	return c ? c->dir : NULL;
-}
-
 /* The header up to the count, and the count's offset in the file. */
 static size_t put_head(db_wbuf *b, uint64_t count)
 {
@@ -511,6 +407,45 @@ static size_t put_head(db_wbuf *b, uint64_t count)
 	size_t at = b->n;
 	db_wbuf_put(b, &count, 8);
 	return at;
+}
+
+/* Written a block at a time (read/blockfile.h): the whole file built in
+ * memory first was 58 MB more at the peak of a 10^6-file first open (issue
+ * 24). No fsync, as the snapshots: a file torn by a crash fails its
+ * checksum and reads as empty, which costs one slow open, never a wrong
+ * answer. */
+static void save(db_icache *c)
+{
+	size_t used = 0;
+	for (size_t i = 0; i < c->n; i++)
+		used += c->recs[i].used;
+	/* files gone or changed pile up: keep this session's when they do */
+	bool prune = c->n > 2 * used + 1024;
+	db_bfile f;
+	if (!db_bfile_open(&f, c->dir, c->file))
+		return;
+	db_wbuf b = {0};
+	(void)put_head(&b, prune ? used : c->n);
+	for (size_t i = 0; i < c->n && !f.bad; i++) {
+		const irec *r = &c->recs[i];
+		if (prune && !r->used)
+			continue;
+		ent_meta *e = dec_ents(r);
+		if (!e) {
+			b.err = true;   /* out of memory: nothing written */
+			break;
+		}
+		put_record(&b, r->rel, r->size, r->mtime, e, r->n);
+		free_ents(e, r->n);
+		db_bfile_spill(&f, &b, false);
+	}
+	(void)db_bfile_close(&f, &b, false);
+	free(b.p);
+}
+
+const char *db_icache_dir(const db_icache *c)
+{
+	return c ? c->dir : NULL;
 }
 
 bool db_icache_stream_begin(db_icache *c)
@@ -522,19 +457,11 @@ bool db_icache_stream_begin(db_icache *c)
 		c->loaded = true;
 		load(c);
 	}
-	bool on = false;
-	size_t ln = strlen(c->file) + 32;
-	if (c->n == 0 && !c->stmp && db_mkdirs(c->dir) == 0 && (c->stmp = malloc(ln))) {
-		snprintf(c->stmp, ln, "%s.tmp.%ld.s", c->file, (long)getpid());
-		c->sfd = open(c->stmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (c->sfd < 0) {
-			free(c->stmp);
-			c->stmp = NULL;
-		} else {
-			(void)put_head(&c->sbuf, 0);    /* the count is written at the end */
-			on = true;
-		}
+	if (c->n == 0 && !c->streaming && db_bfile_open(&c->sf, c->dir, c->file)) {
+		c->count_at = put_head(&c->sbuf, 0);    /* the count is set at the end */
+		c->streaming = true;
 	}
+	bool on = c->streaming;
 	pthread_mutex_unlock(&c->mu);
 	return on;
 }
@@ -548,16 +475,14 @@ void db_icache_stream_put(db_icache *c, const char *rel, off_t size, int64_t mti
 	pthread_mutex_lock(&c->mu);
 	put_record(&c->sbuf, rel, (int64_t)size, mtime_ns, ents, (uint32_t)n);
 	c->scount++;
-	if (c->sbuf.n >= ((size_t)1 << 20)) {
-		c->sbad |= c->sbuf.err || db_write_all(c->sfd, c->sbuf.p, c->sbuf.n) != 0;
-		c->sbuf.n = 0;
-	}
+	db_bfile_spill(&c->sf, &c->sbuf, false);
 	pthread_mutex_unlock(&c->mu);
 }
 
 /* The streamed file completed: what another scan put in memory appended,
- * the count set, summed (sum_back), renamed over the old file. Any failure
- * leaves the old file. */
+ * the count set, the whole summed again by reading it back (its head
+ * changed after its first block was summed), renamed over the old file.
+ * Any failure leaves the old file. */
 static void stream_end(db_icache *c)
 {
 	db_wbuf *b = &c->sbuf;
@@ -571,21 +496,15 @@ static void stream_end(db_icache *c)
 		free_ents(e, c->recs[i].n);
 		c->scount++;
 	}
-	db_wbuf head = {0};
-	size_t at = put_head(&head, c->scount);
-	bool ok = !c->sbad && !b->err && !head.err &&
-	          db_write_all(c->sfd, b->p, b->n) == 0 &&
-	          pwrite(c->sfd, &c->scount, 8, (off_t)at) == 8;
-	free(head.p);
-	ok = ok && sum_back(c->sfd, c->stmp);
-	if (close(c->sfd) != 0)
-		ok = false;
-	if (!ok || rename(c->stmp, c->file) != 0)
-		unlink(c->stmp);
+	db_bfile_spill(&c->sf, b, true);
+	if (!c->sf.bad && pwrite(c->sf.fd, &c->scount, 8, (off_t)c->count_at) != 8)
+		c->sf.bad = true;
+	if (!c->sf.bad)
+		(void)db_bfile_sum_back(&c->sf);
+	(void)db_bfile_close(&c->sf, b, false);
 	free(b->p);
-	free(c->stmp);
-	c->stmp = NULL;
-	c->sfd = -1;
+	*b = (db_wbuf){0};
+	c->streaming = false;
 	c->dirty = false;       /* written */
 }
 
@@ -593,7 +512,7 @@ void db_icache_close(db_icache *c)
 {
 	if (!c)
 		return;
-	if (c->stmp)
+	if (c->streaming)
 		stream_end(c);
 	else if (c->dirty && c->file)
 		save(c);

@@ -22,6 +22,7 @@
  *                       checked behind the first frame. */
 #include "index_priv.h"
 #include "snap_record.h"
+#include "read/blockfile.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -213,8 +214,8 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 			goto out;
 	}
 	char *path = snap_path(dir, root, side_tag(side));
-	rec_out o;
-	if (!path || !rec_out_open(&o, dir, path)) {
+	db_bfile o;             /* a block at a time: no copy of it all in memory */
+	if (!path || !db_bfile_open(&o, dir, path)) {
 		free(path);
 		goto out;
 	}
@@ -247,9 +248,9 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 		db_wbuf_put(&b, lv, sizeof lv);
 		db_wbuf_put(&b, &sf, 1);
 		db_wbuf_put(&b, it->shape, (size_t)it->ndim * sizeof *it->shape);
-		rec_out_spill(&o, &b, false);   /* a block at a time (snap_record.c) */
+		db_bfile_spill(&o, &b, false);
 	}
-	rec_out_close(&o, &b);
+	(void)db_bfile_close(&o, &b, false);    /* no fsync: see write_record */
 	free(b.p);
 	free(path);
 out:

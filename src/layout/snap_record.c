@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "read/blockfile.h"
 #include "util/hash.h"
 
 char *snap_path(const char *dir, const char *root, const char *suffix)
@@ -60,21 +60,6 @@ void drop_record(record *rec)
 	rec->p = NULL;
 }
 
-/* The checksum: db_hash64x4 over each SUM_BLOCK of the bytes in turn, each
- * seeded with the last (one block: the plain hash), so that a record is
- * written a block at a time, never built whole in memory (a 10^6-file
- * snapshot is ~80 MB, written while the first run's metrics hold their
- * most: issue 24). */
-#define SUM_BLOCK ((size_t)1 << 20)
-
-static uint64_t rec_sum(const char *p, size_t n)
-{
-	uint64_t h = DB_HASH_SEED;      /* a record is never empty (magic, key) */
-	for (size_t at = 0; at < n; at += SUM_BLOCK)
-		h = db_hash64x4(p + at, n - at < SUM_BLOCK ? n - at : SUM_BLOCK, h);
-	return h;
-}
-
 bool read_record(const char *path, const char *magic, uint64_t key, record *rec)
 {
 	if (!get_file(path, 24, (size_t)1 << 31, rec))
@@ -85,7 +70,7 @@ bool read_record(const char *path, const char *magic, uint64_t key, record *rec)
 	memcpy(&sum, buf + size - 8, 8);
 	memcpy(&k, buf + 8, 8);
 	if (memcmp(buf, magic, 8) || k != key ||
-	    sum != rec_sum(buf, size - 8)) {
+	    sum != db_block_sum(buf, size - 8)) {
 		drop_record(rec);
 		return false;
 	}
@@ -108,53 +93,9 @@ bool load_record(const char *dir, const char *root, const char *tag, const char 
 /* Temp file + rename, without fsync: a record torn by a crash fails its
  * checksum and reads as a miss, which costs one slow open, not a wrong
  * answer; the sync would cost every first open of a tree. */
-bool rec_out_open(rec_out *o, const char *dir, const char *path)
-{
-	*o = (rec_out){.fd = -1, .sum = DB_HASH_SEED};
-	if (db_mkdirs(dir) != 0 || !(o->path = strdup(path)))
-		return false;
-	size_t n = strlen(path) + 32;
-	if (!(o->tmp = malloc(n))) {
-		free(o->path);
-		return false;
-	}
-	static atomic_uint seq;         /* two scans of one root write at once */
-	snprintf(o->tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
-	if ((o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
-		free(o->tmp);
-		free(o->path);
-		return false;
-	}
-	return true;
-}
-
-void rec_out_spill(rec_out *o, db_wbuf *b, bool last)
-{
-	while (!o->bad && (b->n >= SUM_BLOCK || (last && b->n))) {
-		size_t n = b->n < SUM_BLOCK ? b->n : SUM_BLOCK;
-		o->sum = db_hash64x4(b->p, n, o->sum);
-		o->bad = b->err || db_write_all(o->fd, b->p, n) != 0;
-		memmove(b->p, b->p + n, b->n - n);
-		b->n -= n;
-	}
-}
-
-void rec_out_close(rec_out *o, db_wbuf *b)
-{
-	rec_out_spill(o, b, true);
-	bool ok = !o->bad && !b->err && db_write_all(o->fd, &o->sum, 8) == 0;
-	if (close(o->fd) != 0)
-		ok = false;
-	if (!ok || rename(o->tmp, o->path) != 0)
-		unlink(o->tmp);
-	free(o->tmp);
-	free(o->path);
-	o->fd = -1;
-}
-
 void write_record(const char *dir, const char *path, db_wbuf *b)
 {
-	rec_out o;
-	if (!b->err && rec_out_open(&o, dir, path))
-		rec_out_close(&o, b);
+	db_bfile f;
+	if (!b->err && db_bfile_open(&f, dir, path))
+		(void)db_bfile_close(&f, b, false);
 }

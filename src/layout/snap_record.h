@@ -30,19 +30,7 @@ bool load_record(const char *dir, const char *root, const char *tag, const char 
                  uint64_t key, db_rd *r, record *rec);
 void drop_record(record *rec);
 /* b (magic, key, body) with its checksum to path, by a temp file and a
- * rename, without fsync (see snap_record.c); dir is made when missing. */
+ * rename, without fsync (see snap_record.c); dir is made when missing. A
+ * large record is written a block at a time instead (read/blockfile.h). */
 void write_record(const char *dir, const char *path, db_wbuf *b);
-/* The same a block at a time: open, spill the bytes of b as it fills
- * (whole blocks go to the file and leave b), close (the rest, the
- * checksum, the rename; nothing is left on failure). */
-typedef struct rec_out {
-	int fd;
-	char *tmp, *path;
-	uint64_t sum;
-	bool bad;
-} rec_out;
-bool rec_out_open(rec_out *o, const char *dir, const char *path);
-void rec_out_spill(rec_out *o, db_wbuf *b, bool last);
-void rec_out_close(rec_out *o, db_wbuf *b);
-
 #endif

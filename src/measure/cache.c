@@ -11,6 +11,7 @@
  * empty; it is rewritten whole (temp + fsync + rename). Bands are not
  * stored: they are recomputed from the metrics with the current profile. */
 #include "pair/compare_priv.h"
+#include "read/blockfile.h"
 #include "db_dequant.h"
 #include "xform.h"
 
@@ -32,12 +33,11 @@
 /* Bump when a metric's definition or the record layout changes. */
 #define CACHE_METRIC_VERSION 1
 #define CACHE_MAGIC "DBMCACH4"   /* 2: checksum db_hash64; 3: key hashes, not keys;
-                                   4: the checksum chained over 1 MiB blocks */
-/* The checksum is db_hash64 over each block of SUM_BLOCK bytes in turn, each
- * seeded with the last: the file is written a block at a time, never built
- * whole in memory (55 MB at 10^6 pairs, the end of a first run: the peak of
- * memory, issue 24). */
-#define SUM_BLOCK ((size_t)1 << 20)
+                                   4: the checksum chained over 1 MiB blocks,
+                                   read/blockfile.h */
+/* Written and checksummed a block at a time (read/blockfile.h): the file
+ * was built whole in memory (55 MB at 10^6 pairs, the end of a first run:
+ * the peak of memory, issue 24). */
 #define REC_NUMS 15             /* numbers per record, see put_metrics */
 
 typedef struct crec {
@@ -321,29 +321,6 @@ static int add_rec(cache *k, const uint64_t h[2], const double *v, bool used)
  * REC_NUMS doubles), u64 db_hash64 of everything before it. */
 #define REC_BYTES (16 + REC_NUMS * sizeof(double))
 
-static uint64_t block_sum(const char *p, size_t n)
-{
-	uint64_t h = DB_HASH_SEED;
-	for (size_t at = 0; at < n; at += SUM_BLOCK)
-		h = db_hash64(p + at, n - at < SUM_BLOCK ? n - at : SUM_BLOCK, h);
-	return h;
-}
-
-/* w's first SUM_BLOCK bytes (or all, last) to fd and into *sum; the rest
- * moved to the front. */
-static int block_out(int fd, db_wbuf *w, uint64_t *sum, bool last)
-{
-	if (w->err)
-		return -1;
-	size_t n = last || w->n < SUM_BLOCK ? w->n : SUM_BLOCK;
-	*sum = db_hash64(w->p, n, *sum);
-	if (db_write_all(fd, w->p, n) != 0)
-		return -1;
-	memmove(w->p, w->p + n, w->n - n);
-	w->n -= n;
-	return 0;
-}
-
 static void load(cache *k)
 {
 	k->loaded = true;
@@ -358,7 +335,7 @@ static void load(cache *k)
 	if (memcmp(buf, CACHE_MAGIC, 8) != 0)
 		goto out;
 	memcpy(&sum, buf + size - 8, 8);
-	if (sum != block_sum(buf, size - 8))
+	if (sum != db_block_sum(buf, size - 8))
 		goto out;
 	memcpy(&ver, buf + 8, 4);
 	memcpy(&count, buf + 12, 8);
@@ -477,70 +454,33 @@ void db_cache_flush(db_compare *c)
 		used += k->recs[i].used;
 	bool prune = k->n > 2 * used + 1024;
 	uint64_t count = prune ? used : k->n;
-	size_t n = strlen(k->file) + 32;
-	char *tmp = malloc(n);
-	int fd = -1, rc = -1;
-	const char *what = "create";
-	if (tmp && db_mkdirs(pr->cache_dir) == 0) {
-		snprintf(tmp, n, "%s.tmp.%ld", k->file, (long)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	}
-	int eno = errno;
-	if (fd >= 0) {
-		/* a block at a time (SUM_BLOCK), in a buffer of one block and a record */
+	db_bfile f;
+	int rc = -1;
+	if (db_bfile_open(&f, pr->cache_dir, k->file)) {
 		db_wbuf w = {0};
-		if (!(w.p = malloc(SUM_BLOCK + REC_BYTES + 64)))
-			w.err = true;
-		else
-			w.cap = SUM_BLOCK + REC_BYTES + 64;
 		uint32_t ver = CACHE_METRIC_VERSION;
-		uint64_t sum = DB_HASH_SEED;
 		db_wbuf_put(&w, CACHE_MAGIC, 8);
 		db_wbuf_put(&w, &ver, 4);
 		db_wbuf_put(&w, &count, 8);
-		what = "write";
-		rc = 0;
-		for (size_t i = 0; i < k->n && rc == 0; i++) {
+		for (size_t i = 0; i < k->n && !f.bad; i++) {
 			if (prune && !k->recs[i].used)
 				continue;
 			db_wbuf_put(&w, k->recs[i].h, 16);
 			db_wbuf_put(&w, k->recs[i].v, sizeof k->recs[i].v);
-			if (w.n >= SUM_BLOCK)
-				rc = block_out(fd, &w, &sum, false);
+			db_bfile_spill(&f, &w, false);
 		}
-		if (rc == 0)
-			rc = block_out(fd, &w, &sum, true);
-		db_wbuf_put(&w, &sum, 8);
-		if (rc == 0)
-			rc = w.err ? -1 : db_write_all(fd, w.p, w.n);
+		rc = db_bfile_close(&f, &w, true);
 		free(w.p);
-		if (rc == 0) {
-			what = "fsync";
-			rc = fsync(fd);
-		}
-		eno = errno;
-		if (close(fd) != 0 && rc == 0) {
-			rc = -1;
-			eno = errno;
-		}
-		if (rc == 0) {
-			what = "rename";
-			rc = rename(tmp, k->file);
-			eno = errno;
-		}
-		if (rc != 0)
-			unlink(tmp);
 	}
 	/* a cache that cannot be kept is worth a word, never a failure: the
 	 * old file (if any) is untouched, the numbers are right */
 	if (rc != 0)
-		snprintf(c->cache_err, sizeof c->cache_err, "%s: %s: %s", k->file, what,
-		         strerror(eno));
+		snprintf(c->cache_err, sizeof c->cache_err, "%s: %s: %s", k->file, f.what,
+		         strerror(f.eno));
 	else
 		c->cache_err[0] = '\0';
 	if (rc == 0)
 		k->dirty = false;
-	free(tmp);
 	pthread_mutex_unlock(&k->mu);
 }
 
