@@ -3,7 +3,6 @@
 #include "db_index.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "index_priv.h"
 #include "read/walk.h"
+#include "util/par.h"
 
 /* A listing above this many files is counted on an evenly spaced sample
  * of that many (issue 24: 8 profiles x 406k names was 0.9 s of a 10^6-file
@@ -116,12 +116,7 @@ static void count_all(db_profile **profs, size_t *counts, char **errs, size_t n,
 	count_job j = {.profs = profs, .counts = counts, .errs = errs, .n = n, .w = w,
 	               .n_count = n_count};
 	atomic_init(&j.next, 0);
-	pthread_t th;
-	bool two = n > 1 && w->n_files >= 256 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-	           pthread_create(&th, NULL, count_worker, &j) == 0;
-	count_worker(&j);
-	if (two)
-		pthread_join(th, NULL);
+	db_par_run(count_worker, &j, n > 1 && w->n_files >= 256 ? 2 : 1);
 }
 
 /* The best profile and the next best by their counts (nn: none): more

@@ -1,7 +1,6 @@
 #include "index_open.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 
 #include "db_reader.h"
 #include "read/walk.h"
+#include "util/par.h"
 
 typedef struct open_pool {
 	const char *root;       /* a job's full path is made when it is opened:
@@ -137,30 +137,14 @@ static void *open_worker(void *arg)
 	return NULL;
 }
 
-static int cpu_count(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
-}
-
 void db_index_open_all(const char *root, bool root_is_file, file_job *jobs, size_t n,
                        db_icache *ic, bool enc)
 {
 	open_pool op = {.root = root, .root_is_file = root_is_file, .jobs = jobs, .n = n,
 	                .ic = ic, .enc = enc};
 	atomic_init(&op.next, 0);
-	int nt = cpu_count();
-	if (nt > 8)
-		nt = 8;
-	if (n < 16)
-		nt = 1;
-	pthread_t th[8];
-	int started = 0;
-	for (int t = 1; t < nt; t++)
-		if (pthread_create(&th[started], NULL, open_worker, &op) == 0)
-			started++;
-	open_worker(&op);
-	for (int t = 0; t < started; t++)
-		pthread_join(th[t], NULL);
+	/* files are independent: up to 8 threads, one for a handful */
+	int nt = db_cpus();
+	db_par_run(open_worker, &op, n < 16 ? 1 : nt > 8 ? 8 : nt);
 }
 

@@ -8,7 +8,6 @@
 #include "hint_values.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "pair/compare_priv.h"
 #include "db_reader.h"
+#include "util/par.h"
 
 #define CLOSE DB_HINT_CLOSE
 /* shifts tried: 1..SHIFT_MAX rows either way */
@@ -457,15 +457,6 @@ void db_hints_warm(const db_compare *c)
 	atomic_init(&j.next, 0);
 	int threads = ((const db_cmp_priv *)c->priv)->threads;
 	if (threads <= 0)
-		threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (threads > 16)
-		threads = 16;
-	pthread_t th[16];
-	int started = 0;
-	for (int t = 1; t < threads; t++)
-		if (pthread_create(&th[started], NULL, warm_cells, &j) == 0)
-			started++;
-	warm_cells(&j);
-	for (int t = 0; t < started; t++)
-		pthread_join(th[t], NULL);
+		threads = db_cpus();
+	db_par_run(warm_cells, &j, threads > 16 ? 16 : threads);
 }

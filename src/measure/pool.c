@@ -6,6 +6,7 @@
  * misses. A prefetch thread reads ahead of them on a cold page cache. */
 #include "pair/compare_priv.h"
 #include "pair/cache_writes.h"
+#include "util/par.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,12 +82,6 @@ static void prefetch_pair(const db_compare *c, const db_pair *p, uint64_t last[2
 		prefetch_item(c->ref, p->ref_shards[i], &last[0]);
 	for (size_t i = 0; i < p->n_tgt_shards; i++)
 		prefetch_item(c->tgt, p->tgt_shards[i], &last[1]);
-}
-
-static int cpu_count(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
 static void nap_ms(long ms)
@@ -296,7 +291,7 @@ static db_pool *pool_new(db_compare *c)
 	}
 	atomic_store(&pl->lookups_left, pl->n_lookup);
 	pl->cap_files = db_compare_files_needed(c);
-	int nt = pr->threads > 0 ? pr->threads : cpu_count();
+	int nt = pr->threads > 0 ? pr->threads : db_cpus() > 256 ? 256 : db_cpus();
 	if ((size_t)nt > pl->n_tasks)
 		nt = pl->n_tasks ? (int)pl->n_tasks : 1;
 	pl->th = calloc((size_t)nt, sizeof *pl->th);
