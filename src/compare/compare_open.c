@@ -140,8 +140,10 @@ static void write_due_now(db_compare *c, trees *t, const db_index *ref, const db
 	t->ref.due.due = t->tgt.due.due = false;
 }
 
-/* Scan both listed trees (c->profile, roots and priv set). */
-static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, db_err *err)
+/* Scan both listed trees (c->profile, roots and priv set). defer: the
+ * snapshots are left to db_cwrites (an open's first scan). */
+static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, bool defer,
+                      db_err *err)
 {
 	*ref = *tgt = NULL;
 	db_cmp_priv *pr = c->priv;
@@ -164,7 +166,7 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 	 * The entry caches are written as each scan ends: a first scan's is
 	 * mostly on disk already (db_icache_stream_begin) and the rest holds
 	 * ~100 MB a side at 10^6 files, freed before pairing. */
-	bool defer = pr->defer_writes && pr->settle_ns == 0;
+	defer = defer && pr->settle_ns == 0;
 	t->ref.close_ic = t->tgt.close_ic = ict != icr;
 	t->ref.defer = t->tgt.defer = defer;
 	t->ref.due.due = t->tgt.due.due = false;
@@ -206,7 +208,7 @@ static int scan_trees(db_compare *c, trees *t, db_index **ref, db_index **tgt, d
 			/* REF and TARGET named the same folder and it holds one run
 			 * only (ATOM's reference files alone): compare it with itself */
 			pr->one_folder = false;
-			return scan_trees(c, t, ref, tgt, err);
+			return scan_trees(c, t, ref, tgt, defer, err);
 		}
 		return db_err_set(err, c->ref_root, NULL, -1,
 		                  "one folder given, but profile %s finds no %s side in it; "
@@ -229,7 +231,7 @@ static int scan_and_pair(db_compare *c, db_index **ref, db_index **tgt, db_err *
 	db_cmp_priv *pr = c->priv;
 	trees t;
 	list_trees(&t, pr->cache_dir, c->ref_root, c->tgt_root, !strcmp(c->ref_root, c->tgt_root));
-	int rc = scan_trees(c, &t, ref, tgt, err);
+	int rc = scan_trees(c, &t, ref, tgt, false, err);
 	free_trees(&t);
 	return rc;
 }
@@ -428,9 +430,7 @@ int db_compare_open(const char *ref, const char *tgt,
 		return -1;
 	}
 	db_set_folders(c, tgt != NULL, same);
-	pr->defer_writes = true;
-	rc = scan_trees(c, &t, &c->ref, &c->tgt, err);
-	pr->defer_writes = false;
+	rc = scan_trees(c, &t, &c->ref, &c->tgt, true, err);
 	free_trees(&t);
 #ifdef __GLIBC__
 	/* the scan threads' arenas keep what the files' entries took (~470 MB

@@ -311,15 +311,21 @@ bool db_icache_get(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
 	return hit;
 }
 
-bool db_icache_enc(const ent_meta *ents, size_t n, db_wbuf *b)
+/* Errors may pass; a dump whose entries name tensor files (msprobe's tensor
+ * task) is read again, since the file keeps no statistics and the metrics
+ * cache keys on the files they name (measure/cache.c): neither is kept. */
+static bool keepable(const ent_meta *ents, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (ents[i].err || ents[i].st.data)
-			return false;   /* errors may pass; a dump whose entries name
-			                   tensor files (msprobe's tensor task) is read
-			                   again, since the file keeps no statistics and
-			                   the metrics cache keys on the files they name
-			                   (measure/cache.c) */
+			return false;
+	return true;
+}
+
+bool db_icache_enc(const ent_meta *ents, size_t n, db_wbuf *b)
+{
+	if (!keepable(ents, n))
+		return false;
 	enc_ents(b, ents, n);
 	char *p = b->n ? realloc(b->p, b->n) : NULL;    /* no slack (64 KiB grown):
 	                                                   10^6 of them are kept */
@@ -469,9 +475,8 @@ bool db_icache_stream_begin(db_icache *c)
 void db_icache_stream_put(db_icache *c, const char *rel, off_t size, int64_t mtime_ns,
                           const ent_meta *ents, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (ents[i].err || ents[i].st.data)
-			return;         /* not kept: as db_icache_enc */
+	if (!keepable(ents, n))
+		return;
 	pthread_mutex_lock(&c->mu);
 	put_record(&c->sbuf, rel, (int64_t)size, mtime_ns, ents, (uint32_t)n);
 	c->scount++;

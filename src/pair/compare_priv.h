@@ -239,7 +239,6 @@ typedef struct db_cmp_priv {
 	void *xform;            /* measure/xform.c's decision for pairs_gen */
 	struct db_noise *noise; /* --noise: the floors (db_noise.h), or NULL */
 	struct db_cwrites *writes;      /* cache files still to write (cache_writes.h) */
-	bool defer_writes;      /* this scan leaves them to db_cwrites */
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };
