@@ -180,6 +180,7 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
 	}
 	db_slots_json(out, c);
+	db_align_json(out, c, fd, fb);
 	db_passes_json(out, c);
 }
 
@@ -454,6 +455,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	fputs("- verdicts judged by: ", f);
 	db_esc_md_text(db_judged_by_text(c, jb, sizeof jb), f);
 	fputc('\n', f);
+	db_align_md(f, c, r && r->has_token ? r->token : -1);
 	fputs("\n## Summary\n\n", f);
 	if (r) {
 		db_esc_md_text(r->summary, f);
