@@ -130,5 +130,16 @@ printf '%s\n' "$out" | grep -qx 'gate: FAIL: 84 passed, 20 failed, 0 skipped, 0 
 printf 'pass_if:\n  - "rel <="\n' >>"$DB_TMP/gate.yaml"
 run 2 compare $BUG --profile "$DB_TMP/gate.yaml"
 
+# --- the rules as bisect's predicate, kept by its session ------------------
+run 1 bisect $BUG --auto --pass-if 'rel <= 1e-3' --session "$DB_TMP/b.session"
+printf '%s\n' "$out" | grep -q '^first bad layer L5' || fail "bisect --pass-if: $out"
+grep -qF 'predicate: "pass-if:rel <= 1e-3"' "$DB_TMP/b.session" ||
+	fail "session predicate: $(grep predicate "$DB_TMP/b.session")"
+run 0 replay "$DB_TMP/b.session"
+# a rule loose enough for the bug: nothing is bad
+run 0 bisect $BUG --auto --pass-if 'pre_mlp|mlp_output|layer_: rel <= 10' --pass-if 'rel <= 1e-3'
+run 2 bisect $BUG --auto --pass-if 'rel <= 1e-3' --band drift
+run 2 bisect $BUG --auto --pass-if 'rel <<= 1e-3'
+
 [ "$fails" = 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
 echo "t_gate: ok"

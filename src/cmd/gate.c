@@ -19,6 +19,8 @@
 typedef struct tally {
 	size_t passed, failed, skipped, allowed_failed, allowed_skipped, replicas_checked;
 	size_t replica_failed, replica_allowed;
+	size_t first1;          /* 1 + the index of the first pair failed or skipped
+	                           unallowed (execution order); 0 none */
 } tally;
 
 typedef struct verdict {
@@ -296,11 +298,16 @@ static void summary_line(FILE *out, const db_gate_cfg *g, const tally *t, size_t
 	fprintf(out, "{\"type\": \"summary\", \"passed\": %zu, \"failed\": %zu, \"skipped\": %zu, "
 	        "\"allowed\": %zu, \"allowed_failed\": %zu, \"allowed_skipped\": %zu, "
 	        "\"pairs\": %zu, \"replicas_checked\": %zu, \"replica_failed\": %zu, "
-	        "\"replica_allowed\": %zu, \"exit\": %d, \"rules\": [",
+	        "\"replica_allowed\": %zu, \"exit\": %d, \"first_failure\": ",
 	        t->passed, t->failed + t->replica_failed, t->skipped,
 	        t->allowed_failed + t->allowed_skipped + t->replica_allowed, t->allowed_failed,
 	        t->allowed_skipped, pairs, t->replicas_checked, t->replica_failed,
 	        t->replica_allowed, exit_of(t));
+	if (t->first1)
+		fprintf(out, "%zu", t->first1 - 1);
+	else
+		fputs("null", out);
+	fputs(", \"rules\": [", out);
 	for (size_t i = 0; i < db_rules_count(g->rules); i++) {
 		fputs(i ? ", " : "", out);
 		db_json_str(out, db_rules_text(g->rules, i));
@@ -334,6 +341,8 @@ int db_gate_jsonl(const db_cmd *cmd, db_compare *c, const db_gate_cfg *g, FILE *
 			break;
 		}
 		count(&t, &v);
+		if (!t.first1 && v.gate != DB_GATE_PASSED && !v.allowed)
+			t.first1 = i + 1;
 		pair_line(out, c, g, i, &v);
 	}
 	if (pool)
@@ -350,6 +359,7 @@ int db_gate_text(const db_cmd *cmd, db_compare *c, const db_gate_cfg *g, FILE *o
 {
 	tally t = {0};
 	size_t shown = 0;
+	long first = -1;        /* the first pair the gate fails, execution order */
 	if (!quiet)
 		fprintf(out, "\ngate (%s: %zu rule%s):\n", g->rules_from, db_rules_count(g->rules),
 		        db_rules_count(g->rules) == 1 ? "" : "s");
@@ -359,6 +369,8 @@ int db_gate_text(const db_cmd *cmd, db_compare *c, const db_gate_cfg *g, FILE *o
 		if (judge(cmd, c, g, p, &v) < 0)
 			return 2;
 		count(&t, &v);
+		if (first < 0 && v.gate != DB_GATE_PASSED && !v.allowed)
+			first = (long)i;
 		if (quiet || v.gate == DB_GATE_PASSED || shown++ >= 20)
 			continue;
 		char lab[512];
@@ -379,6 +391,11 @@ int db_gate_text(const db_cmd *cmd, db_compare *c, const db_gate_cfg *g, FILE *o
 		fprintf(out, "  (%zu more)\n", notpass - 20);
 	if (replicas(cmd, c, g, out, false, quiet, &t) < 0)
 		return 2;
+	if (!quiet && first >= 0) {
+		char lab[512];
+		db_pair_label_cell(c, &c->pairs[first], lab, sizeof lab);
+		fprintf(out, "gate: first failure: %s\n", lab);
+	}
 	if (!quiet)
 		fprintf(out, "gate: %s: %zu passed, %zu failed, %zu skipped, %zu allowed; %zu "
 		        "replicated rank%s checked, %zu differ\n", exit_of(&t) ? "FAIL" : "PASS",
