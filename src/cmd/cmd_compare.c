@@ -186,7 +186,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", c->n_slots ? "slot" : "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
 	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
-	size_t hidden = 0;
+	size_t hidden = 0, hidden_none = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		st[p->status]++;
@@ -194,6 +194,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			counts[p->band]++;
 		if (diverging && !db_pair_diverges(p)) {
 			hidden++;
+			hidden_none += p->status == DB_ST_OK && p->band == DB_BAND_NONE;
 			continue;
 		}
 		char shape[128], layer[16], rank[16], cos[32], rel[32];
@@ -257,6 +258,8 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		/* the hint names the slot, unless another one (inputs) wins */
 		if (p->slot.side && sh.kind != DB_HINT_BATCH_SLOT && *db_slot_str(p, slot, sizeof slot))
 			fprintf(out, " (%s)", slot);
+		if (p->status == DB_ST_OK && p->band == DB_BAND_NONE && p->m.stats_only)
+			fputs(" (nothing to compare: no statistic is a number on both sides)", out);
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", db_esc(p->error));
 		char rw[96];
@@ -269,7 +272,11 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			fprintf(out, "  hint %s", db_hint_text(&h, !utf8, ht, sizeof ht));
 		fputc('\n', out);
 	}
-	if (diverging)
+	if (diverging && hidden_none)
+		fprintf(out, "(--diverging: %zu pair%s in the ok band and %zu with nothing to compare "
+		        "not shown)\n", hidden - hidden_none, hidden - hidden_none == 1 ? "" : "s",
+		        hidden_none);
+	else if (diverging)
 		fprintf(out, "(--diverging: %zu pair%s in the ok band not shown)\n", hidden,
 		        hidden == 1 ? "" : "s");
 	fprintf(out, "\n%zu pairs: %zu ok, %zu drift, %zu algo, %zu bug, %zu scramble; "
@@ -281,6 +288,10 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, ", %zu not_comparable", st[DB_ST_NOT_COMPARABLE]);
 	if (counts[DB_BAND_INPUTS])
 		fprintf(out, "; %zu inputs_differ", counts[DB_BAND_INPUTS]);
+	/* measured, yet no number on both sides (statistics all NaN or null):
+	 * neither ok nor a divergence, and never hidden under "ok" (issue 37) */
+	if (counts[DB_BAND_NONE])
+		fprintf(out, "; %zu nothing to compare", counts[DB_BAND_NONE]);
 	fputc('\n', out);
 	links_out(c->ref, c->ref == c->tgt ? "tree" : "ref", out);
 	if (c->tgt != c->ref)
@@ -321,6 +332,10 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			fputs("no divergence: every slot is bit-identical to the prompt run alone\n", out);
 		else if (c->n_slots)
 			fputs("no divergence: every slot is bit-identical to slot 0\n", out);
+		else if (counts[DB_BAND_NONE])
+			fprintf(out, "no divergence among the pairs compared; %zu pair%s had nothing to "
+			        "compare (statistics NaN or null on both sides)\n", counts[DB_BAND_NONE],
+			        counts[DB_BAND_NONE] == 1 ? "" : "s");
 		else
 			fputs("no divergence: every pair is in the ok band\n", out);
 		return;
