@@ -29,12 +29,15 @@ static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, d
 static int exec_last_layer(const db_bisect_run *r)
 {
 	const db_pair *last = NULL;
-	for (size_t i = 0; i < r->c->n_pairs; i++) {
-		const db_pair *p = &r->c->pairs[i];
+	db_bsel s;
+	db_bsel_open(&s, r->c, r->pass);
+	for (size_t k = 0; k < s.n; k++) {
+		const db_pair *p = &r->c->pairs[db_bsel_at(&s, k)];
 		if (p->f.layer >= 0 && db_bisect_pair_in(r, p) && db_bisect_probe_pair(r, p) &&
 		    (!last || p->seq > last->seq))
 			last = p;
 	}
+	db_bsel_close(&s);
 	return last ? last->f.layer : -1;
 }
 
