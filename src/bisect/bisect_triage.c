@@ -12,6 +12,7 @@
 
 #include "bisect_priv.h"
 #include "db_grid.h"
+#include "db_yield.h"
 
 /* Choose the probe of phase/pass into r (stage, how, why). */
 static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, db_err *err)
@@ -133,6 +134,11 @@ static int triage_phase(db_bisect_run *r, const char *phase, triage *t, db_err *
 	 * another TP size drifts in every pass): then the first pass bad
 	 * beyond drift wins, if one is. */
 	for (size_t i = t->start; i < t->n; i++) {
+		/* 20k passes are seconds: the workbench shows how far and may stop */
+		if (db_yield_tick("pass triage", i - t->start, t->n - t->start))
+			return db_err_set(err, NULL, NULL, -1, "pass triage stopped at pass %s "
+			                  "(%zu of %zu)", t->passes[i], i - t->start + 1,
+			                  t->n - t->start);
 		int l = -1;
 		char st[256];
 		t->v[i] = probe_pass(r, phase, t->passes[i], &l, st, sizeof st);
