@@ -4,26 +4,11 @@
 #include "db_bisect.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bisect_priv.h"
 #include "db_grid.h"
 #include "db_noise.h"
-
-void db_bsel_open(db_bsel *s, const db_compare *c, const char *pass)
-{
-	s->n = db_pass_pairs(c, pass, &s->ix);
-	if (!s->ix)
-		s->n = c->n_pairs;
-}
-
-void db_bsel_close(db_bsel *s)
-{
-	free(s->ix);
-	s->ix = NULL;
-	s->n = 0;
-}
 
 bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p)
 {

@@ -4,7 +4,9 @@
 #define DB_BISECT_PRIV_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include "db_bisect.h"
+#include "db_grid.h"
 
 /* The state recompute reads (bisect_index.c): per candidate its latest
  * verdict (DB_V_NONE) and latest step (-1); Fenwick trees (1-based, n + 1
@@ -33,8 +35,19 @@ typedef struct db_bsel {
 	size_t *ix;
 	size_t n;
 } db_bsel;
-void db_bsel_open(db_bsel *s, const db_compare *c, const char *pass);
-void db_bsel_close(db_bsel *s);
+static inline void db_bsel_open(db_bsel *s, const db_compare *c, const char *pass)
+{
+	s->n = db_pass_pairs(c, pass, &s->ix);
+	if (!s->ix)
+		s->n = c->n_pairs;
+}
+
+static inline void db_bsel_close(db_bsel *s)
+{
+	free(s->ix);
+	s->ix = NULL;
+	s->n = 0;
+}
 /* The k-th pair of s (k < s->n). */
 static inline size_t db_bsel_at(const db_bsel *s, size_t k)
 {
