@@ -51,6 +51,12 @@ static void calls_out(const db_compare *c, FILE *out)
 	}
 	if (runs > shown)
 		fprintf(out, "  (%zu more)\n", runs - shown);
+	if (c->calls_unaligned)
+		fprintf(out, "calls of %zu layer%s not aligned, paired by their names and counters: "
+		        "too many to align (the largest %zu x %zu calls; a call only one side makes "
+		        "shifts the pairs after it there)\n", c->calls_unaligned,
+		        c->calls_unaligned == 1 ? "" : "s", c->calls_unaligned_ref,
+		        c->calls_unaligned_tgt);
 }
 
 static void explain_unpaired(const db_compare *c, FILE *out)
@@ -239,7 +245,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, "%-12s %-11s ", cos, rel);
 		/* the weights question, "bit-identical?", next to cos */
 		char be[16];
-		put_pad(out, p->status == DB_ST_OK ? db_fmt_byte_equal(p->m.byte_equal, utf8, be, sizeof be) : "-", 7);
+		put_pad(out, p->status == DB_ST_OK ? db_fmt_pair_bytes(p, utf8, be, sizeof be) : "-", 7);
 		fputs(p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status), out);
 		char nz[96];
 		/* the noise verdict where it matters: out of the ok band, or beyond */
@@ -258,6 +264,9 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		/* the hint names the slot, unless another one (inputs) wins */
 		if (p->slot.side && sh.kind != DB_HINT_BATCH_SLOT && *db_slot_str(p, slot, sizeof slot))
 			fprintf(out, " (%s)", slot);
+		char part[160];
+		if (p->status == DB_ST_OK && *db_slot_part_str(p, part, sizeof part))
+			fprintf(out, " (%s)", part);
 		if (p->status == DB_ST_OK && p->band == DB_BAND_NONE && p->m.stats_only)
 			fputs(" (nothing to compare: no statistic is a number on both sides)", out);
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
