@@ -40,8 +40,10 @@ char *db_slot_str(const db_pair *p, char *buf, size_t len);
  * side's rows that holds its bits reads "⊂" ("<=" in ASCII), never "≡":
  * equal to a part is not equal (issue 37). Else db_fmt_byte_equal. */
 const char *db_fmt_pair_bytes(const db_pair *p, int utf8, char *buf, size_t len);
-/* For such a pair, "compared on a part: 10 of the ref's 12 rows along dim
- * 0; the other 2 are in no pair"; "" for any other. */
+/* For such a pair whose longer side is the reference (the target lacks
+ * rows it has), "compared on a part: 10 of the ref's 12 rows along dim 0;
+ * the other 2 are in no pair"; "" for any other (a target longer is a
+ * batch: the hint names its slot). */
 char *db_slot_part_str(const db_pair *p, char *buf, size_t len);
 
 #endif

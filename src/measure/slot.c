@@ -179,7 +179,9 @@ const char *db_fmt_pair_bytes(const db_pair *p, int utf8, char *buf, size_t len)
 char *db_slot_part_str(const db_pair *p, char *buf, size_t len)
 {
 	buf[0] = 0;
-	if (p->slot.side != 1 && p->slot.side != 2)
+	/* the target longer is a batch (the hint names the slot); the reference
+	 * longer, the target lacks rows the reference has: say how many */
+	if (p->slot.side != 1)
 		return buf;
 	int d = p->slot.dim;
 	long long big = p->slot.side == 1 ? p->shape_ref[d] : p->shape_tgt[d];

@@ -42,7 +42,10 @@ static bool ui_yield(void *ctx, const char *what, size_t done, size_t total)
 		return false;
 	if (r == OK && (ch == 'q' || ch == 3))
 		return true;
-	unget_wch(ch);          /* (a function key's code is lost: rare mid-triage) */
+	if (r == KEY_CODE_YES)  /* another key: the loop reads it after */
+		ungetch((int)ch);
+	else
+		unget_wch(ch);
 	return false;
 }
 
