@@ -199,6 +199,11 @@ typedef struct db_compare {
 	int align_whole;
 	char align_note[384];
 	void *align;
+	/* pairing: calls: the layers whose calls were too many to align (past
+	 * the alignment's budget, pair/call_align.h), paired by their names
+	 * and counters instead, and the largest one's ref x target calls:
+	 * compare says so, never silently (issue 37) */
+	size_t calls_unaligned, calls_unaligned_ref, calls_unaligned_tgt;
 	void *priv;             /* worker pool, cache */
 } db_compare;
 
