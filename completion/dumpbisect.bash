@@ -42,7 +42,7 @@ _dumpbisect()
 		[compare]="$cmp --noise --format --timeout --slot --slots"
 		[ls]="--profile -p --format"
 		[schema]="$cmp --format"
-		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format --noise --slots"
+		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --no-session --ref --target --format --noise --slots"
 		[replay]="--ref --target $cmp --noise --format"
 		[export]="--out --ref --target --notes $cmp --noise"
 	)
