@@ -138,6 +138,27 @@ cols = next(l for l in lines if l.startswith("cos "))[17:].replace("▸", "").sp
 assert len(cols) == len(set(cols)) and len(cols) >= 6, cols
 PY
 
+# Megatron's names at several widths, each phase: no cut header reads as
+# another shown beside it
+for ph in fwd_only fwd_bwd inference; do
+	for cols in 64 90 140; do
+		tui_run "$cols" 30 --no-session realdump/miles_tp2/ref realdump/miles_tp2/target <<EOF
+:phase $ph
+:save-display $T/m_${ph}_$cols.screen
+EOF
+		check "6: miles $ph at $cols columns: headers apart" python3 - "$T/m_${ph}_$cols.screen" <<'PY'
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+cols = next(l for l in lines if l.startswith("cos "))[17:].replace("▸", "").replace("◂", "").split()
+cut = [c.split("…") for c in cols if "…" in c]
+full = [c for c in cols if "…" not in c]
+assert len(cols) == len(set(cols)), cols
+for h, t in cut:
+    assert not [f for f in full if f.startswith(h) and f.endswith(t) and len(f) >= len(h) + len(t)], (h, t, cols)
+PY
+	done
+done
+
 # 7. bisect --no-session: the workbench with nothing kept
 mkdir -p "$T/ns"
 TUI_ENV="XDG_STATE_HOME=$T/ns" tui_run 100 30 bisect --no-session $R/ref $R/target <<EOF
