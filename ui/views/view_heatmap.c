@@ -324,6 +324,19 @@ static bool marked(struct tui *t, size_t p)
 	                          t->rank_sel ? tui_rank(t) : -1, false) >= 0;
 }
 
+/* A mark of the session is on the pass shown: the legend says "marked". */
+static bool marks_here(struct tui *t)
+{
+	const char *ph = tui_phase(t), *pa = tui_pass(t);
+	for (size_t i = 0; t->session && i < t->session->n_marks; i++) {
+		const db_mark *m = &t->session->marks[i];
+		if ((!m->phase || !strcmp(m->phase, ph ? ph : "")) &&
+		    (!m->pass || !strcmp(m->pass, pa ? pa : "")))
+			return true;
+	}
+	return false;
+}
+
 /* Some cell of display row dr carries a mark. */
 static bool row_marked(struct tui *t, struct heatmap *h, size_t dr)
 {
@@ -351,7 +364,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		          t->have_grid ? "nothing to show: the filter hides every stage (/ and "
 		                         "<Enter> clears it)"
 		                       : "no tensors in this phase / pass / rank");
-		draw_legend(w, y0 + hgt - 3, t->session && t->session->n_marks);
+		draw_legend(w, y0 + hgt - 3, marks_here(t));
 		tui_draw_pair_status(t, w, y0 + hgt - 2, DB_NO_PAIR);
 		return;
 	}
@@ -451,7 +464,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		draw_text(w, h->gy, 0, 1, C_DIM, 0, G("▴", "^"));
 	if (h->top + (size_t)h->grows < nr)
 		draw_text(w, h->gy + h->grows - 1, 0, 1, C_DIM, 0, G("▾", "v"));
-	draw_legend(w, y0 + hgt - 3, t->session && t->session->n_marks);
+	draw_legend(w, y0 + hgt - 3, marks_here(t));
 	size_t cur = cell_pick(t, h);
 	char note[96];
 	tui_draw_pair_status_note(t, w, y0 + hgt - 2, cur,
