@@ -294,6 +294,12 @@ long db_first_divergence(const db_compare *c, const char *phase,
  * pair that is not ok): when the first divergence is drift — bf16 at
  * another TP size drifts from layer 0 — this is where a bug shows. */
 long db_first_beyond_drift(const db_compare *c);
+/* The one rule for where a bug shows when the first divergence fd is only
+ * drift (compare/beyond_drift.c): with no noise tree to judge it, the first
+ * pair beyond drift (bf16 engine against trainer, another TP size); -1
+ * when fd is not drift, a noise tree judged it, or nothing is beyond.
+ * compare's headline, bisect's stage and the workbench's headline ask it. */
+long db_first_beyond_drift_of(const db_compare *c, long fd);
 /* The bit-identical regime (no noise tree): the first computed pair that
  * is not bit-identical when every comparable pair before it (causal order)
  * is: same code and kernels, so it is the first divergence whatever its

@@ -211,6 +211,43 @@ expect 0 "session --align passes: export" "$DB_BIN" export --no-cache --out "$DB
 grep -q '"alignment": {"by": "passes"' "$DB_TMP/prep/metrics.json" ||
 	fail "export reads --align passes back from the session"
 
+# bisect names what compare names (one rule for "first"): pass, layer, stage, token.
+# align_fade_v2_tp1: a KV write at L6 from decode step 4 (token 12+4-1 = 15) whose error
+# is ok again at L7 in pass 4, so the last layer's probe alone picked pass 5;
+# align_miles_eng: an engine-only norm_offset at L1 in bf16, where compare names the
+# first divergence beyond drift (L1 mlp_output, token 0) and the walk named the drift
+# before it (attn_pre_o_proj)
+same_place() {  # CASE COMPARE.json BISECT.json WHICH PASS LAYER STAGE TOKEN
+	"$PY" - "$@" <<'PY'
+import json, sys
+case, cf, bf, which, pas, layer, stage, token = sys.argv[1:]
+c, b = json.load(open(cf)), json.load(open(bf))
+k, tk = c[which], c[which + "_token"]
+p = c["pairs"][k]
+got_c = (str(p["pass"]), p["layer"], p["stage"], tk["token"])
+got_b = (str(b["pass"]), b["first_bad_layer"], b["first_bad_substage"] or b["first_bad_stage"],
+         b["token"])
+want = (pas, int(layer), stage, int(token))
+if got_c != want or got_b != want:
+    print(case, "compare", got_c, "bisect", got_b, "want", want)
+    sys.exit(1)
+PY
+}
+D=$R/align_fade_v2_tp1
+expect 1 "fade: compare" "$DB_BIN" compare --no-cache --format json "$D/ref" "$D/target"
+printf '%s' "$out" >"$DB_TMP/fc.json"
+expect 1 "fade: bisect" "$DB_BIN" bisect --no-cache --auto --format json "$D/ref" "$D/target"
+printf '%s' "$out" >"$DB_TMP/fb.json"
+same_place fade "$DB_TMP/fc.json" "$DB_TMP/fb.json" first_divergence 4 6 attn_pre_o_proj 15 || fail "fade: bisect as compare"
+expect 1 "fade: bisect text" "$DB_BIN" bisect --no-cache --auto "$D/ref" "$D/target"
+has "$out" "ok again at L7 in this pass: the search ends at L6, the first divergence" "fade: says why"
+D=$R/align_miles_eng/target
+expect 1 "miles eng: compare" "$DB_BIN" compare --no-cache --filter "$F" --format json "$D/engines" "$D/fwd_only"
+printf '%s' "$out" >"$DB_TMP/ec.json"
+expect 1 "miles eng: bisect" "$DB_BIN" bisect --no-cache --auto --filter "$F" --format json "$D/engines" "$D/fwd_only"
+printf '%s' "$out" >"$DB_TMP/eb.json"
+same_place "miles eng" "$DB_TMP/ec.json" "$DB_TMP/eb.json" first_beyond_drift 0 1 mlp_output 0 || fail "miles eng: bisect as compare"
+
 expect 2 "--align bad" "$DB_BIN" compare --no-cache --align sideways "$R/align_v2_tp1/ref" "$R/align_v2_tp1/target"
 has "$err" "--align must be auto, tokens or passes, not 'sideways'" "--align bad value"
 

@@ -57,6 +57,39 @@ int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err)
 	return db_bisect_record(&r->sm, &s, err);
 }
 
+/* One pass of several (a decode step): its error sits in its own rows and
+ * may fade before the last layer (a KV write that only the next layers of
+ * this row read). When the last layer's probe (and the final stage's) is
+ * ok yet compare's first divergence (db_first_divergence, one rule) is in
+ * this pass, the search ends at that layer, as it does at the first
+ * diverging weight: hi, or that layer (the final sentinel dropped). */
+static int fade_cap(db_bisect_run *r, int hi)
+{
+	db_compare *c = r->c;
+	if (hi < 0 || !r->pass || !*r->pass)
+		return hi;
+	db_probe pr;
+	db_bisect_probe(r, hi, &pr);
+	if (pr.auto_verdict == DB_V_BAD || pr.auto_verdict == DB_V_NONE)
+		return hi;
+	if (r->final_stage) {
+		db_bisect_probe(r, DB_LAYER_FINAL, &pr);
+		if (pr.auto_verdict == DB_V_BAD)
+			return hi;
+	}
+	long fd = db_first_divergence(c, r->phase, r->pass, -2);
+	if (fd < 0 || c->pairs[fd].f.layer < 0 || c->pairs[fd].f.layer >= hi)
+		return hi;
+	char l1[32], l2[32];
+	size_t n = strlen(r->probe_why);
+	snprintf(r->probe_why + n, sizeof r->probe_why - n,
+	         "; ok again at %s in this pass: the search ends at %s, the first divergence",
+	         db_layer_label(hi, l1, sizeof l1), db_layer_label(c->pairs[fd].f.layer, l2, sizeof l2));
+	free(r->final_stage);
+	r->final_stage = NULL;
+	return c->pairs[fd].f.layer;
+}
+
 /* Candidates: 0..n_layers-1; or 0..the highest layer seen (gaps filled);
  * or the layers whose probe is dumped in either tree. */
 static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
@@ -86,6 +119,8 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 			if (db_pair_diverges(p) && db_predicate_eval_pair(&r->o.pred, p, false) == DB_V_BAD)
 				hi = p->f.layer;
 		}
+	if (r->probe_how != DB_PROBE_FIRST_DIV && r->o.n_layers <= 0)
+		hi = fade_cap(r, hi);
 	size_t span = hi >= 0 ? (size_t)hi + 1 : 0;
 	bool *have = calloc(span + 1, sizeof *have);
 	int *v = malloc((span + 2) * sizeof *v);

@@ -50,6 +50,7 @@ typedef struct triage {
 	size_t n, start;        /* start: the profile's selection */
 	pass_v *v;
 	long first_bad, first_drift;   /* indices; -1 none */
+	long picked;            /* the pass of compare's first divergence; -1 none */
 	int probe_layer;        /* the layer probed in the chosen pass */
 	char probe[256];
 } triage;
@@ -97,6 +98,60 @@ static pass_v probe_pass(db_bisect_run *r, const char *phase, const char *pass,
 	return pr.m.max_abs == 0 && pr.band == DB_BAND_OK ? PV_SAME : PV_OK;
 }
 
+static int triage_probes(db_bisect_run *r, const char *phase, triage *t, db_err *err);
+
+/* The pass is compare's: the pass of db_first_divergence in phase (one
+ * rule for "first" across passes, man dumpbisect FIRST DIVERGENCE). A
+ * decode step's error sits in its one row and may fade before the last
+ * layer (a KV write read by the next layer only), so the probe at the
+ * layer dumped last cannot decide it; the probes still word the passes
+ * before it. Nothing diverges: the probes alone, as before. */
+static int triage_by_first(db_bisect_run *r, const char *phase, triage *t, db_err *err)
+{
+	db_compare *c = r->c;
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (!phase || !*phase || !strcmp(c->pairs[i].f.phase, phase))
+			db_compare_pair(c, &c->pairs[i]);
+	long fd = db_first_divergence(c, phase, NULL, -2);
+	long k = -1;
+	for (size_t i = t->start; fd >= 0 && i < t->n && k < 0; i++)
+		if (!strcmp(t->passes[i], c->pairs[fd].f.pass))
+			k = (long)i;
+	if (k < 0)
+		return triage_probes(r, phase, t, err);
+	const db_pair *p = &c->pairs[fd];
+	for (size_t i = t->start; i <= (size_t)k; i++) {
+		if (db_yield_tick("pass triage", i - t->start, (size_t)k + 1 - t->start))
+			return db_err_set(err, NULL, NULL, -1, "pass triage stopped at pass %s "
+			                  "(%zu of %zu)", t->passes[i], i - t->start + 1,
+			                  (size_t)k + 1 - t->start);
+		int l = -1;
+		char st[256];
+		t->v[i] = probe_pass(r, phase, t->passes[i], &l, st, sizeof st);
+		if (i == t->start || (size_t)k == i) {
+			t->probe_layer = l;
+			snprintf(t->probe, sizeof t->probe, "%s", st);
+		}
+	}
+	bool beyond = p->status != DB_ST_OK || p->band > DB_BAND_DRIFT;
+	if (t->v[k] != PV_BAD && t->v[k] != PV_DRIFT) {
+		/* the probe is back in the ok band: the place is compare's */
+		char bl[32], was[256];
+		t->v[k] = beyond ? PV_BAD : PV_DRIFT;
+		snprintf(was, sizeof was, "%s", t->probe);
+		snprintf(t->probe, sizeof t->probe, "%.100s (%s %.100s is ok again in it)",
+		         p->f.stage, t->probe_layer >= 0
+		         ? db_layer_label(t->probe_layer, bl, sizeof bl) : "-", was);
+		t->probe_layer = p->f.layer;
+	}
+	if (t->v[k] == PV_BAD)
+		t->first_bad = k;
+	else
+		t->first_drift = k;
+	t->picked = k;
+	return 0;
+}
+
 /* Triage the passes of phase (NULL/"" = the layout has none); stops at the
  * first bad beyond drift. */
 static int triage_phase(db_bisect_run *r, const char *phase, triage *t, db_err *err)
@@ -127,6 +182,16 @@ static int triage_phase(db_bisect_run *r, const char *phase, triage *t, db_err *
 	}
 	if (!(t->v = calloc(t->n, sizeof *t->v)))
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	t->picked = -1;
+	if (!r->o.pass && t->n - t->start > 1)
+		return triage_by_first(r, phase, t, err);
+	return triage_probes(r, phase, t, err);
+}
+
+/* The passes judged by their probes alone (a pass given, or nothing
+ * diverges in the phase). */
+static int triage_probes(db_bisect_run *r, const char *phase, triage *t, db_err *err)
+{
 	/* The first pass that leaves the ok band is where the error starts
 	 * (a KV cache written wrong in pass k is read by pass k+1): it wins,
 	 * drift or worse, once the passes before it stayed ok. Only when the
@@ -166,6 +231,8 @@ static int triage_phase(db_bisect_run *r, const char *phase, triage *t, db_err *
  * selection. */
 static size_t triage_pick(const triage *t)
 {
+	if (t->picked >= 0)
+		return (size_t)t->picked;
 	if (t->first_drift > (long)t->start)
 		return (size_t)t->first_drift;
 	return t->first_bad >= 0 ? (size_t)t->first_bad

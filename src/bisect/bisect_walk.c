@@ -381,6 +381,16 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 	bool in_bad = input && input->dumped && input->auto_verdict == DB_V_BAD;
 	double in_err = input && input->dumped ? err_of(&input->m) : 0.0;
 	long culprit = assign_roles(r, res, in_err, in_bad);
+	/* compare names the first divergence beyond drift (bf16 engine
+	 * against trainer drifts at every stage): in its layer the walk
+	 * names the same stage (db_first_beyond_drift_of, one rule) */
+	for (size_t i = 0; i < c->n_pairs; i++)     /* "first" reads every pair */
+		db_compare_pair(c, &c->pairs[i]);
+	long fb = db_first_beyond_drift_of(c, db_first_divergence(c, NULL, NULL, -2));
+	if (fb >= 0 && c->pairs[fb].f.layer == layer && db_bisect_pair_in(r, &c->pairs[fb]))
+		for (size_t i = 0; i < res->n_walk; i++)
+			if (!strcmp(res->walk[i].stage, c->pairs[fb].f.stage))
+				culprit = (long)i;
 	if (culprit < 0)
 		return 0;
 	db_substage_row *w = &res->walk[culprit];

@@ -384,8 +384,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	if (c->align_whole)     /* the verdict in token terms (issue 35) */
 		db_token_text(out, c, fd, false);
 	/* drift first (another TP size or dtype): also name where it gets worse */
-	long fb = !noise && p->status == DB_ST_OK && p->band == DB_BAND_DRIFT
-	          ? db_first_beyond_drift(c) : -1;
+	long fb = db_first_beyond_drift_of(c, fd);
 	if (fb >= 0) {
 		const db_pair *q = &c->pairs[fb];
 		db_pair_label_cell(c, q, lab, sizeof lab);
