@@ -83,7 +83,9 @@ typedef struct db_pair {
 	uint64_t numel;         /* elements compared (status OK) */
 	/* Results: valid once state == DB_PAIR_DONE (release/acquire). */
 	db_metrics m;
-	db_band band;
+	db_band band;           /* with a noise floor, the floor's verdict:
+	                         * within = ok, beyond = algo at least
+	                         * (db_noise_judge; words: db_verdict.h) */
 	_Atomic int state;
 	/* Merged pairs: how the shards are unsharded (from the profile's shard
 	 * rule or the dump's meta dims; pattern/re NULL, nothing owned). */
@@ -235,6 +237,11 @@ int db_slots_split(db_compare *c, int n, db_err *err);
  * judged bitwise. -1 with err when a side has several ranks or no pass
  * aligns. */
 int db_slots_alone(db_compare *c, int n, db_err *err);
+
+/* The path given for side 0 (ref) or 1 (target): the root, or the file
+ * or folder below it when the open rooted it at an ancestor so that its
+ * enclosing folders name it (compare/lift.c). Borrowed. */
+const char *db_compare_given(const db_compare *c, int side);
 
 const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
 /* "path" or "path:key" of an item (malloc'd); NULL for a missing side. */

@@ -128,6 +128,18 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 	fputs(res->n_walk ? "\n]}\n" : "]}\n", out);
 }
 
+/* A step's word, as db_verdict_word worded its probe pair: with a noise
+ * run the floor decided the band (ok = within, algo or worse = beyond; a
+ * pair without a floor keeps drift). */
+static const char *step_word(const db_bisect_result *res, db_band b)
+{
+	if (res->by_noise && b == DB_BAND_OK)
+		return "within noise";
+	if (res->by_noise && b >= DB_BAND_ALGO && b <= DB_BAND_SCRAMBLE)
+		return "beyond noise";
+	return db_band_name(b);
+}
+
 void db_bisect_result_text(FILE *out, const db_bisect *b,
                            const db_bisect_result *res)
 {
@@ -209,7 +221,7 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 				snprintf(cs, sizeof cs, w->stats_only ? "stats only" : "%.8f", w->cos);
 				fprintf(out, "  %s %-32s cos %-12s rel %-10.3g %-8s err %.3g -> %.3g %-8s "
 				        "SQNR %s dB  %s\n", mk, db_esc(w->stage), cs, w->rel,
-				        db_band_name(w->band), w->err_in, w->err_out, amp, sq,
+				        w->word ? w->word : db_band_name(w->band), w->err_in, w->err_out, amp, sq,
 				        db_stage_role_name(w->role));
 			}
 		}
@@ -229,7 +241,8 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 			         s->cos);
 			fprintf(out, "  %2zu. %-6s %-4s (%s) cos %s rel %.3g %s\n", i + 1,
 			        db_layer_label(s->layer, l, sizeof l), db_verdict_name(s->verdict),
-			        s->by_user ? "user" : "auto", cs, s->rel, db_band_name(s->band));
+			        s->by_user ? "user" : "auto", cs, s->rel,
+			        step_word(res, s->band));
 		}
 	}
 	/* the search always ends on a layer; with accumulated drift the

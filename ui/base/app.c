@@ -13,6 +13,7 @@
 #include "db_cell.h"
 #include "db_noise.h"
 #include "db_routing.h"
+#include "db_verdict.h"
 #include "draw.h"
 #include "hint_ui.h"
 
@@ -588,13 +589,16 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	if (m->argmax >= 0 && p->ndim_ref > 0)
 		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
 	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
-	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_verdict_word(p));
 	char nz[96];
 	if (*db_routing_words(t->cmp, p, nz, sizeof nz))    /* as compare says it */
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " (%s)", nz);
-	if (*db_noise_str(p, nz, sizeof nz))
+	/* what backs the word: the ratio to the floor that judged it */
+	if (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND)
 		x += draw_textf(w, y, x, W - x, p->noise == DB_NOISE_BEYOND ? C_MARK : C_DEFAULT,
-		                A_BOLD, " (%s)", nz);
+		                A_BOLD, "%s", db_noise_str(p, nz, sizeof nz) + strlen(db_verdict_word(p)));
+	else if (p->noise == DB_NOISE_NO_FLOOR)
+		x += draw_text(w, y, x, W - x, C_DEFAULT, A_BOLD, " (no noise floor)");
 	const char *hint = tui_pair_hint(t->cmp, pair);
 	if (hint)
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);
