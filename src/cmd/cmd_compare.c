@@ -287,6 +287,14 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, ", %zu not_comparable", st[DB_ST_NOT_COMPARABLE]);
 	if (counts[DB_BAND_INPUTS])
 		fprintf(out, "; %zu inputs_differ", counts[DB_BAND_INPUTS]);
+	if (db_noise_root(c)) {         /* the floor's words, which decided the bands */
+		size_t nz[DB_NOISE_NO_FLOOR + 1] = {0};
+		for (size_t i = 0; i < c->n_pairs; i++)
+			if (c->pairs[i].status == DB_ST_OK && (unsigned)c->pairs[i].noise <= DB_NOISE_NO_FLOOR)
+				nz[(unsigned)c->pairs[i].noise]++;
+		fprintf(out, "; %zu within noise, %zu beyond noise, %zu without a floor",
+		        nz[DB_NOISE_WITHIN], nz[DB_NOISE_BEYOND], nz[DB_NOISE_NO_FLOOR]);
+	}
 	fputc('\n', out);
 	links_out(c->ref, c->ref == c->tgt ? "tree" : "ref", out);
 	if (c->tgt != c->ref)

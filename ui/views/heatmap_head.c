@@ -111,7 +111,10 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 			snprintf(judged, sizeof judged, "  %s", nz);
 		else if (t->first_div == db_first_not_identical(t->cmp))
 			snprintf(judged, sizeof judged, "  (bit-identical regime)");
-		snprintf(nums, sizeof nums, " %s  cos %s rel %s%s", db_verdict_word(p), v, r,
+		const char *cl = p->m.stats_only ? "statistics only," : "cos";   /* no cos: no nan */
+		if (p->m.stats_only)
+			v[0] = '\0';
+		snprintf(nums, sizeof nums, " %s  %s %s rel %s%s", db_verdict_word(p), cl, v, r,
 		         judged);
 	}
 	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸ ", "* "));
@@ -135,7 +138,8 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 	} else {
 		x += draw_textf(w, y, x, W - x, draw_band_color(p->band), 0, " %s ",
 		                db_verdict_word(p));
-		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " cos %s rel %s", v, r);
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s%s%s rel %s",
+		                p->m.stats_only ? "statistics only," : "cos", *v ? " " : "", v, r);
 		x += draw_text(w, y, x, W - x, C_MARK, 0, judged);
 	}
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
