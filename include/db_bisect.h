@@ -351,6 +351,8 @@ typedef struct db_bisect_result {
 	int *bad_ranks;         /* every rank bad at the culprit, ascending
 	                           (--slots: the slots, slot k being rank k) */
 	bool slots;             /* --slots: the ranks are slots */
+	int slot_n;             /* --slots over several ranks: each bad rank is
+	                           rank * slot_n + slot; 0 otherwise */
 	size_t n_bad_ranks;
 	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
 	bool ranks_unknown;     /* the culprit is compared merged only (the other

@@ -40,6 +40,11 @@ typedef struct db_slot {
 	 * block's index when the blocks are equal, else -1), and where the
 	 * reference's block starts (DB_SLOT_IN_TREE: slot 0's rows). */
 	int k;
+	/* --slots on a tree of several ranks: the tensor's rank (ranked),
+	 * slots being compared within each rank; the rank field is then
+	 * rank * n_slots + k, one per rank x slot */
+	bool ranked;
+	int rank;
 	int64_t ref_start;
 	/* --slots N with two trees: the reference is the prompt run alone
 	 * (its whole tensor, ref_start 0) and k runs over every slot, 0 too */

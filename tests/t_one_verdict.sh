@@ -12,7 +12,9 @@
 # Then the ways in: two files, two rank folders and the trees agree; a
 # truncated file is an error of that file under its real stages, the other
 # rank still compared, nothing called a layout change; pairs not compared are
-# never "every pair ok"; a forced phase says only what was checked.
+# never "every pair ok"; slots are judged bitwise in the workbench and compared
+# rank x slot on a TP 2 tree; a tree of statistics only opens on rel; msprobe step
+# folders name their ranks; a forced phase says only what was checked.
 . "$DB_SRC/tests/tui/lib.sh"
 PY=${PY:-python3}
 R=realdump
@@ -181,6 +183,17 @@ EOF
 check "slots view: the bad slot is bad, not ok" grep_screen slots '^▸ 1 of 3 slots bad: '
 check "slots view: its row says bits differ" grep_screen slots '^▸ +1 .* bits differ +◀ bad alone$'
 check "slots view: the others bit-identical" grep_screen slots '^ +2 .* ✓ bit-identical$'
+
+# --slots on a tree of two ranks: slots compared within each rank, rank x slot
+# (v33_slots_v2_tp2, truth from torch.equal: slot 2 of both ranks at L4 attn_output)
+S=$R/v33_slots_v2_tp2/target
+out=$( (cd "$DB_FIXTURES" && "$DB_BIN" compare --no-cache --slots 4 "$S" 2>&1) || true)
+check "slots over ranks: compared, not refused" \
+	grep -qE '^first divergence: L4 attn_output rank 0 slot 2 pass 1: .*\[bits differ\]$' <<<"$out"
+check "slots over ranks: the table's rank/slot column" grep -qE '^≢ +1 +4 +1/2 +attn_output ' <<<"$out"
+out=$( (cd "$DB_FIXTURES" && "$DB_BIN" bisect --no-cache --auto --slots 4 "$S" 2>&1) || true)
+check "slots over ranks: bisect names rank and slot" \
+	grep -qF "  bad slots: rank 0 slot 2, rank 1 slot 2 (the other slots are good)" <<<"$out"
 
 # a tree of statistics only opens on the metric it has (rel), not cos (nan)
 tui_run 130 24 --no-cache realdump/ms_stat_tp2/ref realdump/ms_stat_tp2/target <<EOF

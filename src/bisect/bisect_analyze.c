@@ -243,6 +243,9 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	memset(res, 0, sizeof *res);
 	res->standout_layer = INT_MIN;
 	res->slots = r->c->n_slots > 0;
+	for (size_t i = 0; res->slots && i < r->c->n_pairs && !res->slot_n; i++)
+		if (r->c->pairs[i].slot.ranked)
+			res->slot_n = r->c->n_slots;
 	res->probe_how = r->probe_how;
 	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
 	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);

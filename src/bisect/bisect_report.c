@@ -59,6 +59,13 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
 			fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
 		fputc(']', out);
+		if (res->slot_n) {      /* over several ranks: each as rank and slot */
+			fputs(", \"bad_rank_slots\": [", out);
+			for (size_t i = 0; i < res->n_bad_ranks; i++)
+				fprintf(out, "%s{\"rank\": %d, \"slot\": %d}", i ? ", " : "",
+				        res->bad_ranks[i] / res->slot_n, res->bad_ranks[i] % res->slot_n);
+			fputc(']', out);
+		}
 	}
 	fprintf(out, ", \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"ranks_sliced\": %s",
 	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true",
@@ -182,7 +189,11 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		const char *w = res->slots ? "slot" : "rank";
 		fprintf(out, "  bad %ss:", w);
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
-			fprintf(out, " %d", res->bad_ranks[i]);
+			if (res->slot_n)        /* --slots over ranks: rank x slot */
+				fprintf(out, " rank %d slot %d%s", res->bad_ranks[i] / res->slot_n,
+				        res->bad_ranks[i] % res->slot_n, i + 1 < res->n_bad_ranks ? "," : "");
+			else
+				fprintf(out, " %d", res->bad_ranks[i]);
 		fprintf(out, res->all_ranks_bad ? " (every %s" : " (the other %ss are good", w);
 		fputs(res->ranks_sliced ? "; each shard against its slice of the other side)\n"
 		                        : ")\n", out);

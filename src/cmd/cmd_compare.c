@@ -215,6 +215,8 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		snprintf(layer, sizeof layer, p->f.layer >= 0 ? "%d" : "-", p->f.layer);
 		if (p->merged)
 			snprintf(rank, sizeof rank, "all");
+		else if (p->slot.ranked)        /* --slots over ranks: rank x slot */
+			snprintf(rank, sizeof rank, "%d/%d", p->slot.rank, p->slot.k);
 		else
 			snprintf(rank, sizeof rank, p->f.rank >= 0 ? "%d" : "-", p->f.rank);
 		if (p->status == DB_ST_OK && p->m.cos == p->m.cos)

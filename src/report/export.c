@@ -44,6 +44,8 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fprintf(out, "%d", p->f.rank);
 	if (p->slot.side == DB_SLOT_IN_TREE)
 		fprintf(out, ", \"slot\": %d", p->slot.k);
+	if (p->slot.side == DB_SLOT_IN_TREE && p->slot.ranked)
+		fprintf(out, ", \"slot_rank\": %d", p->slot.rank);     /* rank is rank x slot */
 	if (p->slot.alone && p->ref) {  /* the passes were aligned */
 		fputs(", \"ref_pass\": ", out);
 		db_json_field(out, p->ref->f.pass, true);

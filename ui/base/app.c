@@ -507,6 +507,8 @@ char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len)
 	char rk[32] = "";
 	if (p->merged)
 		snprintf(rk, sizeof rk, " (merged)");
+	else if (p->slot.side == DB_SLOT_IN_TREE && p->slot.ranked)
+		snprintf(rk, sizeof rk, " rank %d slot %d", p->slot.rank, p->slot.k);
 	else if (p->f.rank >= 0)
 		snprintf(rk, sizeof rk, p->slot.side == DB_SLOT_IN_TREE ? " slot %d" : " rank %d",
 		         p->f.rank);
