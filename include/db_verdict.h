@@ -49,6 +49,8 @@ const char *db_judge_key(db_judge j);
 #define DB_TALLY_REASONS 4
 typedef struct db_tally {
 	size_t pairs, ok, diverge, not_comparable, pending;
+	size_t nothing;         /* measured, no number on both sides (statistics
+	                           NaN or null: band none): neither ok nor bad */
 	/* the not comparable pairs' reasons (the text before the first ": "
 	 * of the pair's error), the first DB_TALLY_REASONS distinct ones */
 	size_t n_reasons;

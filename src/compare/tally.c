@@ -20,6 +20,10 @@ void db_compare_tally(const db_compare *c, db_tally *t)
 			t->pending++;
 			continue;
 		}
+		if (p->status == DB_ST_OK && p->band == DB_BAND_NONE) {
+			t->nothing++;
+			continue;
+		}
 		if (p->status != DB_ST_NOT_COMPARABLE) {
 			if (db_pair_diverges(p))
 				t->diverge++;
@@ -53,6 +57,12 @@ char *db_no_divergence_text(const db_compare *c, char *buf, size_t len)
 	db_tally t;
 	db_compare_tally(c, &t);
 	const char *noise = db_noise_root(c);
+	if (!t.not_comparable && t.nothing) {
+		snprintf(buf, len, "no divergence%s among the pairs compared; %zu pair%s had nothing "
+		         "to compare (statistics NaN or null on both sides)", noise ? " beyond noise" : "",
+		         t.nothing, t.nothing == 1 ? "" : "s");
+		return buf;
+	}
 	if (!t.not_comparable) {
 		if (noise)
 			snprintf(buf, len, "no divergence beyond noise: every pair is within %g x its "
@@ -85,6 +95,9 @@ char *db_no_divergence_text(const db_compare *c, char *buf, size_t len)
 	for (size_t k = 0; k < t.n_reasons; k++)
 		shown += t.reason[k].n;
 	if (shown < t.not_comparable && l < len)
-		snprintf(buf + l, len - l, "; %zu more", t.not_comparable - shown);
+		l += (size_t)snprintf(buf + l, len - l, "; %zu more", t.not_comparable - shown);
+	if (t.nothing && l < len)
+		snprintf(buf + l, len - l, "; %zu pair%s had nothing to compare (statistics NaN or "
+		         "null on both sides)", t.nothing, t.nothing == 1 ? "" : "s");
 	return buf;
 }

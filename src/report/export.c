@@ -193,8 +193,8 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 	db_tally t;
 	db_compare_tally(c, &t);
 	fprintf(out, ", \"compared\": {\"pairs\": %zu, \"ok\": %zu, \"diverge\": %zu, "
-	        "\"not_comparable\": %zu, \"pending\": %zu, \"reasons\": [", t.pairs, t.ok,
-	        t.diverge, t.not_comparable, t.pending);
+	        "\"not_comparable\": %zu, \"nothing_to_compare\": %zu, \"pending\": %zu, "
+	        "\"reasons\": [", t.pairs, t.ok, t.diverge, t.not_comparable, t.nothing, t.pending);
 	for (size_t k = 0; k < t.n_reasons; k++) {
 		fputs(k ? ", {\"reason\": " : "{\"reason\": ", out);
 		db_json_str(out, t.reason[k].why);
