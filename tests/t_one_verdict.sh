@@ -64,16 +64,16 @@ for line in txt.splitlines():     # the table's rows (the summary counts both)
 # compare, JSON
 j = json.load(open(d + "/compare.json"))
 p = j["pairs"][j["first_divergence"]]
-same("compare json", {"layer": p["layer"], "stage": p["stage"], "pass": p["pass"], "word": p["verdict"]})
+same("compare json", {"layer": p["layer"], "stage": p["stage"], "pass": p["pass"], "word": p["word"]})
 if j.get("first_diverging_pass") and str(j["first_diverging_pass"]["pass"]) != str(p["pass"]):
     bad.append("compare json: first_diverging_pass %r, its divergence in pass %r" % (j["first_diverging_pass"], p["pass"]))
-if any(q.get("noise") == "beyond" and q["verdict"] != "beyond noise" for q in j["pairs"]):
+if any(q.get("noise") == "beyond" and q["word"] != "beyond noise" for q in j["pairs"]):
     bad.append("compare json: a pair beyond noise worded otherwise")
 # bisect
 b = json.load(open(d + "/bisect.json"))
 cul = [w for w in b["walk"] if w["culprit"]]
 same("bisect", {"layer": b["first_bad_layer"], "stage": cul[0]["stage"] if cul else None,
-                "pass": b["pass"], "word": cul[0]["verdict"] if cul else None,
+                "pass": b["pass"], "word": cul[0]["word"] if cul else None,
                 "ranks": "all" if b["all_ranks_bad"] else ",".join(map(str, b["bad_ranks"]))})
 # export: report.md's divergence point and its word
 rep = open(d + "/out/report.md").read()
@@ -151,7 +151,7 @@ lay = [p for p in ps if p["status"] in ("not_comparable", "shape_mismatch")]
 if lay:
     bad.append("%d pairs called a layout change: %r" % (len(lay), (lay[0]["stage"], lay[0].get("reason"))))
 r0 = [p for p in ps if p["rank"] == 0 and p["layer"] == 6 and p["stage"] == "self_attn.attn" and p["pass"] == 0]
-if not r0 or r0[0]["status"] != "ok" or r0[0]["verdict"] != "bug":
+if not r0 or r0[0]["status"] != "ok" or r0[0]["word"] != "bug":
     bad.append("rank 0's L6 self_attn.attn not compared: %r" % r0[:1])
 print("\n".join(bad)) if bad else None
 sys.exit(1 if bad else 0)

@@ -117,7 +117,7 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		db_json_str(out, db_stage_role_name(w->role));
 		fputs(", \"reason\": ", out);
 		db_json_str(out, w->reason ? w->reason : w->one_side);
-		fputs(", \"verdict\": ", out);       /* as compare words its pair */
+		fputs(", \"word\": ", out);  /* as compare words its pair */
 		db_json_str(out, w->word);
 		fputs(", \"cos\": ", out);
 		db_json_num(out, w->cos);

@@ -87,10 +87,11 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	}
 	fputs(", \"severity\": ", out);
 	db_json_str(out, band_or_null(p));
-	/* the word every surface prints and what judged it (db_verdict.h) */
+	/* the word every surface prints and what judged it (db_verdict.h);
+	 * "word", not "verdict": a gate's JSONL line has its own verdict */
 	db_judgement vd;
 	db_pair_verdict(p, &vd);
-	fputs(", \"verdict\": ", out);
+	fputs(", \"word\": ", out);
 	db_json_str(out, vd.word);
 	fprintf(out, ", \"diverges\": %s, \"judged_by\": ", vd.diverges ? "true" : "false");
 	db_json_str(out, db_judge_key(vd.by));
