@@ -16,6 +16,7 @@
 #include "companions.h"
 #include "compare_build.h"
 #include "compare_priv.h"
+#include "align_items.h"
 #include "standins.h"
 #include "layout/index_priv.h"
 #include "db_re.h"
@@ -175,6 +176,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 		return -1;
 	}
 	if (quant_group(c, c->ref, &ri, &nri) || quant_group(c, c->tgt, &ti, &nti) ||
+	    db_align_items(c, true, &ri, &nri) || db_align_items(c, false, &ti, &nti) ||
 	    db_error_standins(c, &ri, &nri, &ti, &nti)) {
 		free(ri);
 		free(ti);
@@ -364,6 +366,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 	c->pairs = out;
 	c->n_pairs = n;
 	c->pairs_gen = db_next_pairs_gen();
+	db_align_settle(c);
 	size_t done = 0;
 	for (size_t i = 0; i < n; i++)
 		done += out[i].status != DB_ST_OK;
@@ -429,6 +432,8 @@ void db_free_pairs(db_compare *c)
 	c->pairs_gen = db_next_pairs_gen();
 	db_qsets_free(c->quant);
 	c->quant = NULL;
+	db_align_free(c->align);
+	c->align = NULL;
 	for (size_t i = 0; i < c->n_phases; i++)
 		free(c->phases[i]);
 	free(c->phases);
