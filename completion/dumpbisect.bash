@@ -39,10 +39,10 @@ _dumpbisect()
 	local cmp="--profile -p --filter --threads -j"
 	local -A valopts=(
 		[tui]="$cmp --session --ref --target --notes --slot --noise --slots"
-		[compare]="$cmp --noise --format --timeout --slot --slots"
+		[compare]="$cmp --noise --format --timeout --slot --slots --pass-if --allow-failed --allow-skipped"
 		[ls]="--profile -p --format"
 		[schema]="$cmp --format"
-		[bisect]="--stage $cmp --phase --pass --band --cos --rel --good --layers --run --session --ref --target --format --noise --slots"
+		[bisect]="--stage $cmp --phase --pass --band --cos --rel --pass-if --good --layers --run --session --ref --target --format --noise --slots"
 		[replay]="--ref --target $cmp --noise --format"
 		[export]="--out --ref --target --notes $cmp --noise"
 	)
@@ -82,7 +82,7 @@ _dumpbisect()
 		--format)
 			# "table" is the human format everywhere ("text" is its alias)
 			case $cmd in
-			compare) COMPREPLY=($(compgen -W "table csv json" -- "$cur")) ;;
+			compare) COMPREPLY=($(compgen -W "table csv json jsonl" -- "$cur")) ;;
 			*) COMPREPLY=($(compgen -W "table json" -- "$cur")) ;;
 			esac
 			;;

@@ -37,13 +37,15 @@ bool db_verdict_parse(const char *s, db_verdict *v);
 /* When a probe is bad. Default: leaves the ok band. */
 typedef enum db_pred_kind {
 	DB_PRED_BAND,           /* bad when band is worse than worst_good */
-	DB_PRED_THRESH          /* bad when cos < cos_min or rel > rel_max */
+	DB_PRED_THRESH,         /* bad when cos < cos_min or rel > rel_max */
+	DB_PRED_RULES           /* bad when the CI gate's rules fail the pair (db_rules.h) */
 } db_pred_kind;
 
 typedef struct db_predicate {
 	db_pred_kind kind;
 	db_band worst_good;     /* BAND: DB_BAND_OK (default) or DB_BAND_DRIFT, ... */
 	double cos_min, rel_max;/* THRESH: NaN = that side unused */
+	const struct db_rules *rules;   /* RULES: shared, process lifetime (db_rules_intern) */
 } db_predicate;
 
 void db_predicate_default(db_predicate *p);
@@ -52,7 +54,10 @@ void db_predicate_default(db_predicate *p);
 db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
                              db_band b);
 /* Text form, also used in session files: "band:ok", "band:drift",
- * "cos<0.99", "rel>0.1", "cos<0.99,rel>0.1". -1 with err on bad text. */
+ * "cos<0.99", "rel>0.1", "cos<0.99,rel>0.1", or "pass-if:" and the CI
+ * gate's rules, one a line ("pass-if:attn: rel <= 1e-2\nrel <= 1e-3": a
+ * pair its rules fail is bad, one they pass good, one skipped or that no
+ * rule names has no verdict). -1 with err on bad text. */
 int db_predicate_parse(const char *s, db_predicate *p, db_err *err);
 /* The verdict on pair p: with a noise tree (--noise) the default predicate
  * (band:ok) asks the run's own noise, bad = beyond noise; else as

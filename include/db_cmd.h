@@ -20,6 +20,15 @@ int db_cmd_export(int argc, char **argv);
 
 /* One option: the --help line is made from the same row as the parsing,
  * so the two cannot drift. */
+/* The values of a repeatable option (its db_opt row has val NULL), in the
+ * order given (borrowed from argv). */
+#define DB_OPTLIST_MAX 64
+typedef struct db_optlist {
+	const char *name;       /* the option's long name */
+	const char *v[DB_OPTLIST_MAX];
+	size_t n;
+} db_optlist;
+
 typedef struct db_opt {
 	const char *name;       /* long name without "--" */
 	char short_name;        /* 0: none */
@@ -40,6 +49,8 @@ typedef struct db_cmd {
 	size_t n_opts;
 	int max_pos;            /* positional arguments at most */
 	void (*more)(FILE *out);        /* extra help after the options; NULL: none */
+	db_optlist *const *lists;       /* the repeatable options' values */
+	size_t n_lists;
 } db_cmd;
 
 /* Parse argv[1..]: "--name v", "--name=v", "-x v", "-xv"; "--" ends the
@@ -59,7 +70,7 @@ int db_cmd_error(const db_cmd *c, const char *fmt, ...) __attribute__((format(pr
 
 /* --format values. The human format is "table" in every command, with
  * "text" accepted as its alias. */
-typedef enum db_fmt { DB_FMT_TABLE, DB_FMT_CSV, DB_FMT_JSON } db_fmt;
+typedef enum db_fmt { DB_FMT_TABLE, DB_FMT_CSV, DB_FMT_JSON, DB_FMT_JSONL } db_fmt;
 #define DB_FMT_BIT(f) (1u << (f))
 /* The format v names among allowed (DB_FMT_BIT mask); -1 after a usage
  * error message. */

@@ -60,6 +60,16 @@ typedef struct db_metrics {
 	bool stats_only;
 	double st_rel[4];               /* max, min, mean, norm */
 	signed char md5_eq;
+	/* diff_downcast (SGLang's name): where the two sides hold float dtypes
+	 * of different precision (float32 vs bfloat16, float64 vs float32, ...;
+	 * not float16 vs bfloat16, which neither holds), the same metrics after
+	 * both are rounded to the narrower one, dc_dtype (nearest even, as
+	 * torch's .to()); byte_equal there counts equal values. dc_dtype
+	 * DB_DT_UNKNOWN: no downcast (one dtype, or no order). */
+	db_dtype dc_dtype;
+	struct {
+		double cos, rel, rel_l2, rel_diff, max_abs, mean_abs, byte_equal;
+	} dc;
 } db_metrics;
 
 /* Partial sums over a range of elements, mergeable across threads. */
@@ -79,6 +89,11 @@ typedef struct db_accum {
 	bool stats_only;
 	double st_rel[4];
 	signed char md5_eq;
+	/* downcast sums (db_metrics.dc): dc_dtype set by the first range whose
+	 * dtypes differ in precision */
+	int dc_dtype;
+	uint64_t dc_n, dc_elems, dc_eq;
+	double dc_sxy, dc_sxx, dc_syy, dc_sdd, dc_sabs, dc_max_abs, dc_max_absx;
 } db_accum;
 
 void db_accum_init(db_accum *a);

@@ -144,6 +144,12 @@ typedef struct db_profile {
 	/* quant: how quantized weights and their companions are grouped and
 	 * dequantized, tried in order (db_quant.h) */
 	db_quant_rule *quant; size_t n_quant;
+	/* pass_if: the CI gate's rules ("EXPR" or "REGEX: EXPR", db_rules.h),
+	 * parsed where they are used (compare's gate, bisect's predicate) */
+	char **pass_if; size_t n_pass_if;
+	/* replicated: stage regexes whose ranks hold one tensor each side
+	 * (db_replicas.h checks they agree) */
+	char **replicated; void **replicated_re; size_t n_replicated;
 	/* The first regex error (a limit hit) of a per-stage rule (parent,
 	 * input_ids, routing_ids, shards), whose answers are plain booleans:
 	 * set once by any thread, then those rules answer "no" at once, and the

@@ -100,11 +100,11 @@ run 0 schema "$D/ref" "$D/target" --format text
 for c in "compare $D/ref" "ls $D/ref" "schema $D/ref" "bisect $D/ref --auto" "replay $S"; do
 	# shellcheck disable=SC2086
 	run 2 $c --format yaml
-	printf '%s\n' "$err" | grep -q "^dumpbisect ${c%% *}: --format must be table.* or json, not 'yaml'$" ||
+	printf '%s\n' "$err" | grep -q "^dumpbisect ${c%% *}: --format must be table.* or jsonl\?, not 'yaml'$" ||
 		fail "${c%% *} --format yaml: $err"
 done
 run 2 compare "$D/ref" --format html
-printf '%s\n' "$err" | grep -qF -- "--format must be table, csv or json, not 'html'" ||
+printf '%s\n' "$err" | grep -qF -- "--format must be table, csv, json or jsonl, not 'html'" ||
 	fail "compare --format html: $err"
 
 # --- "--" ends the options everywhere -----------------------------------

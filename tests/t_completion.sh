@@ -82,7 +82,7 @@ done
 complete_words ls --a | grep -qx -- --auto && fail "ls offers bisect's --auto"
 complete_words compare --t | grep -qx -- --tui && fail "compare offers replay's --tui"
 # values
-only "compare --format ''" table csv json
+only "compare --format ''" table csv json jsonl
 only "ls --format ''" table json
 only "bisect --format ''" table json
 only "replay --format ''" table json

@@ -2,6 +2,8 @@
  * recomputed from the step log (see db_bisect.h). */
 #include "db_bisect.h"
 
+#include "db_rules.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@ bool db_verdict_parse(const char *s, db_verdict *v)
 
 void db_predicate_default(db_predicate *p)
 {
+	p->rules = NULL;
 	p->kind = DB_PRED_BAND;
 	p->worst_good = DB_BAND_OK;
 	p->cos_min = NAN;
@@ -74,6 +77,14 @@ static double dtype_eps(db_dtype d)
 
 db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool strict)
 {
+	if (pr->kind == DB_PRED_RULES) {        /* the CI gate's rules, and nothing else */
+		db_gate g;
+		int rule;
+		if (atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire) != DB_PAIR_DONE ||
+		    db_rules_judge(pr->rules, p, &g, &rule, NULL) < 0)
+			return DB_V_NONE;
+		return g == DB_GATE_PASSED ? DB_V_GOOD : g == DB_GATE_FAILED ? DB_V_BAD : DB_V_NONE;
+	}
 	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK &&
 	    (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND))
 		return p->noise == DB_NOISE_BEYOND ? DB_V_BAD : DB_V_GOOD;
@@ -120,6 +131,14 @@ int db_predicate_parse(const char *s, db_predicate *p, db_err *err)
 	db_predicate_default(p);
 	if (!s || !*s)
 		return db_err_set(err, NULL, NULL, -1, "empty predicate");
+	if (!strncmp(s, "pass-if:", 8)) {
+		p->kind = DB_PRED_RULES;
+		if (!(p->rules = db_rules_intern(s + 8, err))) {
+			db_predicate_default(p);
+			return -1;
+		}
+		return 0;
+	}
 	if (!strncmp(s, "band:", 5)) {
 		if (parse_band(s + 5, &p->worst_good) < 0)
 			return db_err_set(err, NULL, NULL, -1,
@@ -165,6 +184,12 @@ char *db_predicate_str(const db_predicate *p, char *buf, size_t len)
 		return buf;
 	if (p->kind == DB_PRED_BAND) {
 		snprintf(buf, len, "band:%s", db_band_name(p->worst_good));
+		return buf;
+	}
+	if (p->kind == DB_PRED_RULES) {
+		int k = snprintf(buf, len, "pass-if:");
+		if (k > 0 && (size_t)k < len && !db_rules_str(p->rules, buf + k, len - (size_t)k))
+			buf[k] = '\0';        /* too long for buf: the caller's buffer says */
 		return buf;
 	}
 	buf[0] = '\0';

@@ -75,6 +75,8 @@ int db_cmd_bisect(int argc, char **argv)
 	db_err err = {{0}};
 	db_bisect_opts o;
 	db_bisect_opts_default(&o);
+	db_optlist pass_if = {.name = "pass-if"};
+	db_optlist *const lists[] = {&pass_if};
 	const db_opt opts[] = {
 		{"auto", 0, NULL, NULL, &autov, "judge every step by the predicate (headless)"},
 		{"stage", 0, "S", &o.stage, NULL, "probe stage (default: the first of the profile's\n"
@@ -92,6 +94,9 @@ int db_cmd_bisect(int argc, char **argv)
 		{"band", 0, "B", &band, NULL, "bad = worse than band B (ok, drift, algo, bug)"},
 		{"cos", 0, "X", &cosv, NULL, "bad when cos < X"},
 		{"rel", 0, "Y", &relv, NULL, "bad when rel > Y (--cos and --rel exclude --band)"},
+		{"pass-if", 0, "[REGEX:] EXPR", NULL, NULL, "bad when the CI gate's rules fail the probe\n"
+		 "(repeatable, as compare --pass-if; excludes\n"
+		 "--band, --cos and --rel)"},
 		{"good", 0, "L", &good, NULL, "layer known good (default: the input)"},
 		{"layers", 0, "N", &layers, NULL, "candidates are layers 0..N-1 (default: 0..the\n"
 		                                              "highest layer dumped)"},
@@ -118,6 +123,8 @@ int db_cmd_bisect(int argc, char **argv)
 		.opts = opts,
 		.n_opts = sizeof opts / sizeof *opts,
 		.max_pos = 2,
+		.lists = lists,
+		.n_lists = 1,
 	};
 	const char *pos[2] = {NULL, NULL};
 	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
@@ -135,6 +142,22 @@ int db_cmd_bisect(int argc, char **argv)
 		return 2;
 	if (bcli_predicate_opts(&cmd, band, cosv, relv, layers, &o) != 0)
 		return 2;
+	if (pass_if.n && (band || cosv || relv))
+		return db_cmd_usage_error(&cmd, "--pass-if excludes --band, --cos and --rel");
+	if (pass_if.n) {        /* the rules, one a line, as a session keeps them */
+		char text[8192] = "pass-if:";
+		size_t l = strlen(text);
+		for (size_t i = 0; i < pass_if.n; i++) {
+			if (strchr(pass_if.v[i], '\n'))
+				return db_cmd_usage_error(&cmd, "--pass-if: a rule is one line");
+			int k = snprintf(text + l, sizeof text - l, "%s%s", i ? "\n" : "", pass_if.v[i]);
+			if (k < 0 || (size_t)k >= sizeof text - l)
+				return db_cmd_usage_error(&cmd, "--pass-if: the rules are too long");
+			l += (size_t)k;
+		}
+		if (db_predicate_parse(text, &o.pred, &err) < 0)
+			return db_cmd_usage_error(&cmd, "--pass-if: %s", err.msg);
+	}
 	if (good) {
 		char *end;
 		long g = strtol(good, &end, 10);

@@ -10,6 +10,7 @@
 
 #include "cmd_compare_watch.h"
 #include "cmd_util.h"
+#include "gate.h"
 #include "db_calls.h"
 #include "db_compare.h"
 #include "db_dequant.h"
@@ -445,16 +446,79 @@ static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char
 	return rc;
 }
 
+/* compare with the CI gate: rules from --pass-if or the profile's pass_if
+ * (gate.c); frees c. */
+static int gate_compare(const db_cmd *cmd, db_compare *c, const db_optlist *pass_if,
+                        const db_optlist *allow_failed, const db_optlist *allow_skipped, int fmt,
+                        bool diverging)
+{
+	db_rules *rules = NULL;
+	char from[300] = "--pass-if";
+	const db_profile *pf = c->profile;
+	size_t n = pass_if->n ? pass_if->n : pf->n_pass_if;
+	if (!pass_if->n && n)
+		snprintf(from, sizeof from, "profile %s (pass_if)", pf->name);
+	int rc = 0;
+	if (n && !(rules = db_rules_new()))
+		rc = db_cmd_error(cmd, "out of memory");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		db_err err = {{0}};
+		if (db_rules_add(rules, pass_if->n ? pass_if->v[i] : pf->pass_if[i], &err) < 0)
+			rc = pass_if->n ? db_cmd_usage_error(cmd, "--pass-if: %s", err.msg)
+			                : db_cmd_error(cmd, "%s: pass_if: %s", pf->origin, err.msg);
+	}
+	if (rc == 0 && !rules && (allow_failed->n || allow_skipped->n))
+		rc = db_cmd_usage_error(cmd, "--allow-failed and --allow-skipped go with --pass-if "
+		                        "rules (or a profile's pass_if)");
+	db_gate_cfg g = {.rules = rules, .allow_failed = allow_failed,
+	                 .allow_skipped = allow_skipped, .rules_from = from};
+	if (rc == 0 && rules)
+		rc = db_gate_check(cmd, c, &g);
+	if (rc == 0 && fmt == DB_FMT_JSONL) {
+		rc = db_gate_jsonl(cmd, c, &g, stdout);
+		if (!rules && rc != 2)  /* without rules nothing changes: the bands' exit */
+			rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
+	} else if (rc == 0) {
+		progress(c);
+		db_hints_warm(c);
+		if (fmt == DB_FMT_JSON)
+			db_export_metrics_json(stdout, c);
+		else if (fmt == DB_FMT_CSV)
+			db_export_metrics_csv_where(stdout, c, diverging ? db_pair_diverges : NULL);
+		else
+			print_table(c, stdout, diverging);
+		rc = db_gate_text(cmd, c, &g, stdout, fmt != DB_FMT_TABLE);
+	}
+	db_rules_free(rules);
+	db_compare_free(c);
+	if (fflush(stdout) != 0)
+		return 2;
+	return rc;
+}
+
 int db_cmd_compare(int argc, char **argv)
 {
 	const char *format = "table", *timeout = NULL;
 	bool watch = false, diverging = false;
 	db_cmp_args ca = {0};
+	/* the CI gate (gate.c) */
+	db_optlist pass_if = {.name = "pass-if"}, allow_failed = {.name = "allow-failed"},
+	           allow_skipped = {.name = "allow-skipped"};
+	db_optlist *const lists[] = {&pass_if, &allow_failed, &allow_skipped};
 	const db_opt opts[] = {
 		DB_CMP_OPTS(ca, DB_PROFILE_HELP),
 		DB_NOISE_OPT(ca),
 		DB_SLOTS_OPT(ca),
-		{"format", 0, "F", &format, NULL, "table (default), csv or json"},
+		{"format", 0, "F", &format, NULL, "table (default), csv, json or jsonl (one line\n"
+		 "per pair as it is measured, then a summary line)"},
+		{"pass-if", 0, "[REGEX:] EXPR", NULL, NULL, "the CI gate (repeatable): the first rule whose\n"
+		 "REGEX is in the stage judges a pair, e.g.\n"
+		 "'attn: rel <= 1e-2' 'rel <= 1e-3 or max_abs <= 1e-4';\n"
+		 "exit 0 all passed or allowed, 1 not"},
+		{"allow-failed", 0, "REGEX", NULL, NULL, "with --pass-if: failures whose stage, label or\n"
+		 "file matches are allowed (repeatable)"},
+		{"allow-skipped", 0, "REGEX", NULL, NULL, "with --pass-if: pairs one side lacks (or not\n"
+		 "comparable) that match are allowed (repeatable)"},
 		{"watch", 0, NULL, NULL, &watch, "print the summary again as files arrive\n"
 		 "(json: one object per summary)"},
 		{"timeout", 0, "S", &timeout, NULL, "--watch: stop after S seconds (default: Ctrl-C)"},
@@ -470,10 +534,13 @@ int db_cmd_compare(int argc, char **argv)
 		.args = "REF [TARGET...] [options]",
 		.desc = "Pair the tensors of REF and TARGET and measure every pair in float64.",
 		.exit = "0 every pair is in the ok band, 1 something diverges (or a pair is missing, "
-		        "mismatched or unreadable), 2 usage or input error.",
+		        "mismatched or unreadable), 2 usage or input error. With --pass-if rules: 0 "
+		        "every pair passed or was allowed, 1 one failed or was skipped unallowed.",
 		.opts = opts,
 		.n_opts = sizeof opts / sizeof *opts,
 		.max_pos = DB_MAX_VARIANTS + 1,
+		.lists = lists,
+		.n_lists = 3,
 	};
 	const char *pos[DB_MAX_VARIANTS + 1];
 	int npos, rc = db_cmd_parse(&cmd, argc, argv, pos, &npos);
@@ -482,9 +549,15 @@ int db_cmd_compare(int argc, char **argv)
 	if (npos < 1)
 		return db_cmd_usage_error(&cmd, "REF is missing");
 	int fmt = db_cmd_format(&cmd, format, DB_FMT_BIT(DB_FMT_TABLE) | DB_FMT_BIT(DB_FMT_CSV) |
-	                                      DB_FMT_BIT(DB_FMT_JSON));
+	                                      DB_FMT_BIT(DB_FMT_JSON) | DB_FMT_BIT(DB_FMT_JSONL));
 	if (fmt < 0)
 		return 2;
+	bool gating = pass_if.n || fmt == DB_FMT_JSONL;
+	if ((allow_failed.n || allow_skipped.n) && !pass_if.n)
+		gating = true;  /* the profile's pass_if may give the rules */
+	if (gating && (watch || npos > 2))
+		return db_cmd_usage_error(&cmd, "--pass-if, --allow-* and jsonl take one target, "
+		                          "without --watch");
 	double tmo = 0;
 	if (timeout) {
 		char *end;
@@ -508,6 +581,8 @@ int db_cmd_compare(int argc, char **argv)
 	db_compare *c;
 	if ((rc = db_cmd_open_compare(&cmd, &ca, pos, npos, &c)) != 0)
 		return rc;
+	if (gating || c->profile->n_pass_if)
+		return gate_compare(&cmd, c, &pass_if, &allow_failed, &allow_skipped, fmt, diverging);
 	progress(c);
 	/* every writer below asks each diverging pair's hint: the cells'
 	 * reads first, on every core */

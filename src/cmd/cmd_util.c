@@ -200,7 +200,18 @@ int db_cmd_parse(const db_cmd *c, int argc, char **argv, const char **pos, int *
 				return db_cmd_usage_error(c, "option '%s' needs a value", a);
 			val = argv[++i];
 		}
-		*o->val = val;
+		if (o->val) {
+			*o->val = val;
+			continue;
+		}
+		db_optlist *l = NULL;   /* repeatable */
+		for (size_t k = 0; k < c->n_lists && !l; k++)
+			if (!strcmp(c->lists[k]->name, o->name))
+				l = c->lists[k];
+		if (!l || l->n >= DB_OPTLIST_MAX)
+			return db_cmd_usage_error(c, "option '--%s' given more than %d times", o->name,
+			                          l ? DB_OPTLIST_MAX : 0);
+		l->v[l->n++] = val;
 	}
 	/* Asked for help or the version: nothing else matters. */
 	if (help) {
@@ -216,19 +227,19 @@ int db_cmd_parse(const db_cmd *c, int argc, char **argv, const char **pos, int *
 
 int db_cmd_format(const db_cmd *c, const char *v, unsigned allowed)
 {
-	static const char *const names[] = {"table", "csv", "json"};
+	static const char *const names[] = {"table", "csv", "json", "jsonl"};
 	int f = !strcmp(v, "text") ? DB_FMT_TABLE : -1;
-	for (int k = 0; k < 3 && f < 0; k++)
+	for (int k = 0; k < 4 && f < 0; k++)
 		if (!strcmp(v, names[k]))
 			f = k;
 	if (f >= 0 && (allowed & DB_FMT_BIT(f)))
 		return f;
 	char list[64] = "";
 	int n = 0, k_last = -1;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		if (allowed & DB_FMT_BIT(k))
 			k_last = k;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		if (allowed & DB_FMT_BIT(k))
 			n += snprintf(list + n, sizeof list - (size_t)n, "%s%s",
 			              !n ? "" : k == k_last ? " or " : ", ", names[k]);

@@ -21,11 +21,42 @@ static const char *const TOP_KEYS =
 	"name, description, files, path, key, value_key, ignore_keys, sides, "
 	"phase_order, stage_order, dict_order, pairing, model_after, substages, substage_separator, "
 	"shard, pass, thresholds, probe, weight_phases, layer_classes, dump_command, input_ids, routing_ids, "
-	"rename, rewrite, token_dim, pass_shift, quant";
+	"rename, rewrite, token_dim, pass_shift, quant, pass_if, replicated";
 
 typedef struct seen {
 	const yaml_node_t *name, *path, *thresholds;
 } seen;
+
+/* replicated: a list of stage regexes */
+static int get_replicated(ctx *c, const yaml_node_t *vn)
+{
+	db_profile *p = c->p;
+	char **pats = NULL;
+	size_t n = 0;
+	if (yp_get_str_list(c, vn, "replicated", &pats, &n))
+		return -1;
+	void **re = calloc(n ? n : 1, sizeof *re);
+	if (!re) {
+		yp_free_list(pats, n);
+		return yp_oom(c, vn);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (yp_compile_re(c, vn, "replicated", pats[i], false, &re[i])) {
+			for (size_t k = 0; k < i; k++)
+				pcre2_code_free(re[k]);
+			free(re);
+			yp_free_list(pats, n);
+			return -1;
+		}
+	for (size_t i = 0; i < p->n_replicated; i++)
+		pcre2_code_free(p->replicated_re[i]);
+	free(p->replicated_re);
+	yp_free_list(p->replicated, p->n_replicated);
+	p->replicated = pats;
+	p->replicated_re = re;
+	p->n_replicated = n;
+	return 0;
+}
 
 static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_node_t *vn, void *arg)
 {
@@ -127,6 +158,10 @@ static int top_pair(ctx *c, const char *k, const yaml_node_t *kn, const yaml_nod
 		return yp_each_pair(c, vn, "rewrite", yp_rewrite_pair, NULL);
 	if (!strcmp(k, "quant"))
 		return yp_get_quant(c, vn);
+	if (!strcmp(k, "pass_if"))
+		return yp_get_str_list(c, vn, "pass_if", &p->pass_if, &p->n_pass_if);
+	if (!strcmp(k, "replicated"))
+		return get_replicated(c, vn);
 	return yp_fail(c, kn, "unknown key '%s' (known: %s)", k, TOP_KEYS);
 }
 
@@ -305,6 +340,11 @@ void db_profile_free(db_profile *p)
 	free(p->pass_value);
 	yp_free_list(p->probes, p->n_probes);
 	yp_free_list(p->weight_phases, p->n_weight_phases);
+	yp_free_list(p->pass_if, p->n_pass_if);
+	for (size_t i = 0; i < p->n_replicated; i++)
+		pcre2_code_free(p->replicated_re[i]);
+	free(p->replicated_re);
+	yp_free_list(p->replicated, p->n_replicated);
 	for (size_t i = 0; i < p->n_classes; i++)
 		free(p->classes[i].name);
 	free(p->classes);

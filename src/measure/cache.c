@@ -31,14 +31,14 @@
 #include "util/hash.h"
 
 /* Bump when a metric's definition or the record layout changes. */
-#define CACHE_METRIC_VERSION 1
+#define CACHE_METRIC_VERSION 2        /* 2: diff_downcast (v[15..22]) */
 #define CACHE_MAGIC "DBMCACH4"   /* 2: checksum db_hash64; 3: key hashes, not keys;
                                    4: the checksum chained over 1 MiB blocks,
                                    read/blockfile.h */
 /* Written and checksummed a block at a time (read/blockfile.h): the file
  * was built whole in memory (55 MB at 10^6 pairs, the end of a first run:
  * the peak of memory, issue 24). */
-#define REC_NUMS 15             /* numbers per record, see put_metrics */
+#define REC_NUMS 23             /* numbers per record, see put_metrics */
 
 typedef struct crec {
 	uint64_t h[2];          /* the key's hashes (key_hash) */
@@ -230,6 +230,10 @@ static void put_metrics(const db_metrics *m, double *v)
 	v[12] = (double)m->inf_tgt;
 	v[13] = (double)m->nonfinite_mismatch;
 	v[14] = 0;
+	v[15] = (double)m->dc_dtype;
+	const double dc[7] = {m->dc.cos, m->dc.rel, m->dc.rel_l2, m->dc.rel_diff, m->dc.max_abs,
+	                      m->dc.mean_abs, m->dc.byte_equal};
+	memcpy(v + 16, dc, sizeof dc);
 }
 
 static void get_metrics(const double *v, db_metrics *m)
@@ -249,6 +253,14 @@ static void get_metrics(const double *v, db_metrics *m)
 	m->inf_ref = (uint64_t)v[11];
 	m->inf_tgt = (uint64_t)v[12];
 	m->nonfinite_mismatch = (uint64_t)v[13];
+	m->dc_dtype = (db_dtype)v[15];
+	m->dc.cos = v[16];
+	m->dc.rel = v[17];
+	m->dc.rel_l2 = v[18];
+	m->dc.rel_diff = v[19];
+	m->dc.max_abs = v[20];
+	m->dc.mean_abs = v[21];
+	m->dc.byte_equal = v[22];
 }
 
 static void key_hash(const char *key, uint64_t h[2])

@@ -222,6 +222,126 @@ static bool block_fused(db_accum *a, const db_tensor *x, const db_tensor *y,
 	return true;
 }
 
+/* ---- diff_downcast ------------------------------------------------------ */
+
+/* Precision rank of a float dtype (0: not one the downcast knows). */
+static int dc_rank(int dt)
+{
+	switch (dt) {
+	case DB_DT_F64: return 4;
+	case DB_DT_F32: return 3;
+	case DB_DT_F16: case DB_DT_BF16: return 2;
+	default: return 0;
+	}
+}
+
+/* The narrower of two float dtypes of different precision, else 0. */
+static int dc_pick(int x, int y)
+{
+	int rx = dc_rank(x), ry = dc_rank(y);
+	if (!rx || !ry || rx == ry)
+		return DB_DT_UNKNOWN;
+	return rx < ry ? x : y;
+}
+
+/* v rounded to nearest even with p significant bits, 2^emin the smallest
+ * normal, infinity from `over` (half an ulp above the largest finite)
+ * on: torch's .to() of a float. */
+static double round_to(double v, int p, int emin, double over)
+{
+	if (!isfinite(v) || v == 0)
+		return v;
+	double a = fabs(v);
+	if (a >= over)
+		return copysign(INFINITY, v);
+	int e;
+	frexp(a, &e);
+	int lead = e - 1 < emin ? emin : e - 1;
+	double q = ldexp(1.0, lead - (p - 1));
+	return nearbyint(v / q) * q;
+}
+
+static double dc_round(int dt, double v)
+{
+	switch (dt) {
+	case DB_DT_F32: return round_to(v, 24, -126, ldexp(2 - 0x1p-24, 127));
+	case DB_DT_F16: return round_to(v, 11, -14, 65520.0);
+	case DB_DT_BF16: return round_to(v, 8, -126, ldexp(2 - 0x1p-8, 127));
+	default: return v;
+	}
+}
+
+/* One block's components after the cast (real dtypes only: c == 1). */
+static void dc_block(db_accum *a, const double *x, const double *y, size_t n)
+{
+	int dt = a->dc_dtype;
+	for (size_t i = 0; i < n; i++) {
+		double u = dc_round(dt, x[i]), v = dc_round(dt, y[i]);
+		a->dc_elems++;
+		if (!isfinite(u) || !isfinite(v)) {
+			a->dc_eq += u == v;
+			continue;
+		}
+		double d = v - u, ad = fabs(d), au = fabs(u);
+		a->dc_eq += d == 0;
+		a->dc_sxy += u * v;
+		a->dc_sxx += u * u;
+		a->dc_syy += v * v;
+		a->dc_sdd += d * d;
+		a->dc_sabs += ad;
+		if (ad > a->dc_max_abs)
+			a->dc_max_abs = ad;
+		if (au > a->dc_max_absx)
+			a->dc_max_absx = au;
+		a->dc_n++;
+	}
+}
+
+static void dc_merge(db_accum *into, const db_accum *from)
+{
+	if (!from->dc_dtype)
+		return;
+	into->dc_dtype = from->dc_dtype;
+	into->dc_n += from->dc_n;
+	into->dc_elems += from->dc_elems;
+	into->dc_eq += from->dc_eq;
+	into->dc_sxy += from->dc_sxy;
+	into->dc_sxx += from->dc_sxx;
+	into->dc_syy += from->dc_syy;
+	into->dc_sdd += from->dc_sdd;
+	into->dc_sabs += from->dc_sabs;
+	if (from->dc_max_abs > into->dc_max_abs)
+		into->dc_max_abs = from->dc_max_abs;
+	if (from->dc_max_absx > into->dc_max_absx)
+		into->dc_max_absx = from->dc_max_absx;
+}
+
+/* The same edge cases as the plain metrics (db_accum_finish). */
+static void dc_finish(const db_accum *a, db_metrics *m)
+{
+	if (!a->dc_dtype || a->stats_only)
+		return;
+	m->dc_dtype = (db_dtype)a->dc_dtype;
+	m->dc.cos = 1.0;
+	m->dc.byte_equal = a->dc_elems ? (double)a->dc_eq / (double)a->dc_elems : 1.0;
+	if (a->dc_n == 0)
+		return;
+	m->dc.max_abs = a->dc_max_abs;
+	m->dc.mean_abs = a->dc_sabs / (double)a->dc_n;
+	m->dc.rel = a->dc_max_abs / (a->dc_max_absx > 1e-12 ? a->dc_max_absx : 1e-12);
+	if (a->dc_sxx == 0 && a->dc_syy == 0)
+		return;
+	double nx = sqrt(a->dc_sxx), ny = sqrt(a->dc_syy);
+	if (a->dc_sxx == 0 || a->dc_syy == 0) {
+		m->dc.cos = NAN;
+	} else {
+		double c = a->dc_sxy / (nx * ny);
+		m->dc.cos = c > 1 ? 1 : (c < -1 ? -1 : c);
+	}
+	m->dc.rel_l2 = a->dc_sxx == 0 ? INFINITY : sqrt(a->dc_sdd) / nx;
+	m->dc.rel_diff = a->dc_sdd / (a->dc_sxx + a->dc_syy);
+}
+
 /* ---- ranges ------------------------------------------------------------ */
 
 void db_accum_range(db_accum *a, const db_tensor *x, const db_tensor *y,
@@ -229,6 +349,8 @@ void db_accum_range(db_accum *a, const db_tensor *x, const db_tensor *y,
 {
 	bool same = x->dtype == y->dtype;
 	a->same_dtype = a->same_dtype < 0 ? same : (a->same_dtype && same);
+	if (!same && !a->dc_dtype)
+		a->dc_dtype = dc_pick(x->dtype, y->dtype);
 	if (end <= begin)
 		return;
 	int c = db_dtype_components(x->dtype);
@@ -258,6 +380,8 @@ void db_accum_range(db_accum *a, const db_tensor *x, const db_tensor *y,
 		db_gather(x, xc, &wx, e, nel, xb);
 		db_gather(y, yc, &wy, e, nel, yb);
 		block_accum(a, xb, yb, (size_t)(nel * c), e, c);
+		if (a->dc_dtype && !same)
+			dc_block(a, xb, yb, (size_t)nel);
 		if (eq_fast) {
 			a->byte_eq += eq_count(x->data + e * (int64_t)size,
 			                       y->data + e * (int64_t)size, (size_t)nel, size);
@@ -308,6 +432,7 @@ void db_accum_merge(db_accum *into, const db_accum *from)
 	if (from->same_dtype >= 0)
 		into->same_dtype = into->same_dtype < 0 ? from->same_dtype
 		                                        : (into->same_dtype && from->same_dtype);
+	dc_merge(into, from);
 	into->q_n += from->q_n;
 	into->q_beyond += from->q_beyond;
 	if (from->q_worst > into->q_worst ||
@@ -356,6 +481,7 @@ void db_accum_finish(const db_accum *a, db_metrics *m)
 				m->rel = a->st_rel[i];
 		return;
 	}
+	dc_finish(a, m);
 	if (a->n == 0)
 		return;
 	m->max_abs = a->max_abs;

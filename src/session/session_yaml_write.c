@@ -175,7 +175,7 @@ static void emit_layers_steps(emit *m, const db_session *s)
 /* The bisects re-aimed away from (db_session_archive_bisect). */
 static void emit_earlier(emit *m, const db_session *s)
 {
-	char buf[64];
+	char buf[2048];        /* a predicate: pass-if rules may be long */
 	if (!s->n_earlier)
 		return;
 	scalar(m, "earlier");
@@ -199,7 +199,7 @@ char *db_session_dump(const db_session *s, size_t *len)
 	sbuf b = {0};
 	emit m = {.ok = 1};
 	yaml_event_t e;
-	char buf[128];
+	char buf[2048];        /* a predicate: pass-if rules may be long */
 	if (!yaml_emitter_initialize(&m.e))
 		return NULL;
 	yaml_emitter_set_output(&m.e, sbuf_write, &b);
