@@ -371,6 +371,10 @@ typedef struct db_bisect_result {
 	size_t n_walk;
 	int standout_layer;     /* first layer that stands out; INT_MIN none */
 	char summary[512];      /* one line for the text output */
+	/* The culprit pair's first bad token (db_token.h; issue 35): its row in
+	 * the aligned sequence when the passes are aligned by token. */
+	bool has_token;
+	int64_t token, token_row, token_rows;
 } db_bisect_result;
 
 void db_bisect_result_free(db_bisect_result *r);

@@ -76,6 +76,19 @@ void db_passes_json(FILE *out, const db_compare *c);
  * ", \"slots\": {...}". Nothing without --slots. */
 void db_slots_text(FILE *out, const db_compare *c);
 void db_slots_json(FILE *out, const db_compare *c);
+/* Token alignment (c->align_whole, align_note): compare's header line;
+ * nothing when no alignment was tried. */
+void db_align_text(FILE *out, const db_compare *c);
+/* report.md's "- aligned by token: HOW; the culprit's first bad token: T"
+ * line (T < 0: not known); nothing without alignment. */
+void db_align_md(FILE *out, const db_compare *c, long long token);
+/* "  first bad token: 14 of the aligned sequence (target pass 3, ...)"
+ * for pair i, the first divergence (beyond: the first beyond drift);
+ * nothing when i < 0 or the pair has no token rows (db_token.h). */
+void db_token_text(FILE *out, const db_compare *c, long i, bool beyond);
+/* ", \"alignment\": {...}, \"first_divergence_token\": {token, pass, row,
+ * rows, dim, severity, rel} | null, \"first_beyond_drift_token\": ..." */
+void db_align_json(FILE *out, const db_compare *c, long fd, long fb);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
 /* What c's verdicts were judged by: the JSON key ("slots_bitwise",
  * "noise", "bit_identical", "bands") and a sentence for report.md and the

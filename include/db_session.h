@@ -9,6 +9,7 @@
  *   profile: sglang-v1       (omitted = auto-detect)
  *   noise: /abs/noise        (omitted = none; --noise, db_noise.h)
  *   slots: "4"               (omitted = none; --slots, one tree's batch slots)
+ *   align: tokens            (omitted = auto; --align, token alignment)
  *   phase: prefill  pass: "0"  probe: hidden_out  predicate: band:ok
  *   good: -1                 (start good layer; -1 = before the first)
  *   layers: [0, 1, 2, ...]   (candidates; 2147483647 = final)
@@ -71,6 +72,7 @@ typedef struct db_session {
 	char *profile;          /* NULL = auto-detect */
 	char *noise;            /* --noise tree; NULL = none */
 	char *slots;            /* --slots N ("4"): target is the ref tree; NULL = none */
+	char *align;            /* --align HOW ("tokens", "passes"); NULL = auto */
 	char *phase, *pass;     /* NULL = defaults */
 	char *probe;            /* NULL = profile default */
 	db_predicate pred;

@@ -550,11 +550,8 @@ int tui_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* --noise and --slots are kept in the session, as the trees are */
-	if (t->session && !co.noise && t->session->noise)
-		co.noise = t->session->noise;
-	if (t->session && !co.slots && t->session->slots)
-		co.slots = atoi(t->session->slots);
+	/* --noise, --slots and --align are kept in the session, as the trees are */
+	tui_session_opts(t, &cli_cmp, &co);
 	if (co.slots && (!tgt || !strcmp(tgt, t->ref_path)))
 		t->tgt_path = t->ref_path;      /* one tree: slot 0 against slot k */
 	if (t->session_path && !t->session) {
@@ -571,6 +568,8 @@ int tui_main(int argc, char **argv)
 		}
 		if (t->session && cli_cmp.slots)
 			t->session->slots = strdup(cli_cmp.slots);
+		if (t->session && cli_cmp.align)
+			t->session->align = strdup(cli_cmp.align);
 	}
 
 	setlocale(LC_ALL, "");

@@ -256,6 +256,15 @@ int db_cmd_bisect(int argc, char **argv)
 			goto fail;
 		}
 	}
+	if (s && ca.align) {    /* --align: kept in the session, as --slots */
+		free(s->align);
+		if (!(s->align = strdup(ca.align))) {
+			db_err_set(&err, NULL, NULL, -1, "out of memory");
+			goto fail;
+		}
+	}
+	if (s && s->align && !ca.align && db_align_mode_parse(s->align) >= 0)
+		co.align = db_align_mode_parse(s->align);
 	if (s && s->slots && !co.slots) {
 		co.slots = atoi(s->slots);
 		if (!tgt)

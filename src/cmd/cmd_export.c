@@ -62,6 +62,8 @@ int db_cmd_export(int argc, char **argv)
 		co.noise = s->noise;    /* the session's noise tree, unless --noise */
 	if (!co.slots && s->slots)
 		co.slots = atoi(s->slots);      /* kept as the trees are */
+	if (!ca.align && s->align && db_align_mode_parse(s->align) >= 0)
+		co.align = db_align_mode_parse(s->align);
 	if (db_compare_open(s->ref, s->target ? s->target : co.slots ? s->ref : NULL, &co, &c,
 	                    &err) < 0)
 		goto fail;

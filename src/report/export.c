@@ -180,6 +180,7 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
 	}
 	db_slots_json(out, c);
+	db_align_json(out, c, fd, fb);
 	db_passes_json(out, c);
 }
 
@@ -454,6 +455,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	fputs("- verdicts judged by: ", f);
 	db_esc_md_text(db_judged_by_text(c, jb, sizeof jb), f);
 	fputc('\n', f);
+	db_align_md(f, c, r && r->has_token ? r->token : -1);
 	fputs("\n## Summary\n\n", f);
 	if (r) {
 		db_esc_md_text(r->summary, f);
@@ -464,7 +466,15 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		fprintf(f, " in layer %s.\n",
 		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "-");
 	} else {
-		fputs("Every pair is in the ok band.\n", f);
+		size_t none = 0;        /* statistics NaN or null on both sides */
+		for (size_t i = 0; i < c->n_pairs; i++)
+			none += c->pairs[i].status == DB_ST_OK && c->pairs[i].band == DB_BAND_NONE;
+		if (none)
+			fprintf(f, "No divergence among the pairs compared; %zu pair%s had nothing to "
+			        "compare (statistics NaN or null on both sides).\n", none,
+			        none == 1 ? "" : "s");
+		else
+			fputs("Every pair is in the ok band.\n", f);
 	}
 
 	fputs("\n## Divergence point\n\n", f);

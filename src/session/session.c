@@ -83,6 +83,7 @@ void db_session_free(db_session *s)
 	free(s->profile);
 	free(s->noise);
 	free(s->slots);
+	free(s->align);
 	free(s->phase);
 	free(s->pass);
 	free(s->probe);

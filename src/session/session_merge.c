@@ -62,7 +62,8 @@ static bool setup_eq(const db_session *a, const db_session *b)
 {
 	if (!str_eq(a->ref, b->ref) || !str_eq(a->target, b->target) ||
 	    !str_eq(a->profile, b->profile) || !str_eq(a->noise, b->noise) ||
-	    !str_eq(a->slots, b->slots) || !aim_eq(a, b) || a->n_earlier != b->n_earlier)
+	    !str_eq(a->slots, b->slots) || !str_eq(a->align, b->align) || !aim_eq(a, b) ||
+	    a->n_earlier != b->n_earlier)
 		return false;
 	for (size_t i = 0; i < a->n_earlier; i++)
 		if (!aim_eq(a->earlier[i], b->earlier[i]) || !steps_eq(a->earlier[i], b->earlier[i]))
@@ -131,7 +132,8 @@ static int take_setup(db_session *r, const db_session *ours)
 {
 	if (dup_into(&r->ref, ours->ref) < 0 || dup_into(&r->target, ours->target) < 0 ||
 	    dup_into(&r->profile, ours->profile) < 0 || dup_into(&r->noise, ours->noise) < 0 ||
-	    dup_into(&r->slots, ours->slots) < 0 || take_aim(r, ours) < 0)
+	    dup_into(&r->slots, ours->slots) < 0 || dup_into(&r->align, ours->align) < 0 ||
+	    take_aim(r, ours) < 0)
 		return -1;
 	db_session **v = calloc(ours->n_earlier ? ours->n_earlier : 1, sizeof *v);
 	if (!v)

@@ -274,9 +274,9 @@ static void *new_items(rd *r, yaml_node_t *n, const char *key, size_t size, size
 static char **str_field(db_session *s, const char *k)
 {
 	static const char *const keys[] = {"ref", "target", "profile", "noise", "slots", "phase",
-	                                   "pass", "probe"};
+	                                   "pass", "probe", "align"};
 	char **fields[] = {&s->ref, &s->target, &s->profile, &s->noise, &s->slots, &s->phase,
-	                   &s->pass, &s->probe};
+	                   &s->pass, &s->probe, &s->align};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		if (!strcmp(k, keys[i]))
 			return fields[i];

@@ -214,6 +214,7 @@ char *db_session_dump(const db_session *s, size_t *len)
 	key_str(&m, "profile", s->profile);
 	key_str(&m, "noise", s->noise);
 	key_str(&m, "slots", s->slots);
+	key_str(&m, "align", s->align);
 	key_str(&m, "phase", s->phase);
 	key_str(&m, "pass", s->pass);
 	key_str(&m, "probe", s->probe);

@@ -16,6 +16,8 @@
 #include "app.h"
 #include "draw.h"
 #include "db_bisect.h"
+#include "db_cmd.h"
+#include "db_compare.h"
 #include "db_esc.h"
 #include "db_notes.h"
 #include "db_session.h"
@@ -101,6 +103,19 @@ void tui_session_say(struct tui *t, bool err, const char *before, const char *af
 	int room = COLS - draw_width(before) - draw_width(after);
 	draw_fit_mid(tilde, room < 24 ? 24 : room, -1, shown, sizeof shown);
 	tui_msg(t, err, "%s%s%s", before, shown, after);
+}
+
+void tui_session_opts(const struct tui *t, const db_cmp_args *cli, db_compare_opts *co)
+{
+	const db_session *s = t->session;
+	if (!s)
+		return;
+	if (!co->noise && s->noise)
+		co->noise = s->noise;
+	if (!co->slots && s->slots)
+		co->slots = atoi(s->slots);
+	if (!cli->align && s->align && db_align_mode_parse(s->align) >= 0)
+		co->align = db_align_mode_parse(s->align);
 }
 
 bool tui_session_has_work(const struct tui *t)

@@ -20,6 +20,13 @@ static char *slot_note(const struct tui *t, char *buf, size_t len)
 	static unsigned long kgen;
 	static size_t kdone = SIZE_MAX, at = SIZE_MAX;
 	const db_compare *c = t->cmp;
+	if (c->align_whole) {   /* --align tokens: the first divergence's rows */
+		long fd = t->first_div;
+		if (fd >= 0 && (size_t)fd < c->n_pairs && c->pairs[fd].slot.tokens)
+			return db_slot_str(&c->pairs[fd], buf, len);
+		snprintf(buf, len, "aligned by token");
+		return buf;
+	}
 	size_t done = atomic_load(&t->cmp->n_done);
 	if (kc != c || kgen != c->pairs_gen || kdone != done) {
 		kc = c, kgen = c->pairs_gen, kdone = done, at = SIZE_MAX;
