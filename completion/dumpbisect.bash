@@ -52,7 +52,7 @@ _dumpbisect()
 		[compare]="--no-cache --follow-links --diverging --watch $std"
 		[ls]="--stats --profiles --follow-links $std"
 		[schema]="--no-cache --follow-links $std"
-		[bisect]="--auto --no-cache --follow-links $std"
+		[bisect]="--auto --no-cache --follow-links --no-session $std"
 		[replay]="--no-cache --follow-links --tui $std"
 		[export]="--no-cache --follow-links $std"
 	)

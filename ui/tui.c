@@ -638,7 +638,7 @@ int tui_main(int argc, char **argv)
 	else if (auto_msg[0])
 		tui_msg(t, true, "these trees' session %s", auto_msg);
 	else if (t->session_auto_on_disk)
-		tui_session_say(t, false, "reopened these trees' session ", "");
+		tui_session_say(t, false, "reopened these trees' session ", t->notes_said);
 	if (!kbad)
 		tui_bisect_replay(t);   /* a resumed session on changed dumps */
 	db_compare_start(t->cmp);

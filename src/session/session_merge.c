@@ -29,7 +29,8 @@ static bool step_eq(const db_bisect_step *a, const db_bisect_step *b)
 static bool mark_eq(const db_mark *a, const db_mark *b)
 {
 	return a->layer == b->layer && a->rank == b->rank && a->status == b->status &&
-	       a->time == b->time && str_eq(a->stage, b->stage) && str_eq(a->text, b->text);
+	       a->time == b->time && str_eq(a->stage, b->stage) && str_eq(a->text, b->text) &&
+	       str_eq(a->phase, b->phase) && str_eq(a->pass, b->pass);
 }
 
 /* One bisect's aim: phase, pass, probe, predicate, start bound and
@@ -207,7 +208,8 @@ static int merge_marks(db_session *r, const db_session *base, const db_session *
 		const db_mark *m = &ours->marks[i];
 		if (has_mark(base, m) || has_mark(r, m))
 			continue;
-		long k = db_session_add_mark(r, m->layer, m->stage, m->rank, m->status, m->text);
+		long k = db_session_add_mark_at(r, m->phase, m->pass, m->layer, m->stage, m->rank,
+		                                m->status, m->text);
 		if (k < 0)
 			return -1;
 		r->marks[k].time = m->time;
