@@ -36,6 +36,8 @@ static void maybe_shrink(int fd)
 		return;
 	if (truncate(path, to ? atoll(to) : 0) != 0)
 		perror("shrink_after_map: truncate");
+	else if (getenv("DB_SHRINK_SAY"))       /* for a test that must know */
+		fprintf(stderr, "shrink_after_map: truncated %s\n", path);
 }
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
