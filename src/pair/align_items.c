@@ -121,6 +121,26 @@ static void fmt_shape(int nd, const int64_t *s, char *buf, size_t len)
 		snprintf(buf + o, len - o, "]");
 }
 
+/* Shapes a (na dims) and b (nb) with the size-1 axes of the one with more
+ * dims dropped, first ones first, until both have as many: the kept axes'
+ * indices into ra, rb; their count, -1 when that cannot make them equal in
+ * rank. */
+static int squeeze(const int64_t *a, int na, const int64_t *b, int nb, int *ra, int *rb)
+{
+	int drop_a = na > nb ? na - nb : 0, drop_b = nb > na ? nb - na : 0, n = 0, m = 0;
+	for (int i = 0; i < na; i++)
+		if (drop_a && a[i] == 1)
+			drop_a--;
+		else
+			ra[n++] = i;
+	for (int i = 0; i < nb; i++)
+		if (drop_b && b[i] == 1)
+			drop_b--;
+		else
+			rb[m++] = i;
+	return drop_a || drop_b || n != m ? -1 : n;
+}
+
 /* it is in a step pass of a group. */
 static bool step_pass(const db_align *a, const db_item *it)
 {
@@ -139,8 +159,8 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 	const int64_t *ss = whole == 1 ? p->shape_tgt : p->shape_ref;
 	const char *wn = whole == 1 ? "reference" : "target", *sn = whole == 1 ? "target" : "reference";
 	char msg[320], a[96], b[96];
-	if (p->status == DB_ST_ERROR)
-		return;         /* unreadable: as paired */
+	if (p->status == DB_ST_ERROR || (p->merged && p->status == DB_ST_NOT_COMPARABLE))
+		return;         /* unreadable, or a layout merging cannot undo: as paired */
 	/* a tensor one side dumped and the other did not is listed, never a
 	 * divergence: the two batchings dump differently (a forward hook writes
 	 * a pass's top output with the next pass, which the one pass never has;
@@ -153,16 +173,20 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 	const db_align_step *st = &v->g->steps[v->k];
 	bool last = v->k + 1 == v->g->n_steps;
 	/* the token dim: the one dim where the whole pass has all the tokens and
-	 * this step its own; every other dim the same */
+	 * this step its own; every other dim the same, once the side with more
+	 * dims has its size-1 axes squeezed (a trainer's [t, 1, h] against an
+	 * engine's [t, h]) */
+	int rw[DB_MAX_DIMS], rs[DB_MAX_DIMS], n = squeeze(sw, nw, ss, ns, rw, rs);
 	int d = -1;
 	int64_t fold = 1;       /* rows per token: [T*H, d] from [T, H, d] */
-	bool other = nw != ns;
-	for (int i = 0; i < nw && !other; i++) {
-		if (sw[i] == ss[i])
+	bool other = n < 0;
+	for (int j = 0; j < n && !other; j++) {
+		int64_t w = sw[rw[j]], s = ss[rs[j]];
+		if (w == s)
 			continue;
-		int64_t m = sw[i] % v->g->n_tokens == 0 ? sw[i] / v->g->n_tokens : 0;
-		if (d < 0 && m >= 1 && ss[i] == st->len * m) {
-			d = i;
+		int64_t m = w % v->g->n_tokens == 0 ? w / v->g->n_tokens : 0;
+		if (d < 0 && m >= 1 && s == st->len * m) {
+			d = j;
 			fold = m;
 		} else
 			other = true;
@@ -178,7 +202,8 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 		p->error = NULL;
 		p->dtype_differs = p->dtype_ref != p->dtype_tgt;
 		p->slot.side = whole;
-		p->slot.dim = d;
+		p->slot.dim = rw[d];
+		p->slot.sdim = rs[d];
 		/* folded: the token is the outer factor of the flattened dim (a
 		 * reshape of [T, H, d]), so token t's rows are t*H .. t*H+H-1 */
 		p->slot.len = st->len * fold;
@@ -195,7 +220,7 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 		 * the batch's metadata). The last step has seen every token, as
 		 * the whole pass has: compared as it is; before it, the two hold
 		 * different moments of the sequence. */
-		if (last)
+		if (last && v->g->exact)
 			return;
 		snprintf(msg, sizeof msg, "not per token (%s in every pass): the whole pass holds it "
 		         "after token %lld, this pass after token %lld", a,
@@ -203,7 +228,7 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 	} else
 		snprintf(msg, sizeof msg, "not per token: %s (the whole %lld tokens) against %s "
 		         "(this pass's %lld) differ %s", a, (long long)v->g->n_tokens, b,
-		         (long long)st->len, nw != ns ? "in rank" : "outside one token dim");
+		         (long long)st->len, n < 0 ? "in rank" : "outside one token dim");
 	not_comparable(p, msg);
 }
 
