@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "compare_priv.h"
+#include "layout/meta_dims.h"
+#include "util/strmap.h"
 
 const db_align_vitem *db_align_vitem_of(const db_compare *c, const db_item *it)
 {
@@ -141,6 +143,26 @@ static int squeeze(const int64_t *a, int na, const int64_t *b, int nb, int *ra, 
 	return drop_a || drop_b || n != m ? -1 : n;
 }
 
+/* The token dim the dump's own metadata names for it (meta dims "t ...",
+ * {value, meta} payloads), read once per stage; -1 when none says. Where it
+ * says, the tokens are aligned along that dim only. */
+static int token_dim(const db_compare *c, const db_index *ix, const db_item *it, db_strmap *memo)
+{
+	if (!c->profile || !c->profile->value_key)
+		return -1;
+	size_t *v = db_strmap_get(memo, it->f.stage);
+	if (v)
+		return (int)*v - 1;
+	char buf[256];
+	int d = -1;
+	char *path = db_index_path(ix, it);
+	if (path && db_meta_dims_read(path, buf, sizeof buf, NULL) == 1)
+		d = db_dims_token_dim(buf);
+	free(path);
+	db_strmap_put(memo, it->f.stage, (size_t)(d + 1), NULL);
+	return d;
+}
+
 /* it is in a step pass of a group. */
 static bool step_pass(const db_align *a, const db_item *it)
 {
@@ -152,7 +174,7 @@ static bool step_pass(const db_align *a, const db_item *it)
 }
 
 /* One pair whose whole side is a copy v, or (v NULL) missing. */
-static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
+static void settle_one(db_pair *p, const db_align_vitem *v, int whole, int tdim)
 {
 	int nw = whole == 1 ? p->ndim_ref : p->ndim_tgt, ns = whole == 1 ? p->ndim_tgt : p->ndim_ref;
 	const int64_t *sw = whole == 1 ? p->shape_ref : p->shape_tgt;
@@ -185,7 +207,7 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 		if (w == s)
 			continue;
 		int64_t m = w % v->g->n_tokens == 0 ? w / v->g->n_tokens : 0;
-		if (d < 0 && m >= 1 && s == st->len * m) {
+		if (d < 0 && m >= 1 && s == st->len * m && (tdim < 0 || rs[j] == tdim)) {
 			d = j;
 			fold = m;
 		} else
@@ -237,15 +259,19 @@ void db_align_settle(db_compare *c)
 	db_align *a = c->align;
 	if (!a || !a->n_v)
 		return;
+	db_strmap tdims;        /* stage -> its "t" dim + 1 on the stepping side (0: none) */
+	db_strmap_init(&tdims);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		db_pair *p = &c->pairs[i];
 		const db_align_vitem *v = db_align_vitem_of(c, a->whole == 1 ? p->ref : p->tgt);
 		const db_item *s = a->whole == 1 ? p->tgt : p->ref;
 		if (v)
-			settle_one(p, v, a->whole);
+			settle_one(p, v, a->whole, s ? token_dim(c, a->whole == 1 ? c->tgt : c->ref, s,
+			                                         &tdims) : -1);
 		else if (s && !(a->whole == 1 ? p->ref : p->tgt) && step_pass(a, s))
-			settle_one(p, NULL, a->whole);
+			settle_one(p, NULL, a->whole, -1);
 	}
+	db_strmap_free(&tdims);
 }
 
 void db_align_free(db_align *a)
