@@ -83,6 +83,8 @@ struct tui {
 	int64_t watch_last_ms;          /* last rescan (monotonic) */
 	bool verify_told;               /* said the check found changes (under a view) */
 	enum tui_metric metric;
+	bool metric_chosen;             /* by the user or the session: a tree of
+	                                 * statistics only does not move it to rel */
 	bool transposed;
 	char probe[256];                /* probe stage (curve, bisect) */
 	bool probe_given;               /* probe set by the user (:probe, the curve's
@@ -143,6 +145,10 @@ struct tui {
 
 	bool script, quit, dirty, too_small, mouse;
 	int exit_code;
+	/* the last session save failed (why): the run exits 1 and says so
+	 * once the terminal is back, not only on a status line gone at exit */
+	bool session_unsaved;
+	char session_fail[1100];
 };
 
 /* Selection accessors: NULL when the layout has no phases / passes. */
