@@ -348,7 +348,6 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		explain_unpaired(c, out);
 	db_passes_text(out, c);
 	long fd = db_first_divergence(c, NULL, NULL, -2);
-	const char *noise = db_noise_root(c);
 	if (fd < 0) {
 		char nd[1400];
 		fprintf(out, "%s\n", db_esc(db_no_divergence_text(c, nd, sizeof nd)));
