@@ -80,6 +80,9 @@ static int fade_cap(db_bisect_run *r, int hi)
 	long fd = db_first_divergence(c, r->phase, r->pass, -2);
 	if (fd < 0 || c->pairs[fd].f.layer < 0 || c->pairs[fd].f.layer >= hi)
 		return hi;
+	db_bisect_probe(r, c->pairs[fd].f.layer, &pr);
+	if (pr.auto_verdict != DB_V_BAD)        /* drift the predicate calls good */
+		return hi;
 	char l1[32], l2[32];
 	size_t n = strlen(r->probe_why);
 	snprintf(r->probe_why + n, sizeof r->probe_why - n,

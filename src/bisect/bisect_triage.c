@@ -135,7 +135,20 @@ static int triage_by_first(db_bisect_run *r, const char *phase, triage *t, db_er
 	}
 	bool beyond = p->status != DB_ST_OK || p->band > DB_BAND_DRIFT;
 	if (t->v[k] != PV_BAD && t->v[k] != PV_DRIFT) {
-		/* the probe is back in the ok band: the place is compare's */
+		/* the probe is back in the ok band: the place is compare's, when
+		 * the probe at its layer is bad (bf16 drift the predicate calls
+		 * good is no pass to search: the probes alone word it) */
+		db_probe pr;
+		r->phase = (char *)phase;
+		r->pass = t->passes[k];
+		db_bisect_probe(r, p->f.layer, &pr);
+		r->phase = r->pass = NULL;
+		if (p->f.layer < 0 || pr.auto_verdict != DB_V_BAD) {
+			memset(t->v, 0, t->n * sizeof *t->v);
+			t->probe_layer = -1;
+			t->probe[0] = '\0';
+			return triage_probes(r, phase, t, err);
+		}
 		char bl[32], was[256];
 		t->v[k] = beyond ? PV_BAD : PV_DRIFT;
 		snprintf(was, sizeof was, "%s", t->probe);
