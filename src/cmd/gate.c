@@ -199,23 +199,6 @@ void db_gate_free(db_gate_cfg *g)
 
 /* ---- the JSONL stream ---------------------------------------------------- */
 
-static void dc_json(FILE *out, const db_metrics *m)
-{
-	if (!m->dc_dtype)
-		return;
-	fputs(", \"downcast_dtype\": ", out);
-	db_json_str(out, db_dtype_name(m->dc_dtype));
-	const char *n[] = {"cos", "rel", "rel_l2", "rel_diff", "max_abs", "mean_abs", "byte_equal"};
-	const double v[] = {m->dc.cos, m->dc.rel, m->dc.rel_l2, m->dc.rel_diff, m->dc.max_abs,
-	                    m->dc.mean_abs, m->dc.byte_equal};
-	fputs(", \"downcast\": {", out);
-	for (int k = 0; k < 7; k++) {
-		fprintf(out, "%s\"%s\": ", k ? ", " : "", n[k]);
-		db_json_num(out, v[k]);
-	}
-	fputc('}', out);
-}
-
 static const char *verdict_word(const verdict *v)
 {
 	if (v->gate == DB_GATE_PASSED)
@@ -243,8 +226,6 @@ static void pair_line(FILE *out, const db_compare *c, const db_gate_cfg *g, size
 	                 : !g->rules && v->gate != DB_GATE_SKIPPED ? "band:ok" : NULL);
 	fputs(", \"allowed_by\": ", out);
 	db_json_str(out, v->allowed_by);
-	if (p->status == DB_ST_OK)
-		dc_json(out, &p->m);
 	/* then the fields of compare's JSON for the pair (its leading '{' off) */
 	if (buf && len > 1)
 		fprintf(out, ", %s\n", buf + 1);
