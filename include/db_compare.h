@@ -174,6 +174,11 @@ typedef struct db_compare {
 	char slots_align[160];  /* how the passes were aligned, or "" */
 	db_slot_pass *slot_passes;
 	size_t n_slot_passes;
+	/* pairing: calls: the layers whose calls were too many to align (past
+	 * the alignment's budget, pair/call_align.h), paired by their names
+	 * and counters instead, and the largest one's ref x target calls:
+	 * compare says so, never silently (issue 37) */
+	size_t calls_unaligned, calls_unaligned_ref, calls_unaligned_tgt;
 	void *priv;             /* worker pool, cache */
 } db_compare;
 

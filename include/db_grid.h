@@ -39,6 +39,10 @@ void db_grid_free(db_grid *g);
  * until db_compare_rescan/free; "all" selects the first). */
 size_t db_passes(const db_compare *c, const char *phase, char ***out);
 const char *db_default_pass(const db_compare *c, const char *phase);
+/* The pairs of pass (NULL: every pair) in pair order, into *out (malloc'd,
+ * the caller's); the count, SIZE_MAX with *out NULL when out of memory.
+ * O(its pairs) from an index built once per pairs generation. */
+size_t db_pass_pairs(const db_compare *c, const char *pass, size_t **out);
 /* Ranks present (sorted); -1 not included. Caller frees *out. */
 size_t db_ranks(const db_compare *c, int **out);
 

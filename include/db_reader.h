@@ -97,8 +97,9 @@ int db_file_open_mem(const char *name, const uint8_t *data, size_t size,
                      db_file **out, db_err *err);
 void db_file_close(db_file *f);
 const char *db_format_name(db_format fmt);
-/* Entry with exactly this key (the first one added when a file repeats a
- * key), or NULL. O(log n): a file may hold a million tensors. */
+/* Entry with exactly this key, or NULL. Keys are unique in a file: a key
+ * the file repeats is renamed "KEY #N" at open (reader.c). O(log n): a file
+ * may hold a million tensors. */
 const db_entry *db_file_find(const db_file *f, const char *key);
 
 #endif

@@ -36,5 +36,14 @@ void db_slot_view(const db_tensor *big, int dim, int64_t start, int64_t len, db_
 int64_t db_slot_find(const db_tensor *small, const db_tensor *big, int dim, db_err *err);
 /* "batch slot: target dim 0 [6:12]" into buf ("" for none); returns buf. */
 char *db_slot_str(const db_pair *p, char *buf, size_t len);
+/* The bytes= column of p: a batch slot matched on a window of the other
+ * side's rows that holds its bits reads "⊂" ("<=" in ASCII), never "≡":
+ * equal to a part is not equal (issue 37). Else db_fmt_byte_equal. */
+const char *db_fmt_pair_bytes(const db_pair *p, int utf8, char *buf, size_t len);
+/* For such a pair whose longer side is the reference (the target lacks
+ * rows it has), "compared on a part: 10 of the ref's 12 rows along dim 0;
+ * the other 2 are in no pair"; "" for any other (a target longer is a
+ * batch: the hint names its slot). */
+char *db_slot_part_str(const db_pair *p, char *buf, size_t len);
 
 #endif

@@ -36,7 +36,10 @@ size_t db_bisect_pick_pair(db_bisect_run *r, int layer, const char *stage,
 	*shape_mismatch = false;
 	if (partial)
 		*partial = false;
-	for (size_t i = 0; i < c->n_pairs; i++) {
+	db_bsel s;
+	db_bsel_open(&s, c, r->pass);
+	for (size_t k = 0; k < s.n; k++) {
+		size_t i = db_bsel_at(&s, k);
 		db_pair *p = &c->pairs[i];
 		if (p->f.layer != layer || strcmp(p->f.stage, stage) || !db_bisect_pair_in(r, p))
 			continue;
@@ -56,6 +59,7 @@ size_t db_bisect_pick_pair(db_bisect_run *r, int layer, const char *stage,
 		if (*slot == DB_NO_PAIR || worse(p, &c->pairs[*slot]))
 			*slot = i;
 	}
+	db_bsel_close(&s);
 	return best_merged != DB_NO_PAIR ? best_merged : best;
 }
 
@@ -70,15 +74,22 @@ static size_t beyond_noise_upto(db_bisect_run *r, size_t upto)
 	if (!db_noise_root(c) || r->o.pred.kind != DB_PRED_BAND ||
 	    r->o.pred.worst_good != DB_BAND_OK)
 		return DB_NO_PAIR;
-	for (size_t i = 0; i <= upto && i < c->n_pairs; i++) {
+	db_bsel s;
+	db_bsel_open(&s, c, r->pass);
+	size_t found = DB_NO_PAIR;
+	for (size_t k = 0; k < s.n && found == DB_NO_PAIR; k++) {
+		size_t i = db_bsel_at(&s, k);
+		if (i > upto)
+			break;
 		db_pair *p = &c->pairs[i];
 		if (p->status != DB_ST_OK || !db_bisect_pair_in(r, p))
 			continue;
 		db_compare_pair(c, p);
 		if (p->status == DB_ST_OK && p->noise == DB_NOISE_BEYOND)
-			return i;
+			found = i;
 	}
-	return DB_NO_PAIR;
+	db_bsel_close(&s);
+	return found;
 }
 
 void db_bisect_probe(db_bisect_run *r, int layer, db_probe *out)

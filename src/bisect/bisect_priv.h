@@ -4,7 +4,9 @@
 #define DB_BISECT_PRIV_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include "db_bisect.h"
+#include "db_grid.h"
 
 /* The state recompute reads (bisect_index.c): per candidate its latest
  * verdict (DB_V_NONE) and latest step (-1); Fenwick trees (1-based, n + 1
@@ -25,6 +27,32 @@ void db_bidx_set(db_bisect_idx *x, size_t i, db_verdict v, long step);
 size_t db_bidx_count(const int *t, size_t n, long lo, long hi);
 /* Position (0-based) of t's k-th entry (k from 1), -1 when fewer. */
 long db_bidx_kth(const int *t, size_t n, size_t k);
+
+/* The pairs a walk over one pass reads (db_pass_pairs): the triage probes
+ * every pass, and a walk over every pair per probe was quadratic (issue
+ * 37). ix NULL: every pair (no pass given, or out of memory). */
+typedef struct db_bsel {
+	size_t *ix;
+	size_t n;
+} db_bsel;
+static inline void db_bsel_open(db_bsel *s, const db_compare *c, const char *pass)
+{
+	s->n = db_pass_pairs(c, pass, &s->ix);
+	if (!s->ix)
+		s->n = c->n_pairs;
+}
+
+static inline void db_bsel_close(db_bsel *s)
+{
+	free(s->ix);
+	s->ix = NULL;
+	s->n = 0;
+}
+/* The k-th pair of s (k < s->n). */
+static inline size_t db_bsel_at(const db_bsel *s, size_t k)
+{
+	return s->ix ? s->ix[k] : k;
+}
 
 /* p is in the run's phase and pass selection. */
 bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p);

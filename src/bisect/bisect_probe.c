@@ -42,19 +42,21 @@ static bool both_sides(const db_pair *p)
 
 /* Layers with at least one tensor on both sides, as a bitmap over
  * 0..*span-1. Caller frees. */
-static bool *covered_layers(const db_compare *c, const char *phase, const char *pass,
-                            size_t *span)
+static bool *covered_layers(const db_compare *c, const db_bsel *s, const char *phase,
+                            const char *pass, size_t *span)
 {
 	int hi = -1;
-	for (size_t i = 0; i < c->n_pairs; i++)
-		if (sel(&c->pairs[i], phase, pass) && c->pairs[i].f.layer > hi)
-			hi = c->pairs[i].f.layer;
+	for (size_t k = 0; k < s->n; k++) {
+		const db_pair *p = &c->pairs[db_bsel_at(s, k)];
+		if (sel(p, phase, pass) && p->f.layer > hi)
+			hi = p->f.layer;
+	}
 	*span = (size_t)(hi + 1);
 	bool *v = calloc(*span + 1, sizeof *v);
 	if (!v)
 		return NULL;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
+	for (size_t k = 0; k < s->n; k++) {
+		const db_pair *p = &c->pairs[db_bsel_at(s, k)];
 		if (p->f.layer >= 0 && sel(p, phase, pass) && both_sides(p))
 			v[p->f.layer] = true;
 	}
@@ -63,15 +65,15 @@ static bool *covered_layers(const db_compare *c, const char *phase, const char *
 
 /* The first covered layer that lacks stage on either side, -1 when every
  * covered layer has it, -2 when no layer has it at all. */
-static long missing_layer(const db_compare *c, const char *phase, const char *pass,
-                          const bool *cov, size_t span, const char *stage)
+static long missing_layer(const db_compare *c, const db_bsel *s, const char *phase,
+                          const char *pass, const bool *cov, size_t span, const char *stage)
 {
 	bool *has = calloc(span + 1, sizeof *has);
 	if (!has)
 		return -2;
 	bool any = false;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
+	for (size_t k = 0; k < s->n; k++) {
+		const db_pair *p = &c->pairs[db_bsel_at(s, k)];
 		if (p->f.layer >= 0 && sel(p, phase, pass) && both_sides(p) &&
 		    !strcmp(p->f.stage, stage))
 			any = has[p->f.layer] = true;
@@ -92,20 +94,23 @@ const char *db_probe_stage_at(const db_compare *c, const char *phase, const char
 	if (layer < 0)
 		return NULL;
 	const db_pair *last = NULL;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
+	db_bsel s;
+	db_bsel_open(&s, c, pass);
+	for (size_t k = 0; k < s.n; k++) {
+		const db_pair *p = &c->pairs[db_bsel_at(&s, k)];
 		if (p->f.layer == layer && sel(p, phase, pass) && both_sides(p) &&
 		    (!last || p->seq > last->seq))
 			last = p;
 	}
+	db_bsel_close(&s);
 	return last ? last->f.stage : NULL;
 }
 
-static int pick_first_div(db_compare *c, const char *phase, const char *pass,
-                          char **stage)
+static int pick_first_div(db_compare *c, const db_bsel *s, const char *phase,
+                          const char *pass, char **stage)
 {
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		db_pair *p = &c->pairs[i];
+	for (size_t k = 0; k < s->n; k++) {
+		db_pair *p = &c->pairs[db_bsel_at(s, k)];
 		if (p->f.layer < 0 || !sel(p, phase, pass))
 			continue;
 		db_compare_pair(c, p);
@@ -116,11 +121,12 @@ static int pick_first_div(db_compare *c, const char *phase, const char *pass,
 }
 
 /* Every selected layer pair is a weight of a checkpoint (and there is one). */
-static bool weights_only(const db_compare *c, const char *phase, const char *pass)
+static bool weights_only_in(const db_compare *c, const db_bsel *s, const char *phase,
+                            const char *pass)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
+	for (size_t k = 0; k < s->n; k++) {
+		const db_pair *p = &c->pairs[db_bsel_at(s, k)];
 		if (p->f.layer < 0 || !sel(p, phase, pass) || !p->ref || !p->tgt)
 			continue;
 		if (!db_pair_is_weight(c->profile, p))
@@ -128,6 +134,15 @@ static bool weights_only(const db_compare *c, const char *phase, const char *pas
 		n++;
 	}
 	return n > 0;
+}
+
+static bool weights_only(const db_compare *c, const char *phase, const char *pass)
+{
+	db_bsel s;
+	db_bsel_open(&s, c, pass);
+	bool w = weights_only_in(c, &s, phase, pass);
+	db_bsel_close(&s);
+	return w;
 }
 
 bool db_probe_computes(const db_compare *c, const char *phase, const char *pass)
@@ -140,11 +155,12 @@ bool db_probe_computes(const db_compare *c, const char *phase, const char *pass)
 
 /* The stage of the first pair beyond drift (or not comparable as paired)
  * in the lowest layer: every weight computed. 0 when none is. */
-static int pick_bad_weight(db_compare *c, const char *phase, const char *pass, char **stage)
+static int pick_bad_weight(db_compare *c, const db_bsel *s, const char *phase,
+                           const char *pass, char **stage)
 {
 	const db_pair *best = NULL;
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		db_pair *p = &c->pairs[i];
+	for (size_t k = 0; k < s->n; k++) {
+		db_pair *p = &c->pairs[db_bsel_at(s, k)];
 		if (p->f.layer < 0 || !sel(p, phase, pass) || !both_sides(p))
 			continue;
 		db_compare_pair(c, p);
@@ -161,9 +177,13 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 {
 	*stage = NULL;
 	size_t span;
-	bool *cov = covered_layers(c, phase, pass, &span);
-	if (!cov)
+	db_bsel s;              /* the pass's pairs: each walk below reads them only */
+	db_bsel_open(&s, c, pass);
+	bool *cov = covered_layers(c, &s, phase, pass, &span);
+	if (!cov) {
+		db_bsel_close(&s);
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	}
 	size_t nc = given ? 1 : (c->profile ? c->profile->n_probes : 0);
 	/* a phase of weights (a trainer's parameters) does not accumulate
 	 * either: the profile's weight_phases probe the first divergence */
@@ -182,7 +202,7 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 		*how = given ? DB_PROBE_GIVEN : DB_PROBE_CANDIDATE;
 		if (!strcmp(cand, DB_PROBE_FIRST_DIVERGENCE)) {
 			*how = DB_PROBE_FIRST_DIV;
-			rc = pick_first_div(c, phase, pass, stage);
+			rc = pick_first_div(c, &s, phase, pass, stage);
 			if (rc < 0)
 				db_err_set(err, NULL, NULL, -1, "out of memory");
 			if (rc > 0) {
@@ -193,11 +213,12 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 				rc = 0;
 			} else if (rc == 0 && wph) {
 				/* nothing diverges: any weight will do, the bisect says so */
-				for (size_t i = 0; i < c->n_pairs && !*stage; i++)
-					if (c->pairs[i].f.layer >= 0 && sel(&c->pairs[i], phase, pass) &&
-					    both_sides(&c->pairs[i]) &&
-					    !(*stage = strdup(c->pairs[i].f.stage)))
+				for (size_t j = 0; j < s.n && !*stage; j++) {
+					const db_pair *p = &c->pairs[db_bsel_at(&s, j)];
+					if (p->f.layer >= 0 && sel(p, phase, pass) && both_sides(p) &&
+					    !(*stage = strdup(p->f.stage)))
 						rc = db_err_set(err, NULL, NULL, -1, "out of memory");
+				}
 				snprintf(why, whylen, "%s: no weight diverges in phase %s (a phase of "
 				         "weights, the profile's weight_phases)", *stage ? *stage : "-", phase);
 			} else if (rc == 0 && given) {
@@ -214,7 +235,7 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 			         given ? "as asked" : "the profile's choice");
 			continue;
 		}
-		long miss = missing_layer(c, phase, pass, cov, span, cand);
+		long miss = missing_layer(c, &s, phase, pass, cov, span, cand);
 		if (miss == -1 || given) {
 			if (given && miss == -2) {
 				rc = db_err_set(err, NULL, NULL, -1,
@@ -244,8 +265,8 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 		if (w > 0 && (size_t)w < sizeof skipped - sk)
 			sk += (size_t)w;
 	}
-	if (rc == 0 && !*stage && !given && weights_only(c, phase, pass)) {
-		rc = pick_bad_weight(c, phase, pass, stage);
+	if (rc == 0 && !*stage && !given && weights_only_in(c, &s, phase, pass)) {
+		rc = pick_bad_weight(c, &s, phase, pass, stage);
 		if (rc < 0)
 			db_err_set(err, NULL, NULL, -1, "out of memory");
 		if (rc > 0) {
@@ -273,6 +294,7 @@ int db_bisect_choose_probe(db_compare *c, const char *phase, const char *pass,
 		}
 	}
 	free(cov);
+	db_bsel_close(&s);
 	if (rc < 0) {
 		free(*stage);
 		*stage = NULL;

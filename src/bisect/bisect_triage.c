@@ -12,6 +12,7 @@
 
 #include "bisect_priv.h"
 #include "db_grid.h"
+#include "db_yield.h"
 
 /* Choose the probe of phase/pass into r (stage, how, why). */
 static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, db_err *err)
@@ -29,12 +30,15 @@ static int choose_probe(db_bisect_run *r, const char *phase, const char *pass, d
 static int exec_last_layer(const db_bisect_run *r)
 {
 	const db_pair *last = NULL;
-	for (size_t i = 0; i < r->c->n_pairs; i++) {
-		const db_pair *p = &r->c->pairs[i];
+	db_bsel s;
+	db_bsel_open(&s, r->c, r->pass);
+	for (size_t k = 0; k < s.n; k++) {
+		const db_pair *p = &r->c->pairs[db_bsel_at(&s, k)];
 		if (p->f.layer >= 0 && db_bisect_pair_in(r, p) && db_bisect_probe_pair(r, p) &&
 		    (!last || p->seq > last->seq))
 			last = p;
 	}
+	db_bsel_close(&s);
 	return last ? last->f.layer : -1;
 }
 
@@ -130,6 +134,11 @@ static int triage_phase(db_bisect_run *r, const char *phase, triage *t, db_err *
 	 * another TP size drifts in every pass): then the first pass bad
 	 * beyond drift wins, if one is. */
 	for (size_t i = t->start; i < t->n; i++) {
+		/* 20k passes are seconds: the workbench shows how far and may stop */
+		if (db_yield_tick("pass triage", i - t->start, t->n - t->start))
+			return db_err_set(err, NULL, NULL, -1, "pass triage stopped at pass %s "
+			                  "(%zu of %zu)", t->passes[i], i - t->start + 1,
+			                  t->n - t->start);
 		int l = -1;
 		char st[256];
 		t->v[i] = probe_pass(r, phase, t->passes[i], &l, st, sizeof st);

@@ -52,6 +52,12 @@ static void calls_out(const db_compare *c, FILE *out)
 	}
 	if (runs > shown)
 		fprintf(out, "  (%zu more)\n", runs - shown);
+	if (c->calls_unaligned)
+		fprintf(out, "calls of %zu layer%s not aligned, paired by their names and counters: "
+		        "too many to align (the largest %zu x %zu calls; a call only one side makes "
+		        "shifts the pairs after it there)\n", c->calls_unaligned,
+		        c->calls_unaligned == 1 ? "" : "s", c->calls_unaligned_ref,
+		        c->calls_unaligned_tgt);
 }
 
 static void explain_unpaired(const db_compare *c, FILE *out)
@@ -187,7 +193,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", c->n_slots ? "slot" : "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
 	size_t counts[DB_BAND_INPUTS + 1] = {0}, st[DB_ST_NOT_COMPARABLE + 1] = {0};
-	size_t hidden = 0;
+	size_t hidden = 0, hidden_none = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		st[p->status]++;
@@ -195,6 +201,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			counts[p->band]++;
 		if (diverging && !db_pair_diverges(p)) {
 			hidden++;
+			hidden_none += p->status == DB_ST_OK && p->band == DB_BAND_NONE;
 			continue;
 		}
 		char shape[128], layer[16], rank[16], cos[32], rel[32];
@@ -239,7 +246,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, "%-12s %-11s ", cos, rel);
 		/* the weights question, "bit-identical?", next to cos */
 		char be[16];
-		put_pad(out, p->status == DB_ST_OK ? db_fmt_byte_equal(p->m.byte_equal, utf8, be, sizeof be) : "-", 7);
+		put_pad(out, p->status == DB_ST_OK ? db_fmt_pair_bytes(p, utf8, be, sizeof be) : "-", 7);
 		fputs(p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status), out);
 		char nz[96];
 		/* the noise verdict where it matters: out of the ok band, or beyond */
@@ -261,6 +268,11 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		/* the hint names the slot, unless another one (inputs) wins */
 		if (p->slot.side && sh.kind != DB_HINT_BATCH_SLOT && *db_slot_str(p, slot, sizeof slot))
 			fprintf(out, " (%s)", slot);
+		char part[160];
+		if (p->status == DB_ST_OK && *db_slot_part_str(p, part, sizeof part))
+			fprintf(out, " (%s)", part);
+		if (p->status == DB_ST_OK && p->band == DB_BAND_NONE && p->m.stats_only)
+			fputs(" (nothing to compare: no statistic is a number on both sides)", out);
 		if ((p->status == DB_ST_ERROR || p->status == DB_ST_NOT_COMPARABLE) && p->error)
 			fprintf(out, ": %s", db_esc(p->error));
 		char rw[96];
@@ -273,7 +285,11 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			fprintf(out, "  hint %s", db_hint_text(&h, !utf8, ht, sizeof ht));
 		fputc('\n', out);
 	}
-	if (diverging)
+	if (diverging && hidden_none)
+		fprintf(out, "(--diverging: %zu pair%s in the ok band and %zu with nothing to compare "
+		        "not shown)\n", hidden - hidden_none, hidden - hidden_none == 1 ? "" : "s",
+		        hidden_none);
+	else if (diverging)
 		fprintf(out, "(--diverging: %zu pair%s in the ok band not shown)\n", hidden,
 		        hidden == 1 ? "" : "s");
 	fprintf(out, "\n%zu pairs: %zu ok, %zu drift, %zu algo, %zu bug, %zu scramble; "
@@ -285,6 +301,10 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, ", %zu not_comparable", st[DB_ST_NOT_COMPARABLE]);
 	if (counts[DB_BAND_INPUTS])
 		fprintf(out, "; %zu inputs_differ", counts[DB_BAND_INPUTS]);
+	/* measured, yet no number on both sides (statistics all NaN or null):
+	 * neither ok nor a divergence, and never hidden under "ok" (issue 37) */
+	if (counts[DB_BAND_NONE])
+		fprintf(out, "; %zu nothing to compare", counts[DB_BAND_NONE]);
 	fputc('\n', out);
 	links_out(c->ref, c->ref == c->tgt ? "tree" : "ref", out);
 	if (c->tgt != c->ref)
@@ -325,6 +345,10 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 			fputs("no divergence: every slot is bit-identical to the prompt run alone\n", out);
 		else if (c->n_slots)
 			fputs("no divergence: every slot is bit-identical to slot 0\n", out);
+		else if (counts[DB_BAND_NONE])
+			fprintf(out, "no divergence among the pairs compared; %zu pair%s had nothing to "
+			        "compare (statistics NaN or null on both sides)\n", counts[DB_BAND_NONE],
+			        counts[DB_BAND_NONE] == 1 ? "" : "s");
 		else
 			fputs("no divergence: every pair is in the ok band\n", out);
 		return;

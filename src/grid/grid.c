@@ -66,16 +66,17 @@ bool grid_records_order(const db_compare *c)
 	return (c->ref && c->ref->records_order) || (c->tgt && c->tgt->records_order);
 }
 
-int grid_model_row(db_grid *g, size_t cap_rows, size_t row0, const db_compare *c, size_t i)
+int grid_model_row(db_grid *g, size_t cap_rows, db_strmap *rows, const db_compare *c, size_t i)
 {
 	const db_pair *p = &c->pairs[i];
-	size_t r = row0;
-	while (r < g->n_rows && strcmp(g->rows[r].label, p->f.stage))
-		r++;
-	if (r == g->n_rows)
+	bool added;
+	size_t *r = db_strmap_put(rows, p->f.stage, g->n_rows, &added);
+	if (!r)
+		return -1;
+	if (added)
 		return grid_add_row(g, cap_rows, -1, p->f.stage, i);
-	if (grid_rank_prio(p) < grid_rank_prio(&c->pairs[g->rows[r].cells[0]]))
-		g->rows[r].cells[0] = i;
+	if (grid_rank_prio(p) < grid_rank_prio(&c->pairs[g->rows[*r].cells[0]]))
+		g->rows[*r].cells[0] = i;
 	return 0;
 }
 
@@ -296,14 +297,16 @@ int db_grid_build(const db_compare *c, const char *phase, const char *pass,
 				rc = grid_add_row(g, cap_rows, layers[l], lab, DB_NO_PAIR);
 			}
 		}
-		size_t row0 = g->n_rows;
+		db_strmap rows;         /* the rows of this side by label */
+		db_strmap_init(&rows);
 		for (size_t i = 0; i < np && rc == 0; i++) {
 			const db_pair *p = &c->pairs[i];
 			if (!in_sel(p, phase, pass, rank) || p->f.layer >= 0 ||
 			    db_profile_is_model_after(c->profile, p->f.stage) != (bool)after)
 				continue;
-			rc = grid_model_row(g, cap_rows, row0, c, i);
+			rc = grid_model_row(g, cap_rows, &rows, c, i);
 		}
+		db_strmap_free(&rows);
 		if (!after)
 			g->first_layer_row = g->n_rows;
 	}

@@ -343,14 +343,16 @@ static int build_rows(build *b, db_grid *g)
 				rc = grid_add_row(g, cap_rows, b->layers[l], lab, DB_NO_PAIR);
 			}
 		}
-		size_t row0 = g->n_rows;
+		db_strmap rows;         /* the rows of this side by label */
+		db_strmap_init(&rows);
 		for (size_t k = 0; k < b->n_sel && rc == 0 && b->n_model; k++) {
 			size_t i = b->sel[k];
 			const db_pair *p = &b->c->pairs[i];
 			if (p->f.layer >= 0 || b->gc->model_after[b->gc->sid[i]] != (bool)after)
 				continue;
-			rc = grid_model_row(g, cap_rows, row0, b->c, i);
+			rc = grid_model_row(g, cap_rows, &rows, b->c, i);
 		}
+		db_strmap_free(&rows);
 		if (!after)
 			g->first_layer_row = g->n_rows;
 	}

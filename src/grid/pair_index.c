@@ -12,15 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hash.h"
+#include "util/strmap.h"
 
-/* The place of a pair: phase, pass, layer, occurrence */
+/* The place of a pair: phase, pass, layer, occurrence; the names are the
+ * dump's, so hashed keyed (db_strmap_hash: issue 37) */
 static uint64_t key_hash(const db_pair *p)
 {
-	uint64_t h = db_hash64(p->f.phase, strlen(p->f.phase), DB_HASH_SEED);
-	h = db_hash64(p->f.pass, strlen(p->f.pass), h);
+	char b[600];            /* one hash call: phase, pass (< 256 each), ints */
+	size_t a = strlen(p->f.phase), c = strlen(p->f.pass);
+	if (a > 255 || c > 255)
+		return db_strmap_hash(p->f.pass, c) ^ (uint64_t)p->f.layer;
 	int32_t v[2] = {p->f.layer, p->occurrence};
-	return db_hash64(v, sizeof v, h);
+	memcpy(b, v, sizeof v);
+	memcpy(b + sizeof v, p->f.phase, a + 1);
+	memcpy(b + sizeof v + a + 1, p->f.pass, c);
+	return db_strmap_hash(b, sizeof v + a + 1 + c);
 }
 
 static bool same_str(const char *a, const char *b)

@@ -20,9 +20,10 @@
 #include "util/hash.h"
 #include "util/strmap.h"
 
-#define ICACHE_MAGIC "DBICACH2"   /* 2: written and summed a block at a time
+#define ICACHE_MAGIC "DBICACH3"   /* 2: written and summed a block at a time
                                      (read/blockfile.h), not FNV a byte at a
-                                     time; no fsync */
+                                     time; no fsync; 3: a key a file repeats
+                                     renamed "KEY #N" (reader.c) */
 #ifndef DB_VERSION
 #define DB_VERSION "dev"
 #endif

@@ -38,11 +38,12 @@
 #include "util/intern.h"
 #include "read/walk.h"
 
-#define SNAP_MAGIC "DBISNAP7"     /* 3: seq from recorded order first; 4: ident;
+#define SNAP_MAGIC "DBISNAP8"     /* 3: seq from recorded order first; 4: ident;
                                      * 5: names cut to their field refused;
                                      * 6: items with read errors kept;
                                      * 7: a names table, the size of the
-                                     * paths' and keys' block */
+                                     * paths' and keys' block; 8: a key a
+                                     * file repeats renamed "KEY #N" */
 #define DETECT_MAGIC "DBDETEC1"
 #define STAMP_MAGIC "DBSTAMP1"
 #ifndef DB_VERSION

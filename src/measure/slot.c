@@ -6,6 +6,7 @@
 
 #include "db_dtype.h"
 #include "db_metrics.h"
+#include "pair/compare_priv.h"
 
 int db_slot_parse(const char *s, db_slot_spec *out, db_err *err)
 {
@@ -69,8 +70,14 @@ void db_slots_assign(db_compare *c, const db_slot_spec *spec)
 		if (p->status != DB_ST_SHAPE_MISMATCH || p->merged || !p->ref || !p->tgt)
 			continue;
 		int d = one_dim(p);
+		/* A slot is a window of token rows of an activation: its token dim
+		 * (the profile's, else dim 0, where tokens or the batch run) and
+		 * never a weight. Any dim and weights were tried: a weight missing
+		 * two columns read "ok ≡" (issue 37). --slot names its own dim. */
 		int want = c->profile ? db_profile_token_dim(c->profile, p->f.stage) : -1;
-		if (d < 0 || (want >= 0 && d != want) || (spec && spec->dim != d))
+		if (d < 0 || (spec ? spec->dim != d : d != (want >= 0 ? want : 0)))
+			continue;
+		if (!spec && c->profile && db_pair_is_weight(c->profile, p))
 			continue;
 		int side = p->shape_ref[d] > p->shape_tgt[d] ? 1 : 2;
 		if (spec && spec->side && spec->side != side)
@@ -155,5 +162,31 @@ char *db_slot_str(const db_pair *p, char *buf, size_t len)
 	else
 		snprintf(buf, len, "batch slot: %s dim %d, %lld long", side, p->slot.dim,
 		         (long long)p->slot.len);
+	return buf;
+}
+
+const char *db_fmt_pair_bytes(const db_pair *p, int utf8, char *buf, size_t len)
+{
+	bool window = p->slot.side == 1 || p->slot.side == 2;
+	if (window && p->m.byte_equal >= 1.0) {
+		/* equal to a part of the other side: a part, never equality */
+		snprintf(buf, len, "%s", utf8 ? "⊂" : "<=");
+		return buf;
+	}
+	return db_fmt_byte_equal(p->m.byte_equal, utf8, buf, len);
+}
+
+char *db_slot_part_str(const db_pair *p, char *buf, size_t len)
+{
+	buf[0] = 0;
+	/* the target longer is a batch (the hint names the slot); the reference
+	 * longer, the target lacks rows the reference has: say how many */
+	if (p->slot.side != 1)
+		return buf;
+	int d = p->slot.dim;
+	long long big = p->slot.side == 1 ? p->shape_ref[d] : p->shape_tgt[d];
+	snprintf(buf, len, "compared on a part: %lld of the %s's %lld rows along dim %d; the "
+	         "other %lld are in no pair", (long long)p->slot.len,
+	         p->slot.side == 1 ? "ref" : "target", big, d, big - (long long)p->slot.len);
 	return buf;
 }

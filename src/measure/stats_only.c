@@ -35,11 +35,19 @@ static int stat_of(const db_tensor *t, db_tstat *s, db_err *err)
 	return 0;
 }
 
+/* How far statistic y is from x. NaN only when neither side has a number
+ * (nothing to compare: said so, not ok); NaN or ±inf against another value
+ * is as far as it gets (issue 37: a NaN Max in the target read "rel 0"). */
 static double reld(double x, double y, double scale)
 {
 	if (x == y)
 		return 0;       /* also both ±inf */
-	return fabs(y - x) / (scale > 1e-12 ? scale : 1e-12);
+	if (isnan(x) && isnan(y))
+		return NAN;
+	if (!isfinite(x) || !isfinite(y))
+		return INFINITY;
+	double r = fabs(y - x) / (scale > 1e-12 ? scale : 1e-12);
+	return isnan(r) ? INFINITY : r;   /* a scale of inf or NaN */
 }
 
 int db_accum_stats(db_accum *a, const db_tensor *x, const db_tensor *y, db_err *err)

@@ -8,20 +8,33 @@
 #define DB_CALL_ALIGN_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "db_index.h"
 
-/* Largest reference x target entries of one group aligned by the table;
- * a bigger group (no dumper writes one) pairs by names. */
+/* Largest reference x target entries of one group aligned by a table;
+ * a bigger group is aligned in linear space (Hirschberg), in time that
+ * still grows as their product: all groups together spend at most
+ * DB_ALIGN_BUDGET cells (~2 x the product each, a few seconds), and a
+ * group past it pairs by names, which db_align_fallback tells. */
 #define DB_ALIGN_CELLS ((size_t)1 << 22)
+#define DB_ALIGN_BUDGET ((uint64_t)1 << 32)
+
+/* The groups left to pair by names, their entries, and the largest one's
+ * reference x target calls. */
+typedef struct db_align_fallback {
+	size_t groups, calls;
+	size_t ref_calls, tgt_calls;
+} db_align_fallback;
 
 /* For ri[0..nri) and ti[0..nti) (each in execution order): tmatch[t] =
  * the index in ri of the entry target entry t pairs with, or -1 when it
  * pairs nothing (a call only the target makes); aligned[t] / ref_aligned[r]
  * tell whether the entry's group was aligned at all (false: pair by names,
- * as without calls). ref_aligned may be NULL. 0, or -1 on OOM. */
+ * as without calls). ref_aligned may be NULL; fb (may be NULL) says which
+ * groups were past the budget. 0, or -1 on OOM. */
 int db_align_calls(const db_item *const *ri, size_t nri, const db_item *const *ti, size_t nti,
-                   long *tmatch, bool *aligned, bool *ref_aligned);
+                   long *tmatch, bool *aligned, bool *ref_aligned, db_align_fallback *fb);
 
 /* Room for a call's name (a stage is at most 255 bytes). */
 #define DB_CALL_NAME_MAX 256

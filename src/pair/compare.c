@@ -225,13 +225,20 @@ int db_build_pairs(db_compare *c, db_err *err)
 	 * alignment gave them, or none */
 	long *tmatch = NULL;
 	bool *aligned = NULL;
+	c->calls_unaligned = c->calls_unaligned_ref = c->calls_unaligned_tgt = 0;
 	if (rc == 0 && c->profile->pair_calls && !lone) {
 		tmatch = malloc((nti + 1) * sizeof *tmatch);
 		aligned = malloc((nti + 1) * sizeof *aligned);
+		db_align_fallback fb;
 		if (!tmatch || !aligned ||
 		    db_align_calls((const db_item *const *)ri, nri, (const db_item *const *)ti, nti,
-		                   tmatch, aligned, NULL))
+		                   tmatch, aligned, NULL, &fb))
 			rc = -1;
+		else {
+			c->calls_unaligned = fb.groups;
+			c->calls_unaligned_ref = fb.ref_calls;
+			c->calls_unaligned_tgt = fb.tgt_calls;
+		}
 	}
 	size_t near = 0;
 	for (size_t i = 0; i < nti && rc == 0; i++) {

@@ -148,6 +148,91 @@ static int build_by_key(db_file *f, db_err *err)
 	return 0;
 }
 
+/* ix (the entries sorted by key, first added first) holds key? */
+static bool sorted_has(const db_file *f, const size_t *ix, const char *key)
+{
+	size_t lo = 0, hi = f->n_entries;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(f->entries[ix[mid]].key, key);
+		if (!c)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Keys a file repeats (a dict key beside a nested dict that flattens to
+ * it, keys cut at a NUL, a zip or a header naming one member twice): each
+ * repeat after the first is renamed "KEY #N", N the first count no other
+ * key holds, so that every entry is found by a key of its own (issue 37:
+ * db_file_find and the metrics cache's key both took the first entry for
+ * both, and a sign-flipped second tensor read "ok"). The first keeps its
+ * name; the order of the entries is kept. */
+static int unique_keys(db_file *f, db_err *err)
+{
+	size_t n = f->n_entries;
+	if (n < 2)
+		return 0;
+	size_t *ix = f->by_key, *own = NULL;
+	if (!ix) {              /* a few entries: sorted here */
+		if (!(ix = own = malloc(n * sizeof *ix)))
+			return db_err_set(err, f->path, NULL, -1, "out of memory");
+		for (size_t i = 0; i < n; i++)
+			ix[i] = i;
+		sort_entries = f->entries;
+		qsort(ix, n, sizeof *ix, by_key_cmp);
+		sort_entries = NULL;
+	}
+	char **nk = NULL;
+	int rc = 0;
+	for (size_t a = 0; a < n && rc == 0;) {
+		size_t b = a + 1;
+		while (b < n && !strcmp(f->entries[ix[a]].key, f->entries[ix[b]].key))
+			b++;
+		for (size_t r = a + 1, k = 1; r < b && rc == 0; r++, k++) {
+			const char *key = f->entries[ix[a]].key;
+			size_t len = strlen(key) + 24;
+			char *name = malloc(len);
+			if (!nk && !(nk = calloc(n, sizeof *nk))) {
+				free(name);
+				name = NULL;
+			}
+			if (!name) {
+				rc = db_err_set(err, f->path, NULL, -1, "out of memory");
+				break;
+			}
+			do
+				snprintf(name, len, "%s #%zu", key, k++);
+			while (sorted_has(f, ix, name));
+			k--;
+			nk[ix[r]] = name;
+		}
+		a = b;
+	}
+	for (size_t i = 0; nk && i < n; i++) {
+		if (!nk[i])
+			continue;
+		if (rc == 0) {
+			free(f->entries[i].key);
+			f->entries[i].key = nk[i];
+		} else {
+			free(nk[i]);
+		}
+	}
+	if (nk && rc == 0 && f->by_key) {       /* the new names in their place */
+		sort_entries = f->entries;
+		qsort(f->by_key, n, sizeof *f->by_key, by_key_cmp);
+		sort_entries = NULL;
+	}
+	free(nk);
+	free(own);
+	return rc;
+}
+
 /* A SIGBUS while parsing a mapping: the file shrank since its fstat. */
 static int changed_error(const db_file *f, const void *addr, db_err *err)
 {
@@ -176,7 +261,7 @@ static int finish(db_file *f, db_file **out, db_err *err)
 	int rc = f->map_is_mmap == DB_MAP_MMAP ? parse_guarded(f, err) : parse(f, err);
 	bool busy = rc == -2;
 	f->opt = NULL;
-	if (rc || build_by_key(f, err)) {
+	if (rc || build_by_key(f, err) || unique_keys(f, err)) {
 		db_file_close(f);
 		*out = NULL;
 		return busy ? -2 : -1;

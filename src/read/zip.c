@@ -4,7 +4,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "util/hash.h"
+#include "util/strmap.h"
 
 #define SIG_LOCAL   0x04034b50u
 #define SIG_CENTRAL 0x02014b50u
@@ -24,11 +24,11 @@ static uint32_t rd32(const uint8_t *p)
 }
 static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
 
-/* Eight bytes a step: torch names every member after the file's stem
- * (~80 bytes), and each open hashes every name twice (index, lookups). */
+/* The member names are the file's: keyed per process, so a zip cannot
+ * choose names of one bucket (issue 37). */
 static uint32_t name_hash(const char *s, size_t n)
 {
-	return (uint32_t)db_hash64(s, n, DB_HASH_SEED);
+	return (uint32_t)db_strmap_hash(s, n);
 }
 
 /* Last end-of-central-directory record whose comment fits in the file. */

@@ -478,7 +478,15 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		fprintf(f, " in layer %s.\n",
 		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "-");
 	} else {
-		fputs("Every pair is in the ok band.\n", f);
+		size_t none = 0;        /* statistics NaN or null on both sides */
+		for (size_t i = 0; i < c->n_pairs; i++)
+			none += c->pairs[i].status == DB_ST_OK && c->pairs[i].band == DB_BAND_NONE;
+		if (none)
+			fprintf(f, "No divergence among the pairs compared; %zu pair%s had nothing to "
+			        "compare (statistics NaN or null on both sides).\n", none,
+			        none == 1 ? "" : "s");
+		else
+			fputs("Every pair is in the ok band.\n", f);
 	}
 
 	fputs("\n## Divergence point\n\n", f);

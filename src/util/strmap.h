@@ -1,5 +1,6 @@
 /* A string -> size_t hash map (open addressing) for pairing and counting.
- * Keys are copied; values are caller-defined. */
+ * Keys are copied; values are caller-defined. Keyed per process: names a
+ * file chooses cannot collide on purpose (db_strmap_hash). */
 #ifndef DB_STRMAP_H
 #define DB_STRMAP_H
 #include <stdbool.h>
@@ -20,6 +21,10 @@ typedef struct db_strmap {
 } db_strmap;
 
 void db_strmap_init(db_strmap *m);
+/* The map's hash of n bytes: SipHash-1-3 under a key drawn once per process
+ * (getrandom), for any table keyed by names from a dump. Values differ from
+ * run to run: never store them or order output by them. */
+uint64_t db_strmap_hash(const void *p, size_t n);
 /* Room for n keys without regrowing (a hint; 0 on success, -1 on OOM). */
 int db_strmap_reserve(db_strmap *m, size_t n);
 void db_strmap_free(db_strmap *m);

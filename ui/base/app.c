@@ -13,6 +13,7 @@
 #include "db_cell.h"
 #include "db_noise.h"
 #include "db_routing.h"
+#include "db_slot.h"
 #include "draw.h"
 #include "hint_ui.h"
 
@@ -608,7 +609,7 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 		return;
 	}
 	char be[16];
-	db_fmt_byte_equal(m->byte_equal, draw_utf8, be, sizeof be);
+	db_fmt_pair_bytes(p, draw_utf8, be, sizeof be);      /* "⊂": a part, not "≡" */
 	x += draw_textf(w, y, x, W - x, C_DEFAULT, 0,
 	                "  cos %.6f  bytes= %s  rel %s  rel_l2 %s  rel_diff %s  max_abs %s%s%s  mean_abs %s",
 	                m->cos, be, rel, rl2, rd, ma, at[0] ? " at " : "", at, me);

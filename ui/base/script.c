@@ -128,6 +128,11 @@ int script_ready(void)
 	return 1;
 }
 
+int script_peek(void)
+{
+	return pos < n_keys ? keys[pos] : -1;
+}
+
 int script_next(void)
 {
 	if (pos >= n_keys)

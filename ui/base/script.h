@@ -16,6 +16,8 @@ int script_open(const char *path, char *err, size_t errlen);
 bool script_active(void);
 /* Next key and re-arm the watchdog; -1 when the script is over. */
 int script_next(void);
+/* The next key without taking it; -1 when the script is over. */
+int script_peek(void);
 /* A script line "@wait-file PATH" holds the next key until PATH exists
  * (bounded by the watchdog): a test writes into the trees meanwhile. 1
  * ready, 0 waiting, 2 the file has just appeared (the caller looks at the

@@ -7,19 +7,72 @@
 
 #include "app.h"
 #include "db_bisect.h"
+#include "db_yield.h"
+#include "keys.h"
+#include "script.h"
+#include "signals.h"
+#include "view.h"
 
 static bool same(const char *a, const char *b)
 {
 	return !strcmp(a ? a : "", b ? b : "");
 }
 
+/* The hook of long work on the UI thread: its progress on the bottom line
+ * and `q` or Ctrl-C stop it, within 50 ms. Another key waits its turn. A
+ * script's next key is taken when it is `q` (keys come in order there). */
+static bool ui_yield(void *ctx, const char *what, size_t done, size_t total)
+{
+	struct tui *t = ctx;
+	if (tui_signal_pending())
+		return true;
+	if (script_active()) {
+		if (script_ready() == 1 && script_peek() == 'q') {
+			script_next();
+			return true;
+		}
+		return false;
+	}
+	tui_msg(t, false, "%s: %zu of %zu (q stops)", what, done, total);
+	tui_draw(t);
+	timeout(0);
+	wint_t ch;
+	int r = get_wch(&ch);
+	if (r == ERR)
+		return false;
+	if (r == OK && (ch == 'q' || ch == 3))
+		return true;
+	if (r == KEY_CODE_YES)  /* another key: the loop reads it after */
+		ungetch((int)ch);
+	else
+		unget_wch(ch);
+	return false;
+}
+
+void tui_yield_begin(struct tui *t)
+{
+	db_yield_set(ui_yield, t, script_active() ? 0 : 50);
+}
+
+void tui_yield_end(void)
+{
+	db_yield_set(NULL, NULL, 0);
+}
+
 bool tui_select_triaged(struct tui *t, const char *lead)
 {
 	char *ph = NULL, *pa = NULL, why[384];
 	db_err err = {{0}};
-	if (db_bisect_triage(t->cmp, NULL, &ph, &pa, why, sizeof why, &err) < 0) {
+	tui_yield_begin(t);
+	int rc = db_bisect_triage(t->cmp, NULL, &ph, &pa, why, sizeof why, &err);
+	bool stopped = db_yield_stopped();
+	tui_yield_end();
+	if (rc < 0) {
 		t->pass_why[0] = '\0';
 		t->triaged = false;
+		if (stopped)
+			tui_msg(t, false, "%s; the pass shown is the profile's (f triages again)",
+			        err.msg);
 		return false;
 	}
 	bool changed = false;

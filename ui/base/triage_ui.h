@@ -13,6 +13,10 @@ struct tui;
  * why goes to t->pass_why and, prefixed by lead (NULL: none), to the
  * bottom line. True when the selection changed. */
 bool tui_select_triaged(struct tui *t, const char *lead);
+/* Around long core work on the UI thread (the triage, a bisect's open):
+ * its progress is drawn and `q` or Ctrl-C stop it (db_yield.h). */
+void tui_yield_begin(struct tui *t);
+void tui_yield_end(void);
 /* The selected phase and pass are the ones the triage chose. */
 bool tui_on_triaged(const struct tui *t);
 

@@ -65,7 +65,10 @@ int tui_bisect_ensure(struct tui *t, bool replay)
 		o.good_layer = s->good;
 	}
 	db_err err = {{0}};
-	if (db_bisect_run_open(t->cmp, &o, &t->bisect, &err) < 0) {
+	tui_yield_begin(t);     /* its triage of the passes may be long */
+	int rc = db_bisect_run_open(t->cmp, &o, &t->bisect, &err);
+	tui_yield_end();
+	if (rc < 0) {
 		tui_msg(t, true, "bisect: %s", err.msg);
 		return -1;
 	}
