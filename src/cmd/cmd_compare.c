@@ -255,7 +255,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
-		if (p->status == DB_ST_OK && p->m.dc_dtype)    /* diff_downcast */
+		if (p->status == DB_ST_OK && p->m.dc_dtype && p->m.max_abs > 0)  /* diff_downcast */
 			fprintf(out, " (downcast to %s: rel %.4e)", db_dtype_name(p->m.dc_dtype),
 			        p->m.dc.rel);
 		char dq[400];
