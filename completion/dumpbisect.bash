@@ -36,7 +36,7 @@ _dumpbisect()
 	local commands="compare ls schema bisect replay export"
 	# options that take a value, per command (tui = the workbench); every
 	# command that opens a comparison takes the same four ($cmp, --no-cache)
-	local cmp="--profile -p --filter --threads -j"
+	local cmp="--profile -p --filter --threads -j --align"
 	local -A valopts=(
 		[tui]="$cmp --session --ref --target --notes --slot --noise --slots"
 		[compare]="$cmp --noise --format --timeout --slot --slots --pass-if --allow-failed --allow-skipped"
@@ -52,7 +52,7 @@ _dumpbisect()
 		[compare]="--no-cache --follow-links --diverging --watch $std"
 		[ls]="--stats --profiles --follow-links $std"
 		[schema]="--no-cache --follow-links $std"
-		[bisect]="--auto --no-cache --follow-links $std"
+		[bisect]="--auto --no-cache --follow-links --no-session $std"
 		[replay]="--no-cache --follow-links --tui $std"
 		[export]="--no-cache --follow-links $std"
 	)
@@ -79,6 +79,7 @@ _dumpbisect()
 				COMPREPLY=($(compgen -W "$(_dumpbisect_profiles "$bin")" -- "$cur"))
 			fi
 			;;
+		--align) COMPREPLY=($(compgen -W "auto tokens passes" -- "$cur")) ;;
 		--format)
 			# "table" is the human format everywhere ("text" is its alias)
 			case $cmd in

@@ -371,6 +371,10 @@ typedef struct db_bisect_result {
 	size_t n_walk;
 	int standout_layer;     /* first layer that stands out; INT_MIN none */
 	char summary[512];      /* one line for the text output */
+	/* The culprit pair's first bad token (db_token.h; issue 35): its row in
+	 * the aligned sequence when the passes are aligned by token. */
+	bool has_token;
+	int64_t token, token_row, token_rows;
 } db_bisect_result;
 
 void db_bisect_result_free(db_bisect_result *r);
@@ -414,9 +418,11 @@ char *db_bisect_dump_hint(const db_bisect_run *r, int layer);
 /* Fill a step for layer from its probe (auto verdict, metrics, time now).
  * verdict = auto verdict (SKIP when not available); by_user false. */
 void db_bisect_auto_step(db_bisect_run *r, int layer, db_bisect_step *s);
-/* A step decided by the user (Enter = accept: pass the auto verdict):
- * metrics and auto verdict from the probe now, by_user when v differs from
- * the auto verdict; recorded in r->sm. -1 with err as db_bisect_record. */
+/* A step decided by the user (a verb, a key, or the user's `bisect run`
+ * command): metrics and auto verdict from the probe now, by_user always,
+ * also when v is the auto verdict (accepting the auto verdict is
+ * db_bisect_auto_step); recorded in r->sm. -1 with err as
+ * db_bisect_record. */
 int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err);
 /* Rescan the trees (new dumps) and keep the run's state; layers that
  * appeared become candidates (unless n_layers fixed them). */

@@ -86,6 +86,7 @@ typedef struct db_cmp_args {
 	const char *slot;       /* compare --slot (not in DB_CMP_OPTS) */
 	const char *noise;      /* --noise DIR (DB_NOISE_OPT) */
 	const char *slots;      /* --slots N (DB_SLOTS_OPT) */
+	const char *align;      /* --align auto|tokens|passes (DB_CMP_OPTS) */
 } db_cmp_args;
 #define DB_SLOTS_OPT(a)                                                             \
 	{"slots", 0, "N", &(a).slots, NULL,                                          \
@@ -108,7 +109,11 @@ typedef struct db_cmp_args {
 	 "do not read or write any cache (metrics, file index)"},                    \
 	{"follow-links", 0, NULL, NULL, &(a).follow_links,                           \
 	 "follow symlinks to directories outside a tree\n"                          \
-	 "(default: listed as skipped, not followed)"}
+	 "(default: listed as skipped, not followed)"},                              \
+	{"align", 0, "HOW", &(a).align, NULL,                                        \
+	 "auto (default): one side's passes that add up along\n"                    \
+	 "tokens to the other's one pass are lined up by token;\n"                  \
+	 "tokens: insist; passes: pair passes by name"}
 #define DB_PROFILE_HELP "profile name or YAML file (default: auto-detect)"
 #define DB_PROFILE_SESSION_HELP "profile name or YAML file (default: the session's)"
 /* a into o (strings borrowed; o's other fields untouched). 0, or 2 after a

@@ -44,6 +44,9 @@ typedef struct db_slot {
 	/* --slots N with two trees: the reference is the prompt run alone
 	 * (its whole tensor, ref_start 0) and k runs over every slot, 0 too */
 	bool alone;
+	/* --align tokens: the rows of one pass of the stepping side inside the
+	 * other side's one pass (compare/align_tokens.c) */
+	bool tokens;
 } db_slot;
 
 /* db_slot.side of --slots pairs: both sides are blocks of one tensor. */
@@ -144,7 +147,20 @@ typedef struct db_compare_opts {
 	 * prompt N times; every tensor of a batch pass becomes N-1 pairs, slot
 	 * 0's rows against slot k's (src/compare/slots.c), judged bitwise. */
 	int slots;
+	/* --align (db_align_mode): how passes that batched the same tokens
+	 * differently are lined up (compare/align_tokens.c) */
+	int align;
 } db_compare_opts;
+
+/* --align: auto finds from the data whether one side's passes, concatenated
+ * along the token dim, are the other side's one pass (a generation step by
+ * step against the whole sequence at once) and lines them up; tokens
+ * insists (an error when the counts do not add up); passes pairs pass with
+ * pass by name, as before. */
+typedef enum db_align_mode { DB_ALIGN_AUTO = 0, DB_ALIGN_TOKENS, DB_ALIGN_PASSES } db_align_mode;
+/* "auto", "tokens", "passes"; and back (-1: none of them) */
+const char *db_align_mode_name(int m);
+int db_align_mode_parse(const char *s);
 
 typedef struct db_compare {
 	db_profile *profile;    /* owned */
@@ -174,6 +190,15 @@ typedef struct db_compare {
 	char slots_align[160];  /* how the passes were aligned, or "" */
 	db_slot_pass *slot_passes;
 	size_t n_slot_passes;
+	/* Token alignment (--align): 0 none; 1 the reference ran the whole
+	 * sequence in one pass and the target's passes are its rows, 2 the other
+	 * way round. align_note says how it was found ("positions: target passes
+	 * 0-5 (12+1+1+1+1+1 tokens) = reference pass 0 (17)"), or why not. The
+	 * plan and the items pairing copies from it (pair/align_items.h), built
+	 * and freed with the pairs. */
+	int align_whole;
+	char align_note[384];
+	void *align;
 	/* pairing: calls: the layers whose calls were too many to align (past
 	 * the alignment's budget, pair/call_align.h), paired by their names
 	 * and counters instead, and the largest one's ref x target calls:
@@ -240,6 +265,12 @@ int db_slots_split(db_compare *c, int n, db_err *err);
  * judged bitwise. -1 with err when a side has several ranks or no pass
  * aligns. */
 int db_slots_alone(db_compare *c, int n, db_err *err);
+
+/* --align (db_align_mode): find the token alignment of c's trees from the
+ * data before pairing (compare/align_tokens.c); sets c->align, align_whole
+ * and align_note. -1 with err on OOM, or with DB_ALIGN_TOKENS when nothing
+ * lines up. */
+int db_align_prepare(db_compare *c, int mode, db_err *err);
 
 const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
 /* "path" or "path:key" of an item (malloc'd); NULL for a missing side. */

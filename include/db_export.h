@@ -24,6 +24,10 @@ typedef struct db_export_ctx {
 	const db_bisect *b;
 	const db_bisect_result *res;
 	const char *notes_dir;
+	/* The session bisect (s itself or one of s->earlier) that b and res
+	 * are of; NULL = s's current one. report.md shows it first, then every
+	 * other bisect of s that has steps (db_session_bisects). */
+	const db_session *bisect_of;
 	/* The heatmap's selection. view true: phase/pass/rank below (the
 	 * workbench passes what its screen shows); false: the session's saved
 	 * view, else its bisect phase and pass, all ranks. The cells are
@@ -76,6 +80,19 @@ void db_passes_json(FILE *out, const db_compare *c);
  * ", \"slots\": {...}". Nothing without --slots. */
 void db_slots_text(FILE *out, const db_compare *c);
 void db_slots_json(FILE *out, const db_compare *c);
+/* Token alignment (c->align_whole, align_note): compare's header line;
+ * nothing when no alignment was tried. */
+void db_align_text(FILE *out, const db_compare *c);
+/* report.md's "- aligned by token: HOW; the culprit's first bad token: T"
+ * line (T < 0: not known); nothing without alignment. */
+void db_align_md(FILE *out, const db_compare *c, long long token);
+/* "  first bad token: 14 of the aligned sequence (target pass 3, ...)"
+ * for pair i, the first divergence (beyond: the first beyond drift);
+ * nothing when i < 0 or the pair has no token rows (db_token.h). */
+void db_token_text(FILE *out, const db_compare *c, long i, bool beyond);
+/* ", \"alignment\": {...}, \"first_divergence_token\": {token, pass, row,
+ * rows, dim, severity, rel} | null, \"first_beyond_drift_token\": ..." */
+void db_align_json(FILE *out, const db_compare *c, long fd, long fb);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
 /* What c's verdicts were judged by: the JSON key ("slots_bitwise",
  * "noise", "bit_identical", "bands") and a sentence for report.md and the
@@ -90,6 +107,27 @@ int db_export_metrics_csv_where(FILE *f, const db_compare *c, bool (*keep)(const
  * place with its reason, and "at or before" when such stages precede the
  * culprit. Nothing when r has no walk. */
 void db_export_walk_md(FILE *f, const db_bisect_result *r);
+/* The default export folder of the session file session (NULL: none)
+ * in base_dir (NULL = "."): base_dir/report, unless that holds the report
+ * of another session (its report.md names it): then
+ * base_dir/report-<session's name>, and note gets the other session's
+ * path ("" otherwise). *out malloc'd. -1 with err naming
+ * the other session when that is another's too, or when a session-less
+ * export would write over a session's report: never overwritten. */
+int db_export_dir_for(const char *session, const char *base_dir, char **out, char *note,
+                      size_t note_len, db_err *err);
+/* The bisect an export centres on: the first of db_session_bisects (the
+ * found one first), its run opened over c and analysed into *res.
+ * Returns 1 (*run, *which set; free the run and res), 0 when s has no
+ * bisect with steps, -1 with err. */
+int db_export_pick_bisect(const db_session *s, db_compare *c, db_bisect_run **run,
+                          db_bisect_result *res, const db_session **which, db_err *err);
+/* report.md's bisect log (every bisect of the session that has steps,
+ * x->b first) and marks table (phase, pass, layer, stage, rank, status,
+ * text); metrics.json's ", \"marks\": [...], \"bisects\": [...]". */
+void db_export_bisects_md(FILE *f, const db_export_ctx *x);
+void db_export_marks_md(FILE *f, const db_session *s);
+void db_export_record_json(FILE *f, const db_export_ctx *x);
 /* One pair as a JSON object (the compare --format json pair schema). */
 void db_export_pair_json(FILE *f, const db_compare *c, const db_pair *p);
 

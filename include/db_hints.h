@@ -85,6 +85,8 @@ typedef struct db_hint {
 	int slot_side, slot_dim;        /* batch_slot: 1 ref, 2 target */
 	int64_t slot_start, slot_len;   /* start -1: not found yet */
 	bool slot_given;
+	bool slot_tokens;       /* batch_slot from --align tokens: the stepping side's
+	                           pass is these rows of the whole pass */
 	const char *transform;  /* not_transformed: the dump's transform */
 	int block_nd;           /* scale_inverted, scale_block: the worst block */
 	int64_t block[DB_MAX_DIMS];

@@ -23,6 +23,19 @@ int db_notes_create(const char *dir, const char *title,
                     const db_note_sections *sec, char **out_path,
                     int *out_number, db_err *err);
 
+/* mkdir -p dir (0755); -1 with err, also when dir is no directory. */
+int db_notes_mkdir(const char *dir, db_err *err);
+/* Notes live beside their session. The notes session s lists that are not
+ * in dir (NULL = db_notes_dir_for(s->path)) — written by a workbench
+ * without --session into notes/ of the folder it ran in, before this
+ * rule — are moved there when found (a path relative to the current
+ * folder), never over another file (a name taken: the next number), a
+ * symbolic link left where each was; s then lists them by their new
+ * path (the caller saves it). msg (may be NULL) gets a sentence on what
+ * moved and what the session lists but is not found from here ("" when
+ * nothing to say). Returns how many moved, -1 on OOM. */
+struct db_session;
+int db_notes_adopt(struct db_session *s, const char *dir, char *msg, size_t len);
 /* The next free number in dir (1 when empty or missing). */
 int db_notes_next_number(const char *dir);
 /* "Sign flip in o_proj!" -> "sign_flip_in_o_proj" (ascii lower, [a-z0-9_],

@@ -3,12 +3,13 @@
  * view state. Saved after every step with db_atomic_write. A file that does
  * not parse is an error with file:line:column — never silently reset.
  *
- * Format (version 1):
- *   dumpbisect_session: 1
+ * Format (version 2; a version 1 file is read and migrated, see below):
+ *   dumpbisect_session: 2
  *   ref: /abs/ref            target: /abs/target
  *   profile: sglang-v1       (omitted = auto-detect)
  *   noise: /abs/noise        (omitted = none; --noise, db_noise.h)
  *   slots: "4"               (omitted = none; --slots, one tree's batch slots)
+ *   align: tokens            (omitted = auto; --align, token alignment)
  *   phase: prefill  pass: "0"  probe: hidden_out  predicate: band:ok
  *   good: -1                 (start good layer; -1 = before the first)
  *   layers: [0, 1, 2, ...]   (candidates; 2147483647 = final)
@@ -17,13 +18,23 @@
  *     - {layer: 4, verdict: bad, by: auto, auto: bad, cos: 0.5, rel: 0.9,
  *        band: bug, time: 1700000001}
  *   marks:
- *     - {layer: 4, stage: attn.o_proj, rank: 1, status: confirmed,
- *        text: "sign flip", time: 1700000050}
+ *     - {phase: "", pass: "3", layer: 4, stage: attn.o_proj, rank: 1,
+ *        status: confirmed, text: "sign flip", time: 1700000050}
  *   notes: [notes/01_first_look.md]
  *   view: {cursor: "4,2", rank: "-1"}   (free-form string map)
- *   earlier:                 (omitted = none; older files load as is)
+ *   earlier:                 (omitted = none)
  *     - {phase: ..., pass: "2", probe: ..., predicate: ..., good: -1,
- *        layers: [...], steps: [...]}   (bisects re-aimed away from)
+ *        layers: [...], steps: [...]}   (the bisects of the other passes)
+ *
+ * A bisect belongs to its (phase, pass): the top-level one is the pass
+ * the user works on, `earlier` keeps one for each other (phase, pass) that
+ * has steps; going back to a pass resumes its bisect
+ * (db_session_switch_bisect). Version 1 files differ in two ways, and are
+ * migrated when read: their marks carry no phase and pass (each is placed
+ * on the pass of a bisect in the file that found its layer, else on the
+ * pass the session was on; a mark that cannot be placed stays on every
+ * pass), and `earlier` may hold several bisects of one pass (the last is
+ * the one a return to that pass resumes; none is dropped).
  *
  * Several writers (the workbench, the bisect verbs, bisect --auto) may share
  * one file. Each save takes the session lock (an flock on the directory the
@@ -52,6 +63,8 @@ bool db_mark_status_parse(const char *s, db_mark_status *out);
 
 /* A finding on a cell, sub-stage or rank. Strings owned by the session. */
 typedef struct db_mark {
+	char *phase, *pass;     /* where it was made ("" = none); NULL = not
+	                         * known (an unplaced version 1 mark): every pass */
 	int layer;              /* -1: model-level */
 	char *stage;            /* top-level stage or full sub-stage name; NULL = whole row */
 	int rank;               /* -1: merged / all ranks */
@@ -71,6 +84,7 @@ typedef struct db_session {
 	char *profile;          /* NULL = auto-detect */
 	char *noise;            /* --noise tree; NULL = none */
 	char *slots;            /* --slots N ("4"): target is the ref tree; NULL = none */
+	char *align;            /* --align HOW ("tokens", "passes"); NULL = auto */
 	char *phase, *pass;     /* NULL = defaults */
 	char *probe;            /* NULL = profile default */
 	db_predicate pred;
@@ -157,14 +171,41 @@ int db_session_set_run(db_session *s, const db_bisect_run *r, const char *profil
  * candidates, steps, phase and pass (and the probe unless keep_probe) for
  * a new bisect. -1 on OOM (s unchanged). */
 int db_session_archive_bisect(db_session *s, bool keep_probe);
+/* The kept bisect of (phase, pass) in s->earlier (the last one; NULL and
+ * "" are one phase/pass), or -1. */
+long db_session_find_bisect(const db_session *s, const char *phase, const char *pass);
+/* Make (phase, pass) the session's current bisect: the current one is
+ * kept (db_session_archive_bisect), then the one kept for (phase, pass),
+ * if any, comes back as the current one (its probe, predicate, good bound,
+ * candidates and steps) and leaves s->earlier. Returns 1 resumed, 0 none
+ * kept there (a new bisect: phase and pass cleared as by archive), -1 on
+ * OOM. Nothing happens (0) when the current bisect is already there. */
+int db_session_switch_bisect(db_session *s, const char *phase, const char *pass,
+                             bool keep_probe);
+/* s's bisects that have steps, the found one first (then the current
+ * one, then the others as kept): n pointers into s (s itself and
+ * s->earlier[i]; borrowed) into out, at most cap. */
+size_t db_session_bisects(const db_session *s, const db_session **out, size_t cap);
 
-/* Append a mark (strings copied). Returns its index or -1 on OOM. */
+/* Append a mark on phase/pass (NULL: every pass) (strings copied).
+ * Returns its index or -1 on OOM. */
+long db_session_add_mark_at(db_session *s, const char *phase, const char *pass, int layer,
+                            const char *stage, int rank, db_mark_status st,
+                            const char *text);
+/* The same on every pass (phase and pass NULL). */
 long db_session_add_mark(db_session *s, int layer, const char *stage,
                          int rank, db_mark_status st, const char *text);
 bool db_session_remove_mark(db_session *s, size_t i);
-/* Marks on (layer, stage) — stage NULL matches row marks — for the
- * heatmap; returns the first match index or -1. */
+/* Marks on (layer, stage) — stage NULL matches row marks — on any pass;
+ * returns the first match index or -1. */
 long db_session_find_mark(const db_session *s, int layer, const char *stage);
+/* The first mark drawn on a place, or -1: its phase and pass (a mark of
+ * unknown pass is on every pass), its layer, its stage (NULL = the row
+ * marks; with substages, a mark on "stage.sub" too) and its rank (rank < 0:
+ * the place shows every rank, so a mark of any rank is on it; else a mark
+ * of that rank or of all ranks). */
+long db_session_mark_at(const db_session *s, const char *phase, const char *pass, int layer,
+                        const char *stage, int rank, bool substages);
 int db_session_add_note(db_session *s, const char *note_path);
 /* View state: set copies (value NULL removes); get borrows or NULL. */
 int db_session_view_set(db_session *s, const char *key, const char *value);

@@ -103,7 +103,7 @@ mkdir -p "$DB_TMP/sess"
 "$DB_BIN" bisect "$B/layerclass/ref" "$B/layerclass/target" --auto --session "$S" --format json >"$DB_TMP/s1.json"
 [ $? -eq 1 ] || fail "session run: exit status"
 [ -f "$S" ] || fail "session file not written"
-grep -q '^dumpbisect_session: 1' "$S" || fail "session file: no version line"
+grep -q '^dumpbisect_session: 2' "$S" || fail "session file: no version line"
 n1=$(grep -c '{layer: ' "$S")
 [ "$n1" -ge 3 ] || fail "session holds $n1 steps"
 "$DB_BIN" bisect --auto --session "$S" --format json >"$DB_TMP/s2.json"

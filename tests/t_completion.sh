@@ -64,7 +64,9 @@ only "compare --fol" --follow-links
 only "ls --fol" --follow-links
 expect "compare --" --profile --filter --format --threads --no-cache --help
 only "ls --st" --stats
-only "bisect --a" --auto
+only "bisect --au" --auto
+only "bisect --al" --align
+only "compare --align ''" auto passes tokens
 expect "bisect demo/ref demo/target --" --auto --stage --band --run --session --layers
 only "replay x.session --t" --target --threads --tui
 only "export x.session --o" --out

@@ -15,7 +15,7 @@ mkdir -p "$DB_TMP/work/notes"
 "$DB_BIN" bisect "$F/ref" "$F/target" --auto --session "$S" >/dev/null
 [ $? -eq 1 ] || fail "bisect: exit status"
 # a mark (as the TUI writes it) and notes beside the session
-sed -i 's/^marks: \[\]$/marks:\n- {layer: 7, stage: attn_out, rank: 1, status: confirmed, text: "o_proj shard negated | rank 1", time: 1700000000}/' "$S"
+sed -i 's/^marks: \[\]$/marks:\n- {phase: "", pass: "0", layer: 7, stage: attn_out, rank: 1, status: confirmed, text: "o_proj shard negated | rank 1", time: 1700000000}/' "$S"
 grep -q 'status: confirmed' "$S" || fail "could not add the mark"
 printf '# 01 — First look\n\nbody\n' >"$DB_TMP/work/notes/01_first_look.md"
 printf '# 02 — Layer 7\n' >"$DB_TMP/work/notes/02_layer_7.md"
@@ -46,7 +46,7 @@ grep -q '^rel_diff = 2: severe — completely wrong computation\. cos = -1\.0000
 grep -qE '^\| \*\*`attn\.o_proj`\*\* \| -1\.00000000 \| 2 \| scramble \| [0-9.e+-]+ \| 2 \| [0-9.e+-]+ \| -6\.0 \| \*\*introduces\*\* \(culprit\) \|$' "$md" \
 	|| fail "report walk: $(grep 'attn.o_proj`\*\*' "$md")"
 grep -q '^| 5 | L7 | bad | auto | 0.85898995 | 0.6665 | bug |$' "$md" || fail "report bisect log"
-grep -q '^| L7 | `attn_out` | 1 | confirmed | o_proj shard negated \\| rank 1 |$' "$md" || fail "report marks"
+grep -q '^| - | 0 | L7 | `attn_out` | 1 | confirmed | o_proj shard negated \\| rank 1 |$' "$md" || fail "report marks"
 grep -q "^- \[01_first_look.md\](\.\./notes/01_first_look.md) — First look$" "$md" || fail "report notes: $(grep 01_first "$md")"
 # every link in report.md opens a file, from where report.md is
 "$PY" - "$md" <<'EOF' || fail "report.md has links that do not resolve"

@@ -19,7 +19,7 @@ rc=0; "$DB_BIN" bisect start $R/ref $R/target --session "$S" >/dev/null 2>"$DB_T
 check "start without another pass refuses (exit 2, got $rc)" test "$rc" -eq 2
 check "it says how to re-aim" grep -q 'or start one on another --pass / --phase' "$DB_TMP/err"
 out=$("$DB_BIN" bisect start $R/ref $R/target --session "$S" --pass 2)
-check "start --pass 2 keeps the earlier one" grep -qx "the bisect on pass 3 (5 steps) stays in the session's log" <<<"$out"
+check "start --pass 2 keeps the earlier one" grep -qx "the bisect on pass 3 (5 steps) is kept in the session" <<<"$out"
 check "the session is on pass 2" grep -qx 'pass: "2"' "$S"
 check "the earlier bisect is in the file" grep -qx 'earlier:' "$S"
 check "with its pass" grep -qx '  pass: "3"' "$S"

@@ -59,7 +59,8 @@ check "miles: f switches the phase back" grep_screen miles_f '^phase  inference 
 check "miles: f lands on L1 self_attention" grep_screen miles_f '^L1 self_attention rank [01] fwd_only pass 0 '
 # Point 3: a session's bisect (pass 3, headless) is re-aimed when the user
 # chooses another pass: P then b begins a new bisect on pass 2, and says so;
-# the earlier one stays in the session ('earlier'); x after p re-aims again.
+# the earlier one stays in the session ('earlier'); x after p goes back to
+# pass 3 and resumes its bisect (issue 34: one bisect per pass).
 S=$T/reaim.yaml
 (cd "$DB_FIXTURES" && "$DB_BIN" bisect $R/steps_v2_tp1/ref $R/steps_v2_tp1/target --auto \
 	--session "$S" --pass 3 >/dev/null 2>&1) || true
@@ -75,8 +76,9 @@ EOF
 check "a session opens on its bisect's pass" grep_screen reaim_open '^phase -  pass \[3\] 4/4 '
 check "b on pass 2 bisects pass 2" grep_screen reaim_b '^Layer bisect  probe .* pass 2$'
 check "and says the earlier one is kept" grep_screen reaim_b \
-	"^new bisect on pass 2; the one on pass 3 stays in the session's log$"
+	"^new bisect on pass 2; the one on pass 3 is kept \(b on pass 3 resumes it\)$"
 check "x after p re-aims at pass 3" grep_screen reaim_x '^Layer bisect  probe .* pass 3$'
-check "the earlier bisect on pass 3 (5 steps) is in the session" grep -qx '  pass: "3"' "$S"
+check "and resumes its bisect (issue 34)" grep_screen reaim_x '^back to the bisect on pass 3 \(5 steps\)$'
+check "the bisect on pass 3 (5 steps) is the session's again" grep -qx 'pass: "3"' "$S"
 check "its steps are kept" test "$(grep -c 'verdict:' "$S")" -ge 5
 finish

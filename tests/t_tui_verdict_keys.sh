@@ -27,8 +27,9 @@ check "b in the bisect says where it is, no verdict" \
 check "b b: no step" grep_screen bb '^history \(0 steps\)$'
 check "s in the bisect opens the sub-stages" grep_screen s '^ dumpbisect .* sub-stages$'
 check "b b g s: still no step" grep_screen still0 '^history \(0 steps\)$'
-# logged as the headless verbs log it: the user's when against the auto one
-check "- records bad (as the auto verdict: logged auto)" grep_screen minus '^  1  final +bad +auto '
+# logged as the headless verbs log it: a verdict the user typed is the
+# user's, also when it agrees with the auto one (issue 34)
+check "- records bad (as the auto verdict: still the user's)" grep_screen minus '^  1  final +bad +user '
 check "+ against the auto verdict is the user's" grep_screen plus '^  1  final +good +user '
 check "the bisect names its verdict keys" grep_screen minus '^  <Enter> accepts  \+ good  - bad  = skip  u undo  x reset$'
 

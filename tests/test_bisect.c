@@ -423,7 +423,7 @@ static void test_run_on_fixture(void **state)
 	assert_true(r->sm.steps[0].by_user);
 	assert_int_equal(r->sm.steps[0].auto_verdict, DB_V_BAD);
 	assert_int_equal(db_bisect_user_step(r, DB_LAYER_FINAL, DB_V_BAD, &err), 0);
-	assert_false(r->sm.steps[1].by_user);      /* agrees with the data */
+	assert_true(r->sm.steps[1].by_user);       /* agrees with the data, still typed (issue 34) */
 	assert_int_equal(db_bisect_run_auto(r, NULL, NULL, &err), 0);
 	assert_int_equal(r->sm.phase, DB_BP_FOUND);
 	assert_int_equal(r->sm.layers[r->sm.first_bad], 8);

@@ -213,9 +213,9 @@ static void test_corrupt(void **state)
 	corrupt("dumpbisect_session: 1\npredicate: cos<<1\n",
 	        "s.yaml:2:12: predicate 'cos<<1': expected band:NAME, cos<X, rel>Y or cos<X,rel>Y");
 	corrupt("dumpbisect_session: 1\nview: [a, b]\n", "s.yaml:2:7: 'view' must be a mapping");
-	corrupt("dumpbisect_session: 2\n",
-	        "s.yaml:1:21: 'dumpbisect_session': '2' is not an integer in [1, 1]");
-	corrupt("foo: bar\n", "s.yaml:1:1: not a dumpbisect session (no 'dumpbisect_session: 1')");
+	corrupt("dumpbisect_session: 3\n",
+	        "s.yaml:1:21: 'dumpbisect_session': '3' is not an integer in [1, 2]");
+	corrupt("foo: bar\n", "s.yaml:1:1: not a dumpbisect session (no 'dumpbisect_session: 2')");
 	corrupt("- 1\n- 2\n", "s.yaml:1:1: not a dumpbisect session (top level is not a mapping)");
 	corrupt("", "s.yaml:1:1: empty file, not a dumpbisect session");
 	corrupt("dumpbisect_session: 1\nref: \"unterminated\n",
@@ -441,6 +441,64 @@ static int check_file(const char *path)
 	return rc;
 }
 
+/* Issue 34: one bisect per (phase, pass), marks on their place, and a
+ * version 1 file migrated (its mark placed on the pass whose bisect found
+ * its layer). */
+static void test_per_pass(void **state)
+{
+	(void)state;
+	const char *v1 =
+		"dumpbisect_session: 1\nphase: \"\"\npass: \"0\"\nlayers: [0, 1, 2, 3]\n"
+		"steps:\n  - {layer: 3, verdict: good}\n"
+		"marks:\n  - {layer: 2, stage: attn, rank: -1, status: confirmed, text: x}\n"
+		"  - {layer: 1, stage: mlp, rank: 1, status: suspect, text: y}\n"
+		"earlier:\n  - {phase: \"\", pass: \"3\", layers: [0, 1, 2, 3], steps: [\n"
+		"      {layer: 3, verdict: bad}, {layer: 1, verdict: good}, {layer: 2, verdict: bad}]}\n";
+	db_session *s = NULL;
+	db_err err;
+	assert_int_equal(db_session_parse(v1, strlen(v1), "v1.yaml", &s, &err), 0);
+	/* the mark of L2: pass 3's bisect found L2; the other: the session's pass */
+	assert_string_equal(s->marks[0].pass, "3");
+	assert_string_equal(s->marks[1].pass, "0");
+	assert_int_equal(db_session_mark_at(s, "", "3", 2, "attn", -1, false), 0);
+	assert_int_equal(db_session_mark_at(s, "", "0", 2, "attn", -1, false), -1);
+	assert_int_equal(db_session_mark_at(s, NULL, "0", 1, "mlp", 1, false), 1);
+	assert_int_equal(db_session_mark_at(s, NULL, "0", 1, "mlp", 0, false), -1);  /* rank 0 */
+	assert_int_equal(db_session_mark_at(s, NULL, "0", 1, "mlp", -1, false), 1);  /* all ranks */
+	assert_int_equal(db_session_mark_at(s, NULL, "3", 2, "attn.o_proj", -1, true), -1);
+	assert_int_equal(db_session_mark_at(s, NULL, "3", 2, "att", -1, true), -1);
+	/* the found one first */
+	const db_session *v[4];
+	assert_int_equal(db_session_bisects(s, v, 4), 2);
+	assert_ptr_equal(v[0], s->earlier[0]);
+	assert_ptr_equal(v[1], s);
+	/* back to pass 3: resumed; pass 0's kept */
+	assert_int_equal(db_session_switch_bisect(s, "", "3", false), 1);
+	assert_string_equal(s->pass, "3");
+	assert_int_equal(s->n_steps, 3);
+	assert_int_equal(s->n_earlier, 1);
+	assert_string_equal(s->earlier[0]->pass, "0");
+	assert_int_equal(db_session_switch_bisect(s, NULL, "3", false), 0);    /* there already */
+	/* a pass with none: a new one, pass 3's kept */
+	assert_int_equal(db_session_switch_bisect(s, "", "5", false), 0);
+	assert_null(s->pass);
+	assert_int_equal(s->n_steps, 0);
+	assert_int_equal(s->n_earlier, 2);
+	assert_int_equal(db_session_find_bisect(s, NULL, "3"), 1);
+	/* written as version 2, the marks with their pass, read back the same */
+	size_t len;
+	char *text = db_session_dump(s, &len);
+	assert_non_null(strstr(text, "dumpbisect_session: 2\n"));
+	db_session *t = NULL;
+	assert_int_equal(db_session_parse(text, len, "v2.yaml", &t, &err), 0);
+	assert_string_equal(t->marks[0].pass, "3");
+	assert_string_equal(t->marks[0].phase, "");
+	assert_int_equal(t->n_earlier, 2);
+	free(text);
+	db_session_free(t);
+	db_session_free(s);
+}
+
 int main(void)
 {
 	const char *loop = getenv("DB_SESSION_SAVE_LOOP"), *check = getenv("DB_SESSION_CHECK");
@@ -454,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_moved_trees),
 		cmocka_unit_test(test_merge_two_writers),
+		cmocka_unit_test(test_per_pass),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

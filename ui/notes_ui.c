@@ -194,8 +194,9 @@ static void mark_write(struct tui *t, const char *args, void *arg)
 	/* made at rank "all", it is about every rank: not the one the cell
 	 * happens to show (its worst) */
 	bool all = !t->rank_sel || q->merged;
-	if (!s || db_session_add_mark(s, q->f.layer, q->f.stage, all ? -1 : q->f.rank, st,
-	                              text) < 0) {
+	/* on its place: the pair's phase and pass (drawn there only) */
+	if (!s || db_session_add_mark_at(s, q->f.phase, q->f.pass, q->f.layer, q->f.stage,
+	                                 all ? -1 : q->f.rank, st, text) < 0) {
 		tui_msg(t, true, "out of memory");
 		return;
 	}
@@ -226,20 +227,22 @@ void tui_export(struct tui *t, const char *dir)
 		return;
 	}
 	db_session *s = session(t);
-	char *def = NULL;
+	char *def = NULL, why[PATH_MAX + 64] = "";
+	db_err err = {{0}};
 	if (!dir) {
-		/* beside --session's file; the automatic one's is not the user's */
+		/* beside --session's file (the automatic one's is not the
+		 * user's: ./report), never over another session's report */
 		const char *sp = t->session_auto ? NULL : t->session_path;
 		const char *slash = sp ? strrchr(sp, '/') : NULL;
-		size_t n = slash ? (size_t)(slash - sp) : 0;
-		def = malloc(n + 32);
-		if (def)
-			snprintf(def, n + 32, "%.*s%sreport", (int)n, slash ? sp : "",
-			         slash ? "/" : "");
+		char base[PATH_MAX];
+		snprintf(base, sizeof base, "%.*s", slash ? (int)(slash - sp) : 1, slash ? sp : ".");
+		if (db_export_dir_for(s ? s->path : NULL, base, &def, why, sizeof why, &err) < 0) {
+			tui_msg(t, true, "export: %s", err.msg);
+			return;
+		}
 		dir = def;
 	}
 	char *notes = tui_notes_dir(t);
-	db_err err = {{0}};
 	/* a resumed session's bisect is in the report even when the bisect
 	 * view was not opened in this run: its log as it is, not replayed */
 	if (!t->bisect && s && s->n_steps)
@@ -247,20 +250,42 @@ void tui_export(struct tui *t, const char *dir)
 	/* what the screen shows, not built again: the bisect view's analysis
 	 * and the heatmap's grid, its cells settled as a draw settles them */
 	const db_bisect_result *res = tui_bisect_result(t);
+	const db_bisect *b = t->bisect ? &t->bisect->sm : NULL;
+	/* every bisect with steps is in it, the found one first: when that
+	 * is another pass's than the screen's, the report centres on it */
+	const db_session *which = NULL, *first = NULL;
+	db_bisect_run *kr = NULL;
+	db_bisect_result kres = {0};
+	if (s && t->bisect)
+		db_session_sync_bisect(s, &t->bisect->sm, &err);
+	if (s && db_session_bisects(s, &first, 1) && first != s &&
+	    db_export_pick_bisect(s, t->cmp, &kr, &kres, &which, &err) > 0) {
+		b = &kr->sm;
+		res = &kres;
+	}
 	tui_grid_worst(t);
-	db_export_ctx x = {.s = s, .c = t->cmp, .b = t->bisect ? &t->bisect->sm : NULL,
+	db_export_ctx x = {.s = s, .c = t->cmp, .b = b, .bisect_of = which,
 	                   .res = res, .notes_dir = notes, .view = true,
 	                   .phase = tui_phase(t), .pass = tui_pass(t), .rank = tui_rank(t),
 	                   .grid = t->have_grid ? &t->grid : NULL};
 	const char *done = "exported report.md, heatmap.svg, metrics.json, metrics.csv to ";
-	char shown[PATH_MAX];
+	char shown[PATH_MAX], msg[PATH_MAX + 200];
 	if (t->n_variants)
 		done = "exported report.md, heatmap.svg, metrics.json, metrics.csv, variants.md to ";
 	if (!s || !dir || db_export_all(&x, dir, &err) < 0 ||
-	    (t->n_variants && tui_variants_export(t, dir, &err) < 0))
+	    (t->n_variants && tui_variants_export(t, dir, &err) < 0)) {
 		tui_msg(t, true, "export failed: %s", err.msg[0] ? err.msg : "out of memory");
-	else
+	} else {
+		/* another session's report/ was there: where this one went, first */
+		if (why[0]) {
+			const char *other = strrchr(why, '/') ? strrchr(why, '/') + 1 : why;
+			snprintf(msg, sizeof msg, "report/ is %.100s's: exported to ", other);
+			done = msg;
+		}
 		tui_msg(t, false, "%s%s", done, msg_path(dir, done, shown, sizeof shown));
+	}
+	db_bisect_result_free(&kres);
+	db_bisect_run_free(kr);
 	free(notes);
 	free(def);
 }

@@ -550,11 +550,8 @@ int tui_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* --noise and --slots are kept in the session, as the trees are */
-	if (t->session && !co.noise && t->session->noise)
-		co.noise = t->session->noise;
-	if (t->session && !co.slots && t->session->slots)
-		co.slots = atoi(t->session->slots);
+	/* --noise, --slots and --align are kept in the session, as the trees are */
+	tui_session_opts(t, &cli_cmp, &co);
 	if (co.slots && (!tgt || !strcmp(tgt, t->ref_path)))
 		t->tgt_path = t->ref_path;      /* one tree: slot 0 against slot k */
 	if (t->session_path && !t->session) {
@@ -571,6 +568,8 @@ int tui_main(int argc, char **argv)
 		}
 		if (t->session && cli_cmp.slots)
 			t->session->slots = strdup(cli_cmp.slots);
+		if (t->session && cli_cmp.align)
+			t->session->align = strdup(cli_cmp.align);
 	}
 
 	setlocale(LC_ALL, "");
@@ -639,7 +638,7 @@ int tui_main(int argc, char **argv)
 	else if (auto_msg[0])
 		tui_msg(t, true, "these trees' session %s", auto_msg);
 	else if (t->session_auto_on_disk)
-		tui_session_say(t, false, "reopened these trees' session ", "");
+		tui_session_say(t, false, "reopened these trees' session ", t->notes_said);
 	if (!kbad)
 		tui_bisect_replay(t);   /* a resumed session on changed dumps */
 	db_compare_start(t->cmp);

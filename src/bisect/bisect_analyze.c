@@ -358,6 +358,8 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 		memcpy(res->summary, line, sizeof res->summary - 1);
 		res->summary[sizeof res->summary - 1] = '\0';
 	}
+	if (rc == 0 && res->has_first_bad && res->first_bad_stage)
+		db_bisect_token(r, res);
 	if (rc < 0 || (res->kind == DB_KIND_SUDDEN && res->has_first_bad && !res->first_bad_stage)) {
 		db_bisect_result_free(res);
 		return db_err_set(err, NULL, NULL, -1, "out of memory");

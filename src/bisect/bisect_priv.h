@@ -78,4 +78,9 @@ int db_bisect_choose_phase(db_bisect_run *r, db_err *err);
 int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
                          const db_probe *input, db_bisect_result *res);
 
+/* The culprit's first bad token (bisect_token.c): res->has_token, token,
+ * token_row, token_rows from the first diverging pair of the culprit's
+ * phase, pass, layer and stage (every rank, merged first). */
+void db_bisect_token(db_bisect_run *r, db_bisect_result *res);
+
 #endif

@@ -84,6 +84,12 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		json_layer(out, res->crossing_layer);
 	else
 		fputs("null", out);
+	fputs(", \"token\": ", out);       /* the culprit's first bad token (db_token.h) */
+	if (res->has_token)
+		fprintf(out, "%lld, \"token_row\": %lld, \"token_rows\": %lld", (long long)res->token,
+		        (long long)res->token_row, (long long)res->token_rows);
+	else
+		fputs("null", out);
 	fprintf(out, ", \"input_ids_mismatch\": %s, \"steps\": [",
 	        res->input_ids_mismatch ? "true" : "false");
 	for (size_t i = 0; i < b->n_steps; i++) {
@@ -144,6 +150,9 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		fprintf(out, "  probe:    %s\n", db_esc(res->probe_why));
 	if (res->first_bad_stage && res->kind == DB_KIND_SUDDEN) {
 		fprintf(out, "  stage:    %s\n", db_esc(res->first_bad_stage));
+		if (res->has_token)
+			fprintf(out, "  token:    %lld (row %lld of the pass's %lld)\n", (long long)res->token,
+			        (long long)res->token_row, (long long)res->token_rows);
 		if (res->first_bad_substage)
 			fprintf(out, "  substage: %s\n", db_esc(res->first_bad_substage));
 		if (res->calls[0])

@@ -53,7 +53,7 @@ int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err)
 	db_bisect_step s;
 	db_bisect_auto_step(r, layer, &s);
 	s.verdict = v;
-	s.by_user = v != s.auto_verdict;
+	s.by_user = true;       /* typed (or the user's --run command): the user's, agreeing or not */
 	return db_bisect_record(&r->sm, &s, err);
 }
 

@@ -33,8 +33,8 @@ int bcli_load_session(const char *file, const char *ref, const char *target, db_
 	return db_session_check_trees(s, err) < 0 ? -1 : 0;
 }
 
-int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const char *target,
-                  const db_cmp_args *a)
+int bcli_open_tui(const db_cmd *c, const char *session, bool no_session, const char *ref,
+                  const char *target, const db_cmp_args *a)
 {
 	if (!db_cmd_tui_hook)
 		return db_cmd_error(c, "the workbench is not linked in: run "
@@ -51,6 +51,8 @@ int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const c
 			argv[n++] = (char *)with[i].opt;
 			argv[n++] = (char *)with[i].val;
 		}
+	if (no_session)
+		argv[n++] = "--no-session";
 	if (a->no_cache)
 		argv[n++] = "--no-cache";
 	if (a->follow_links)

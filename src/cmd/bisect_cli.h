@@ -20,7 +20,9 @@ char *bcli_abspath(const char *path);
 int bcli_load_session(const char *file, const char *ref, const char *target, db_session **out,
                       db_err *err);
 
-int bcli_open_tui(const db_cmd *c, const char *session, const char *ref, const char *target,
+/* The workbench on these (no_session: its --no-session). */
+int bcli_open_tui(const db_cmd *c, const char *session, bool no_session, const char *ref,
+                  const char *target,
                   const db_cmp_args *a);
 
 /* --band / --cos / --rel (at most one of band and cos/rel) into o->pred and

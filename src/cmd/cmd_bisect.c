@@ -87,7 +87,7 @@ int db_cmd_bisect(int argc, char **argv)
 		return bcli_verb(argc, argv);
 	const char *session = NULL, *format = "table", *band = NULL, *cosv = NULL, *relv = NULL,
 	           *good = NULL, *layers = NULL, *ref_opt = NULL, *tgt_opt = NULL;
-	bool autov = false;
+	bool autov = false, no_session = false;
 	db_cmp_args ca = {0};
 	db_err err = {{0}};
 	db_bisect_opts o;
@@ -123,6 +123,9 @@ int db_cmd_bisect(int argc, char **argv)
 		 "any other non-zero status aborts"},
 		{"session", 0, "FILE", &session, NULL,
 		 "create or resume a session (saved after every step)"},
+		{"no-session", 0, NULL, NULL, &no_session,
+		 "keep no session, as the workbench's --no-session\n"
+		 "(with --auto, what no --session means too)"},
 		{"ref", 0, "DIR", &ref_opt, NULL, "the reference tree (overrides a resumed session's)"},
 		{"target", 0, "DIR", &tgt_opt, NULL, "the target tree (overrides a resumed session's)"},
 		{"format", 0, "F", &format, NULL, "table (default) or json"},
@@ -154,6 +157,8 @@ int db_cmd_bisect(int argc, char **argv)
 		pos[0] = ref_opt;
 	if (tgt_opt)
 		pos[1] = tgt_opt;
+	if (session && no_session)       /* the workbench's words */
+		return db_cmd_usage_error(&cmd, "--session and --no-session: give one");
 	int fmt = db_cmd_format(&cmd, format, DB_FMT_BIT(DB_FMT_TABLE) | DB_FMT_BIT(DB_FMT_JSON));
 	if (fmt < 0)
 		return 2;
@@ -187,11 +192,12 @@ int db_cmd_bisect(int argc, char **argv)
 			                          "takes no bisect options: there, b bisects, "
 			                          ":probe STAGE chooses the probe, <C-r> rescans "
 			                          "after you dump a layer", given);
-		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		const char *script = getenv("DUMPBISECT_SCRIPT");     /* as the workbench */
+		if (!(script && *script) && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 			return db_cmd_usage_error(&cmd, "not a terminal: use --auto for a headless "
 			                          "bisect, or the workbench (dumpbisect [--session "
 			                          "FILE] REF TARGET, then b)");
-		return bcli_open_tui(&cmd, session, pos[0], pos[1], &ca);
+		return bcli_open_tui(&cmd, session, no_session, pos[0], pos[1], &ca);
 	}
 
 	db_session *s = NULL;
@@ -262,6 +268,15 @@ int db_cmd_bisect(int argc, char **argv)
 			goto fail;
 		}
 	}
+	if (s && ca.align) {    /* --align: kept in the session, as --slots */
+		free(s->align);
+		if (!(s->align = strdup(ca.align))) {
+			db_err_set(&err, NULL, NULL, -1, "out of memory");
+			goto fail;
+		}
+	}
+	if (s && s->align && !ca.align && db_align_mode_parse(s->align) >= 0)
+		co.align = db_align_mode_parse(s->align);
 	if (s && s->slots && !co.slots) {
 		co.slots = atoi(s->slots);
 		if (!tgt)
@@ -280,6 +295,14 @@ int db_cmd_bisect(int argc, char **argv)
 	}
 	if (resumed) {
 		/* command-line choices override what the session recorded */
+		/* another --phase / --pass goes to that pass's bisect (one per
+		 * pass): the one there resumes, the one here is kept */
+		if ((o.phase || o.pass) &&
+		    db_session_switch_bisect(s, o.phase ? o.phase : s->phase,
+		                             o.pass ? o.pass : s->pass, o.stage != NULL) < 0) {
+			db_err_set(&err, NULL, NULL, -1, "out of memory");
+			goto fail;
+		}
 		if (o.stage) { free(s->probe); s->probe = strdup(o.stage); }
 		if (o.phase) { free(s->phase); s->phase = strdup(o.phase); }
 		if (o.pass) { free(s->pass); s->pass = strdup(o.pass); }

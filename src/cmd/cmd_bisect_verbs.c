@@ -242,10 +242,21 @@ static int verb_start(int argc, char **argv)
 			           "another --pass / --phase)", x.s->n_steps, path);
 			goto fail;
 		}
+		/* a bisect belongs to its pass: one kept there is resumed by
+		 * bisect --auto --pass, never begun again over its steps */
+		long kept = reaim ? db_session_find_bisect(x.s, o.phase ? o.phase : x.s->phase,
+		                                           o.pass ? o.pass : x.s->pass) : -1;
+		if (kept >= 0 && x.s->earlier[kept]->n_steps) {
+			db_err_set(&err, path, NULL, -1, "the bisect of that pass is kept in the session "
+			           "(%zu steps): resume it with dumpbisect bisect --auto --session %s "
+			           "--pass %s", x.s->earlier[kept]->n_steps, path,
+			           o.pass ? o.pass : x.s->pass ? x.s->pass : "\"\"");
+			goto fail;
+		}
 		if (x.s->n_steps) {
 			const char *ph = x.s->phase ? x.s->phase : "", *pa = x.s->pass ? x.s->pass : "";
 			if (fmt == DB_FMT_TABLE)
-				printf("the bisect on %s%s%s%s%s (%zu steps) stays in the session's log\n",
+				printf("the bisect on %s%s%s%s%s (%zu steps) is kept in the session\n",
 				       *ph ? "phase " : "", ph, *ph && *pa ? ", " : "", *pa ? "pass " : "",
 				       pa, x.s->n_steps);
 			if (db_session_archive_bisect(x.s, false) < 0) {
@@ -430,6 +441,15 @@ static int verb_log_reset(int argc, char **argv)
 		if (s->profile) {
 			fputs(" --profile ", stdout);
 			sh_quote(stdout, s->profile);
+		}
+		/* the log is its pass's (one bisect per pass) */
+		if (s->phase && *s->phase) {
+			fputs(" --phase ", stdout);
+			sh_quote(stdout, s->phase);
+		}
+		if (s->pass && *s->pass) {
+			fputs(" --pass ", stdout);
+			sh_quote(stdout, s->pass);
 		}
 		fputs(" --session ", stdout);
 		sh_quote(stdout, path);

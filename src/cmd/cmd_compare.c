@@ -189,6 +189,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		        db_esc(db_noise_root(c)), db_noise_floors(c), c->profile->thresholds.noise_k,
 		        c->profile->thresholds.noise_min_rel);
 	db_slots_text(out, c);
+	db_align_text(out, c);
 	fputc('\n', out);
 	fprintf(out, "%-3s %s%s%-5s %-5s %-28s %-18s %-12s %-11s %-6s %s\n", "", ph ? "phase     " : "",
 	        pa ? "pass   " : "", "layer", c->n_slots ? "slot" : "rank", "stage", "shape", "cos", "rel", "bytes=", "status");
@@ -210,7 +211,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		else
 			db_fmt_shape(p->ndim_tgt, p->shape_tgt, shape, sizeof shape);
 		if (p->status == DB_ST_SHAPE_MISMATCH || (p->slot.side && p->slot.side != DB_SLOT_IN_TREE) ||
-		    (p->status == DB_ST_NOT_COMPARABLE && p->ndim_tgt >= 0 &&
+		    (p->status == DB_ST_NOT_COMPARABLE && p->ndim_tgt >= 0 && p->ndim_ref >= 0 &&
 		     (p->ndim_ref != p->ndim_tgt ||
 		      memcmp(p->shape_ref, p->shape_tgt, (size_t)p->ndim_ref * sizeof *p->shape_ref)))) {
 			size_t l = strlen(shape);
@@ -383,6 +384,8 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	else if (fd == db_first_not_identical(c))
 		fputs("  (bit-identical regime: every pair before it is bit-identical, the same code and "
 		      "kernels: it is where the runs part, whatever its band)\n", out);
+	if (c->align_whole)     /* the verdict in token terms (issue 35) */
+		db_token_text(out, c, fd, false);
 	/* drift first (another TP size or dtype): also name where it gets worse */
 	long fb = !noise && p->status == DB_ST_OK && p->band == DB_BAND_DRIFT
 	          ? db_first_beyond_drift(c) : -1;
@@ -398,6 +401,8 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		else
 			fprintf(out, "first divergence beyond drift: %s: %s\n", lab,
 			        db_status_name(q->status));
+		if (c->align_whole)
+			db_token_text(out, c, fb, true);
 	}
 }
 

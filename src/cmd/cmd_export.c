@@ -3,6 +3,7 @@
 #include "db_cmd.h"
 
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "bisect_cli.h"
 #include "db_esc.h"
 #include "db_export.h"
+#include "db_notes.h"
 #include "db_session.h"
 
 int db_cmd_export(int argc, char **argv)
@@ -62,37 +64,46 @@ int db_cmd_export(int argc, char **argv)
 		co.noise = s->noise;    /* the session's noise tree, unless --noise */
 	if (!co.slots && s->slots)
 		co.slots = atoi(s->slots);      /* kept as the trees are */
+	if (!ca.align && s->align && db_align_mode_parse(s->align) >= 0)
+		co.align = db_align_mode_parse(s->align);
 	if (db_compare_open(s->ref, s->target ? s->target : co.slots ? s->ref : NULL, &co, &c,
 	                    &err) < 0)
 		goto fail;
 	db_compare_run(c);
-	if (db_session_run_open(s, c, true, &r, &err) < 0)
+	/* every bisect with steps is in the report, the found one first */
+	const db_session *which = NULL;
+	int picked = db_export_pick_bisect(s, c, &r, &res, &which, &err);
+	if (picked < 0 || (!picked && db_session_run_open(s, c, true, &r, &err) < 0))
 		goto fail;
-	if (s->n_steps) {
-		if (db_bisect_analyze(r, &res, &err) < 0)
-			goto fail;
-		have_res = true;
-	}
+	have_res = picked > 0;
+	char why[PATH_MAX + 64] = "";
 	if (out) {
 		outdir = strdup(out);
 	} else {
+		/* report/ beside the session, unless another session's is there */
 		char *copy = strdup(file);
-		if (copy) {
-			const char *d = dirname(copy);
-			size_t n = strlen(d) + 8;
-			if ((outdir = malloc(n)))
-				snprintf(outdir, n, "%s/report", d);
-			free(copy);
-		}
+		int drc = copy ? db_export_dir_for(file, dirname(copy), &outdir, why, sizeof why,
+		                                   &err) : 0;
+		free(copy);
+		if (drc < 0)
+			goto fail;
 	}
 	if (!outdir) {
 		db_err_set(&err, NULL, NULL, -1, "out of memory");
 		goto fail;
 	}
+	/* notes: beside the session (those a session-less workbench wrote
+	 * in the folder it ran in are brought there first) */
+	char said[2 * PATH_MAX];
+	if (!notes && db_notes_adopt(s, NULL, said, sizeof said) >= 0 && said[0])
+		fprintf(stderr, "dumpbisect export: %s\n", said);
 	db_export_ctx x = {.s = s, .c = c, .b = &r->sm, .res = have_res ? &res : NULL,
-	                   .notes_dir = notes};
+	                   .notes_dir = notes, .bisect_of = which};
 	if (db_export_all(&x, outdir, &err) < 0)
 		goto fail;
+	if (why[0])
+		fprintf(stderr, "dumpbisect export: report/ holds the report of session %s: this "
+		        "one goes to %s\n", why, db_esc(outdir));
 	const char *o = db_esc(outdir);
 	printf("%s/report.md\n%s/heatmap.svg\n%s/metrics.json\n%s/metrics.csv\n", o, o, o, o);
 	rc = 0;

@@ -35,15 +35,16 @@ static void json_first_bad(FILE *f, const db_bisect *b)
 		fputs("null", f);
 }
 
-/* The bisects the session was re-aimed away from (db_session.h
- * 'earlier'): each judged as the current one; *changed counts theirs. */
+/* The bisects of the session's other passes (db_session.h 'earlier', one
+ * per phase and pass): each judged as the current one; *changed counts
+ * theirs. */
 static int replay_earlier(const db_session *s, db_compare *c, bool json, size_t *changed,
                           db_err *err)
 {
 	if (json)
 		fputs(", \"earlier\": [", stdout);
 	else
-		printf("\nearlier bisects (re-aimed away from):\n");
+		printf("\nthe bisects of the other passes:\n");
 	for (size_t i = 0; i < s->n_earlier; i++) {
 		const db_session *e = s->earlier[i];
 		db_replay rp;
@@ -115,7 +116,7 @@ int db_cmd_replay(int argc, char **argv)
 	if (db_cmp_args_apply(&cmd, &ca, &co) != 0)
 		return 2;
 	if (tui)
-		return bcli_open_tui(&cmd, file, ref, tgt, &ca);
+		return bcli_open_tui(&cmd, file, false, ref, tgt, &ca);
 	db_err err = {{0}};
 	db_session *s = NULL;
 	db_compare *c = NULL;
@@ -131,6 +132,8 @@ int db_cmd_replay(int argc, char **argv)
 		co.noise = s->noise;    /* the session's noise tree, unless --noise */
 	if (!co.slots && s->slots)
 		co.slots = atoi(s->slots);      /* kept as the trees are */
+	if (!ca.align && s->align && db_align_mode_parse(s->align) >= 0)
+		co.align = db_align_mode_parse(s->align);
 	if (db_compare_open(s->ref, s->target ? s->target : co.slots ? s->ref : NULL, &co, &c,
 	                    &err) < 0)
 		goto fail;
@@ -171,8 +174,13 @@ int db_cmd_replay(int argc, char **argv)
 			goto fail;
 		fputs("}\n", stdout);
 	} else {
-		printf("replay of %s (%zu steps) against\n  ref    %s\n  target %s\n\n", db_esc(file),
-		       s->n_steps, db_esc(s->ref), s->target ? db_esc(s->target) : "(same tree)");
+		printf("replay of %s (%zu steps", db_esc(file), s->n_steps);
+		if (s->pass && *s->pass)        /* the bisect of which pass (one per pass) */
+			printf(" on %s%s%spass %s", s->phase && *s->phase ? "phase " : "",
+			       s->phase && *s->phase ? s->phase : "", s->phase && *s->phase ? ", " : "",
+			       s->pass);
+		printf(") against\n  ref    %s\n", db_esc(s->ref));
+		printf("  target %s\n\n", s->target ? db_esc(s->target) : "(same tree)");
 		for (size_t i = 0; i < s->n_steps; i++) {
 			const db_replay_row *w = &rows[i];
 			printf("  %2zu. %-6s %-4s (%s)  then %-4s cos %-12.8f  now %-4s cos %-12.8f  %s\n",

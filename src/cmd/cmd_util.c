@@ -269,6 +269,9 @@ int db_cmp_args_apply(const db_cmd *c, const db_cmp_args *a, db_compare_opts *o)
 			                          "(2 or more), not '%s'", a->slots);
 		o->slots = (int)n;
 	}
+	if (a->align && (o->align = db_align_mode_parse(a->align)) < 0)
+		return db_cmd_usage_error(c, "--align must be auto, tokens or passes, not '%s'",
+		                          a->align);
 	if (a->threads && (o->threads = db_parse_threads(a->threads)) < 0)
 		return db_cmd_usage_error(c, "--threads needs a positive number, not '%s'",
 		                          a->threads);

@@ -374,6 +374,7 @@ int db_compare_open(const char *ref, const char *tgt,
 	c->ref_root = strdup(ref);
 	c->tgt_root = strdup(tgt ? tgt : ref);
 	pr->threads = opts->threads;
+	pr->align_mode = opts->align;
 	pr->settle_ns = (int64_t)opts->settle_ms * 1000000;
 	if (opts->slot) {
 		if (db_slot_parse(opts->slot, &pr->slot, err) < 0) {
@@ -438,7 +439,8 @@ int db_compare_open(const char *ref, const char *tgt,
 	malloc_trim(0);
 #endif
 pair:
-	if (rc != 0 || db_build_pairs(c, err) != 0) {
+	if (rc != 0 || db_align_prepare(c, pr->align_mode, err) != 0 ||
+	    db_build_pairs(c, err) != 0) {
 		db_compare_free(c);
 		return -1;
 	}
@@ -501,7 +503,9 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	if (scan_and_pair(&tmp, &tmp.ref, &tmp.tgt, err) != 0)
 		return -1;
 	db_cmp_priv *pr = c->priv;
-	int brc = db_build_pairs(&tmp, err);
+	int brc = db_align_prepare(&tmp, pr->align_mode, err);
+	if (brc == 0)
+		brc = db_build_pairs(&tmp, err);
 	if (brc == 0)
 		db_slots_assign(&tmp, pr->has_slot ? &pr->slot : NULL);
 	if (brc == 0 && pr->n_slots) {
@@ -560,6 +564,9 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	c->tgt = tmp.tgt;
 	c->pairs = tmp.pairs;
 	c->n_pairs = tmp.n_pairs;
+	c->align = tmp.align;
+	c->align_whole = tmp.align_whole;
+	memcpy(c->align_note, tmp.align_note, sizeof c->align_note);
 	if (pr->n_slots) {
 		free(c->slot_passes);
 		c->slot_passes = tmp.slot_passes;

@@ -266,6 +266,7 @@ void db_pair_hint(const db_compare *c, const db_pair *p, db_hint *h)
 		h->slot_start = atomic_load(&((db_pair *)p)->slot.start);
 		h->slot_len = p->slot.len;
 		h->slot_given = p->slot.given;
+		h->slot_tokens = p->slot.tokens;
 		return;
 	}
 	if ((p->status != DB_ST_OK && p->status != DB_ST_SHAPE_MISMATCH) || p->m.stats_only)
@@ -325,6 +326,8 @@ void db_hint_json(FILE *out, const db_hint *h)
 			fputs("null", out);
 		fprintf(out, ", \"len\": %lld, \"given\": %s", (long long)h->slot_len,
 		        h->slot_given ? "true" : "false");
+		if (h->slot_tokens)
+			fputs(", \"tokens\": true", out);
 		break;
 	default:
 		db_quant_hint_json(out, h);
@@ -385,7 +388,11 @@ char *db_hint_text(const db_hint *h, bool ascii, char *buf, size_t len)
 		db_quant_hint_text(h, ascii, buf, len);
 		break;
 	case DB_HINT_BATCH_SLOT:
-		if (h->slot_start >= 0)
+		if (h->slot_tokens)
+			snprintf(buf, len, "aligned by token: %s rows [%lld:%lld] of its one pass",
+			         h->slot_side == 1 ? "ref" : "target", (long long)h->slot_start,
+			         (long long)(h->slot_start + h->slot_len));
+		else if (h->slot_start >= 0)
 			snprintf(buf, len, "batch slot: %s dim %d [%lld:%lld]",
 			         h->slot_side == 1 ? "ref" : "target", h->slot_dim,
 			         (long long)h->slot_start, (long long)(h->slot_start + h->slot_len));

@@ -156,6 +156,11 @@ char *db_slot_str(const db_pair *p, char *buf, size_t len)
 		return buf;
 	}
 	const char *side = p->slot.side == 1 ? "ref" : "target";
+	if (p->slot.tokens) {
+		snprintf(buf, len, "aligned by token: %s rows [%lld:%lld] of its one pass (dim %d)", side,
+		         (long long)s, (long long)(s + p->slot.len), p->slot.dim);
+		return buf;
+	}
 	if (s >= 0)
 		snprintf(buf, len, "batch slot: %s dim %d [%lld:%lld]", side, p->slot.dim,
 		         (long long)s, (long long)(s + p->slot.len));

@@ -187,6 +187,23 @@ static int get_tensors(db_wctx *w, const db_index *ix, const db_item *const *ite
 	return 0;
 }
 
+/* A token-aligned merged pair (slot given, compare/align_tokens.c): logical
+ * element pos of the step side is this element of the whole side, whose
+ * token dim is longer; *run: how many after it stay in order there. */
+static int64_t slot_pos(const db_pair *p, int64_t pos, int64_t *run)
+{
+	bool ref_whole = p->slot.side == 1;
+	const int64_t *small = ref_whole ? p->shape_tgt : p->shape_ref;
+	const int64_t *whole = ref_whole ? p->shape_ref : p->shape_tgt;
+	int nd = ref_whole ? p->ndim_tgt : p->ndim_ref, d = p->slot.dim;
+	int64_t inner = 1;
+	for (int i = d + 1; i < nd; i++)
+		inner *= small[i];
+	int64_t blk = p->slot.len * inner, o = pos / blk, r = pos % blk;
+	*run = blk - r;
+	return (o * whole[d] + atomic_load(&((db_pair *)p)->slot.start)) * inner + r;
+}
+
 int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                      int64_t e, db_accum *a, db_err *err)
 {
@@ -211,21 +228,28 @@ int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
 		db_err_set(err, NULL, NULL, -1, "out of memory");
 		goto out;
 	}
+	bool sl = p->slot.side == 1 || p->slot.side == 2;
 	for (int64_t pos = b; pos < e;) {
 		size_t kx, ky;
-		int64_t lx, ly, runx, runy;
-		locate(&sx, pos, &kx, &lx, &runx);
-		locate(&sy, pos, &ky, &ly, &runy);
+		int64_t lx, ly, runx, runy, runs = INT64_MAX, px = pos, py = pos;
+		if (sl && p->slot.side == 1)
+			px = slot_pos(p, pos, &runs);
+		else if (sl)
+			py = slot_pos(p, pos, &runs);
+		locate(&sx, px, &kx, &lx, &runx);
+		locate(&sy, py, &ky, &ly, &runy);
 		int64_t len = e - pos;
 		if (runx < len)
 			len = runx;
 		if (runy < len)
 			len = runy;
-		if ((needs_buffer(&sx, pos) || needs_buffer(&sy, pos)) && len > DB_SEG_ELEMS)
+		if (runs < len)
+			len = runs;
+		if ((needs_buffer(&sx, px) || needs_buffer(&sy, py)) && len > DB_SEG_ELEMS)
 			len = DB_SEG_ELEMS;
 		db_tensor vx, vy;
-		side_view(&sx, pos, len, w->buf[0], w->buf[2], &vx);
-		side_view(&sy, pos, len, w->buf[1], w->buf[3], &vy);
+		side_view(&sx, px, len, w->buf[0], w->buf[2], &vx);
+		side_view(&sy, py, len, w->buf[1], w->buf[3], &vy);
 		db_accum part;
 		db_accum_init(&part);
 		db_accum_range(&part, &vx, &vy, 0, len);

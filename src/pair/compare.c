@@ -16,6 +16,7 @@
 #include "companions.h"
 #include "compare_build.h"
 #include "compare_priv.h"
+#include "align_items.h"
 #include "layout/index_priv.h"
 #include "db_re.h"
 
@@ -173,7 +174,8 @@ int db_build_pairs(db_compare *c, db_err *err)
 		free(ti);
 		return -1;
 	}
-	if (quant_group(c, c->ref, &ri, &nri) || quant_group(c, c->tgt, &ti, &nti)) {
+	if (quant_group(c, c->ref, &ri, &nri) || quant_group(c, c->tgt, &ti, &nti) ||
+	    db_align_items(c, true, &ri, &nri) || db_align_items(c, false, &ti, &nti)) {
 		free(ri);
 		free(ti);
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
@@ -362,6 +364,7 @@ int db_build_pairs(db_compare *c, db_err *err)
 	c->pairs = out;
 	c->n_pairs = n;
 	c->pairs_gen = db_next_pairs_gen();
+	db_align_settle(c);
 	size_t done = 0;
 	for (size_t i = 0; i < n; i++)
 		done += out[i].status != DB_ST_OK;
@@ -427,6 +430,8 @@ void db_free_pairs(db_compare *c)
 	c->pairs_gen = db_next_pairs_gen();
 	db_qsets_free(c->quant);
 	c->quant = NULL;
+	db_align_free(c->align);
+	c->align = NULL;
 	for (size_t i = 0; i < c->n_phases; i++)
 		free(c->phases[i]);
 	free(c->phases);

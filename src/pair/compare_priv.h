@@ -221,6 +221,7 @@ typedef struct db_cmp_priv {
 	bool has_slot;
 	int n_slots;            /* --slots N, 0 off (db_slots_split) */
 	bool slots_alone;       /* two trees: db_slots_alone */
+	int align_mode;         /* --align (db_align_mode) */
 	void *cache;            /* cache.c state, created on first use */
 	pthread_mutex_t cache_mu;       /* guards creating it */
 	/* Opened from snapshots on trusted directory stamps (compare_reopen.c):

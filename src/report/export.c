@@ -4,6 +4,7 @@
 #include "db_export.h"
 #include "db_dequant.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,7 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
 	}
 	db_slots_json(out, c);
+	db_align_json(out, c, fd, fb);
 	db_passes_json(out, c);
 }
 
@@ -460,14 +462,17 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	db_esc_md_text(c->why, f);
 	fputs(")\n", f);
 	if (s && s->path) {
+		/* absolute: whose report this is, read again by db_export_dir_for */
+		char abs[PATH_MAX];
 		fputs("- session: ", f);
-		db_esc_md_code(s->path, f);
+		db_esc_md_code(realpath(s->path, abs) ? abs : s->path, f);
 		fputc('\n', f);
 	}
 	char jb[1024];
 	fputs("- verdicts judged by: ", f);
 	db_esc_md_text(db_judged_by_text(c, jb, sizeof jb), f);
 	fputc('\n', f);
+	db_align_md(f, c, r && r->has_token ? r->token : -1);
 	fputs("\n## Summary\n\n", f);
 	if (r) {
 		db_esc_md_text(r->summary, f);
@@ -574,37 +579,10 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 	db_export_walk_md(f, r);
 
 	fputs("\n## Bisect log\n\n", f);
-	if (x->b && x->b->n_steps) {
-		char *md = db_md_bisect(x->b, x->res);
-		if (md)
-			fputs(md, f);
-		free(md);
-	} else {
-		fputs("No bisect steps recorded.\n", f);
-	}
+	db_export_bisects_md(f, x);
 
 	fputs("\n## Marks\n\n", f);
-	if (s && s->n_marks) {
-		fputs("| layer | stage | rank | status | text |\n|---|---|---|---|---|\n", f);
-		for (size_t i = 0; i < s->n_marks; i++) {
-			const db_mark *m = &s->marks[i];
-			fprintf(f, "| %s | ", m->layer >= 0 ? db_layer_label(m->layer, l1, sizeof l1) : "model");
-			if (m->stage)
-				db_esc_md_cell(m->stage, f);
-			else
-				fputs("(row)", f);
-			fputs(" | ", f);
-			if (m->rank >= 0)
-				fprintf(f, "%d", m->rank);
-			else
-				fputs("all", f);
-			fprintf(f, " | %s | ", db_mark_status_name(m->status));
-			db_esc_md_text(m->text, f);
-			fputs(" |\n", f);
-		}
-	} else {
-		fputs("No marks.\n", f);
-	}
+	db_export_marks_md(f, s);
 
 	fputs("\n## Notes\n\n", f);
 	char *ndir = x->notes_dir ? strdup(x->notes_dir) : db_notes_dir_for(s ? s->path : NULL);

@@ -49,19 +49,14 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-static const db_mark *mark_on(const db_session *s, int layer, const char *stage)
+/* The mark on a cell of grid g (its phase, pass and rank; a row mark or
+ * one on a sub-stage of the cell counts): as the workbench draws it. */
+static const db_mark *mark_on(const db_session *s, const db_grid *g, int layer,
+                              const char *stage)
 {
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < s->n_marks; i++) {
-		const db_mark *m = &s->marks[i];
-		if (m->layer != layer)
-			continue;
-		if (!m->stage || !strcmp(m->stage, stage) ||
-		    (!strncmp(m->stage, stage, strlen(stage)) && m->stage[strlen(stage)] == '.'))
-			return m;
-	}
-	return NULL;
+	long i = db_session_mark_at(s, g->phase, g->pass, layer, stage,
+	                            g->rank == DB_RANK_ANY ? -1 : g->rank, true);
+	return i >= 0 ? &s->marks[i] : NULL;
 }
 
 static void cell(FILE *f, const db_compare *c, size_t pi, double x, double y,
@@ -143,14 +138,14 @@ int db_export_svg(FILE *f, const db_compare *c, const db_grid *g,
 		if (row->layer < 0) {
 			char title[300];
 			snprintf(title, sizeof title, "%s", row->label);
-			cell(f, c, row->cells[0], LABEL_W, y, title, mark_on(s, -1, row->label));
+			cell(f, c, row->cells[0], LABEL_W, y, title, mark_on(s, g, -1, row->label));
 			continue;
 		}
 		for (size_t k = 0; k < g->n_cols; k++) {
 			char title[400];
 			snprintf(title, sizeof title, "%s %s", row->label, g->cols[k]);
 			cell(f, c, row->cells[k], LABEL_W + k * (double)CELL_W, y, title,
-			     mark_on(s, row->layer, g->cols[k]));
+			     mark_on(s, g, row->layer, g->cols[k]));
 		}
 	}
 	/* legend */

@@ -36,6 +36,7 @@ static int metrics_json_stamped(FILE *f, const db_export_ctx *x)
 	}
 	fputs("{\"export_generation\": ", f);
 	db_json_str(f, x->generation);
+	db_export_record_json(f, x);    /* the session's marks and bisects */
 	fputs(", ", f);
 	fwrite(buf + 1, 1, len - 1, f);
 	free(buf);

@@ -85,7 +85,7 @@ char *db_notes_dir_for(const char *session_path)
 	return out;
 }
 
-static int mkdir_p(const char *dir, db_err *err)
+int db_notes_mkdir(const char *dir, db_err *err)
 {
 	char *p = strdup(dir);
 	if (!p)
@@ -123,7 +123,7 @@ int db_notes_create(const char *dir, const char *title,
 {
 	if (out_path)
 		*out_path = NULL;
-	if (mkdir_p(dir, err) < 0)
+	if (db_notes_mkdir(dir, err) < 0)
 		return -1;
 	char *slug = db_notes_slug(title);
 	if (!slug)

@@ -56,6 +56,8 @@ db_session *db_session_new(const char *ref, const char *target)
 
 static void free_mark(db_mark *m)
 {
+	free(m->phase);
+	free(m->pass);
 	free(m->stage);
 	free(m->text);
 }
@@ -83,6 +85,7 @@ void db_session_free(db_session *s)
 	free(s->profile);
 	free(s->noise);
 	free(s->slots);
+	free(s->align);
 	free(s->phase);
 	free(s->pass);
 	free(s->probe);
@@ -187,8 +190,9 @@ int db_session_to_bisect(const db_session *s, db_bisect *b, db_err *err)
 	return 0;
 }
 
-long db_session_add_mark(db_session *s, int layer, const char *stage,
-                         int rank, db_mark_status st, const char *text)
+long db_session_add_mark_at(db_session *s, const char *phase, const char *pass, int layer,
+                            const char *stage, int rank, db_mark_status st,
+                            const char *text)
 {
 	db_mark *nm = realloc(s->marks, (s->n_marks + 1) * sizeof *nm);
 	if (!nm)
@@ -196,9 +200,11 @@ long db_session_add_mark(db_session *s, int layer, const char *stage,
 	s->marks = nm;
 	db_mark *m = &nm[s->n_marks];
 	memset(m, 0, sizeof *m);
+	m->phase = dup_or_null(phase);
+	m->pass = dup_or_null(pass);
 	m->stage = dup_or_null(stage);
 	m->text = strdup(text ? text : "");
-	if ((stage && !m->stage) || !m->text) {
+	if ((stage && !m->stage) || (phase && !m->phase) || (pass && !m->pass) || !m->text) {
 		free_mark(m);
 		return -1;
 	}
@@ -207,6 +213,12 @@ long db_session_add_mark(db_session *s, int layer, const char *stage,
 	m->status = st;
 	m->time = (int64_t)time(NULL);
 	return (long)s->n_marks++;
+}
+
+long db_session_add_mark(db_session *s, int layer, const char *stage,
+                         int rank, db_mark_status st, const char *text)
+{
+	return db_session_add_mark_at(s, NULL, NULL, layer, stage, rank, st, text);
 }
 
 bool db_session_remove_mark(db_session *s, size_t i)
@@ -226,6 +238,27 @@ long db_session_find_mark(const db_session *s, int layer, const char *stage)
 		if (m->layer != layer)
 			continue;
 		if (!stage ? !m->stage : (m->stage && !strcmp(m->stage, stage)))
+			return (long)i;
+	}
+	return -1;
+}
+
+static bool same_sel(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+long db_session_mark_at(const db_session *s, const char *phase, const char *pass, int layer,
+                        const char *stage, int rank, bool substages)
+{
+	for (size_t i = 0; s && i < s->n_marks; i++) {
+		const db_mark *m = &s->marks[i];
+		if (m->layer != layer || (m->phase && !same_sel(m->phase, phase)) ||
+		    (m->pass && !same_sel(m->pass, pass)) || (rank >= 0 && m->rank >= 0 && m->rank != rank))
+			continue;
+		if (!stage ? !m->stage : !m->stage ? substages :
+		    !strcmp(m->stage, stage) ||
+		    (substages && !strncmp(m->stage, stage, strlen(stage)) && m->stage[strlen(stage)] == '.'))
 			return (long)i;
 	}
 	return -1;

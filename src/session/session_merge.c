@@ -29,7 +29,8 @@ static bool step_eq(const db_bisect_step *a, const db_bisect_step *b)
 static bool mark_eq(const db_mark *a, const db_mark *b)
 {
 	return a->layer == b->layer && a->rank == b->rank && a->status == b->status &&
-	       a->time == b->time && str_eq(a->stage, b->stage) && str_eq(a->text, b->text);
+	       a->time == b->time && str_eq(a->stage, b->stage) && str_eq(a->text, b->text) &&
+	       str_eq(a->phase, b->phase) && str_eq(a->pass, b->pass);
 }
 
 /* One bisect's aim: phase, pass, probe, predicate, start bound and
@@ -62,7 +63,8 @@ static bool setup_eq(const db_session *a, const db_session *b)
 {
 	if (!str_eq(a->ref, b->ref) || !str_eq(a->target, b->target) ||
 	    !str_eq(a->profile, b->profile) || !str_eq(a->noise, b->noise) ||
-	    !str_eq(a->slots, b->slots) || !aim_eq(a, b) || a->n_earlier != b->n_earlier)
+	    !str_eq(a->slots, b->slots) || !str_eq(a->align, b->align) || !aim_eq(a, b) ||
+	    a->n_earlier != b->n_earlier)
 		return false;
 	for (size_t i = 0; i < a->n_earlier; i++)
 		if (!aim_eq(a->earlier[i], b->earlier[i]) || !steps_eq(a->earlier[i], b->earlier[i]))
@@ -131,7 +133,8 @@ static int take_setup(db_session *r, const db_session *ours)
 {
 	if (dup_into(&r->ref, ours->ref) < 0 || dup_into(&r->target, ours->target) < 0 ||
 	    dup_into(&r->profile, ours->profile) < 0 || dup_into(&r->noise, ours->noise) < 0 ||
-	    dup_into(&r->slots, ours->slots) < 0 || take_aim(r, ours) < 0)
+	    dup_into(&r->slots, ours->slots) < 0 || dup_into(&r->align, ours->align) < 0 ||
+	    take_aim(r, ours) < 0)
 		return -1;
 	db_session **v = calloc(ours->n_earlier ? ours->n_earlier : 1, sizeof *v);
 	if (!v)
@@ -205,7 +208,8 @@ static int merge_marks(db_session *r, const db_session *base, const db_session *
 		const db_mark *m = &ours->marks[i];
 		if (has_mark(base, m) || has_mark(r, m))
 			continue;
-		long k = db_session_add_mark(r, m->layer, m->stage, m->rank, m->status, m->text);
+		long k = db_session_add_mark_at(r, m->phase, m->pass, m->layer, m->stage, m->rank,
+		                                m->status, m->text);
 		if (k < 0)
 			return -1;
 		r->marks[k].time = m->time;

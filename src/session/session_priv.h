@@ -6,7 +6,11 @@
 #define DB_SESSION_PRIV_H
 #include "db_session.h"
 
-#define DB_SESSION_VERSION 1
+#define DB_SESSION_VERSION 2
+
+/* A version 1 file read into s: its marks placed (include/db_session.h).
+ * -1 on OOM. */
+int db_session_migrate_v1(db_session *s);
 
 /* Frees the strings of m[0..n) and then m. */
 void db_session_free_marks(db_mark *m, size_t n);

@@ -220,6 +220,12 @@ static int parse_mark(rd *r, yaml_node_t *n, db_mark *mk)
 		} else if (!strcmp(k, "stage")) {
 			if (want_str(r, vn, k, &mk->stage) < 0)
 				return -1;
+		} else if (!strcmp(k, "phase")) {
+			if (want_str(r, vn, k, &mk->phase) < 0)
+				return -1;
+		} else if (!strcmp(k, "pass")) {
+			if (want_str(r, vn, k, &mk->pass) < 0)
+				return -1;
 		} else if (!strcmp(k, "text")) {
 			if (want_str(r, vn, k, &mk->text) < 0)
 				return -1;
@@ -274,9 +280,9 @@ static void *new_items(rd *r, yaml_node_t *n, const char *key, size_t size, size
 static char **str_field(db_session *s, const char *k)
 {
 	static const char *const keys[] = {"ref", "target", "profile", "noise", "slots", "phase",
-	                                   "pass", "probe"};
+	                                   "pass", "probe", "align"};
 	char **fields[] = {&s->ref, &s->target, &s->profile, &s->noise, &s->slots, &s->phase,
-	                   &s->pass, &s->probe};
+	                   &s->pass, &s->probe, &s->align};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		if (!strcmp(k, keys[i]))
 			return fields[i];
@@ -285,7 +291,7 @@ static char **str_field(db_session *s, const char *k)
 
 static int parse_root(rd *r, yaml_node_t *root, db_session *s, bool top);
 
-/* 'earlier': the bisects re-aimed away from, each a mapping of the
+/* 'earlier': the bisects of the other passes, each a mapping of the
  * bisect's keys. */
 static int parse_earlier(rd *r, yaml_node_t *vn, db_session *s)
 {
@@ -314,6 +320,7 @@ static int parse_earlier(rd *r, yaml_node_t *vn, db_session *s)
 
 static int parse_root(rd *r, yaml_node_t *root, db_session *s, bool top)
 {
+	int64_t version = DB_SESSION_VERSION;
 	if (!root || root->type != YAML_MAPPING_NODE) {
 		if (!root)
 			return db_err_set(r->err, NULL, NULL, -1, "%s:1:1: empty file, not a dumpbisect session",
@@ -335,6 +342,7 @@ static int parse_root(rd *r, yaml_node_t *root, db_session *s, bool top)
 			if (want_i64(r, vn, k, 1, DB_SESSION_VERSION, &x) < 0)
 				return -1;
 			have_version = true;
+			version = x;
 		} else if ((str = str_field(s, k))) {
 			if (want_str(r, vn, k, str) < 0)
 				return -1;
@@ -414,7 +422,7 @@ static int parse_root(rd *r, yaml_node_t *root, db_session *s, bool top)
 		}
 	}
 	if (!have_version && top)
-		return fail_at(r, root, "not a dumpbisect session (no 'dumpbisect_session: 1')");
+		return fail_at(r, root, "not a dumpbisect session (no 'dumpbisect_session: 2')");
 	/* every step on a candidate: against the sorted candidates, so a
 	 * session of many steps and layers reads in n log n */
 	int *sorted = malloc((s->n_layers ? s->n_layers : 1) * sizeof *sorted);
@@ -431,6 +439,8 @@ static int parse_root(rd *r, yaml_node_t *root, db_session *s, bool top)
 			                  r->origin, i + 1, s->steps[i].layer);
 		}
 	free(sorted);
+	if (top && version < 2 && db_session_migrate_v1(s) < 0)
+		return fail_at(r, root, "out of memory");
 	return 0;
 }
 

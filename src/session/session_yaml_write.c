@@ -172,7 +172,7 @@ static void emit_layers_steps(emit *m, const db_session *s)
 	seq_end(m);
 }
 
-/* The bisects re-aimed away from (db_session_archive_bisect). */
+/* The bisects of the other passes (db_session_switch_bisect). */
 static void emit_earlier(emit *m, const db_session *s)
 {
 	char buf[2048];        /* a predicate: pass-if rules may be long */
@@ -214,6 +214,7 @@ char *db_session_dump(const db_session *s, size_t *len)
 	key_str(&m, "profile", s->profile);
 	key_str(&m, "noise", s->noise);
 	key_str(&m, "slots", s->slots);
+	key_str(&m, "align", s->align);
 	key_str(&m, "phase", s->phase);
 	key_str(&m, "pass", s->pass);
 	key_str(&m, "probe", s->probe);
@@ -227,6 +228,8 @@ char *db_session_dump(const db_session *s, size_t *len)
 	for (size_t i = 0; i < s->n_marks; i++) {
 		const db_mark *mk = &s->marks[i];
 		map_start(&m, 0);
+		key_str(&m, "phase", mk->phase);
+		key_str(&m, "pass", mk->pass);
 		key_layer(&m, "layer", mk->layer);
 		key_str(&m, "stage", mk->stage);
 		key_fmt(&m, "rank", "%d", mk->rank);

@@ -303,7 +303,9 @@ void tui_draw_selection(struct tui *t, WINDOW *w, int y)
 		                def && !strcmp(def, tui_pass(t)) ? " default" : "");
 		/* the pass the bisect's triage names (triage_ui.c) */
 		if (t->triaged && t->pass_why[0] && !strcmp(t->triaged_pass, tui_pass(t)) &&
-		    !strcmp(t->triaged_phase, tui_phase(t) ? tui_phase(t) : ""))
+		    !strcmp(t->triaged_phase, tui_phase(t) ? tui_phase(t) : "") &&
+		    t->triaged_div && t->triaged_div_gen == t->cmp->pairs_gen + 1 &&
+		    t->triaged_div_done == t->cmp->n_done)     /* tui_triaged_diverges */
 			x += draw_text(w, y, x, W - x, C_MARK, 0, " first diverging");
 	}
 	/* --slots: slot k is rank k (src/compare/slots.c) */

@@ -43,8 +43,11 @@ struct tui {
 	struct db_session *session;     /* owned; in memory only with --no-session */
 	/* session_path is this pair of trees' automatic session (no
 	 * --session): written once it holds work (steps, marks, notes) or
-	 * when it exists already; reports and notes stay where they were */
+	 * when it exists already; its notes are beside it, its report in
+	 * ./report */
 	bool session_auto, session_auto_on_disk;
+	char notes_said[320];           /* "; moved 1 note beside the session ..." at
+	                                   the open (adopt_notes), or "" */
 	bool session_none;              /* --no-session: nothing is kept */
 	bool quit_warned;               /* q said the work is not kept */
 	struct db_bisect_run *bisect;   /* owned; made by the bisect view */
@@ -114,6 +117,11 @@ struct tui {
 	bool triaged;
 	char triaged_phase[64], triaged_pass[64];
 	char pass_why[384];
+	/* the triaged pass is the first diverging one (tui_triaged_diverges),
+	 * as of pairs_gen/n_done */
+	bool triaged_div;
+	unsigned long triaged_div_gen;
+	size_t triaged_div_done;
 
 	/* "/" filter on stage names: col_match[c] for the grid's columns */
 	void *filter_re;                /* pcre2_code, owned */

@@ -306,16 +306,93 @@ char *draw_fit_mid(const char *raw, int width, int tail, char *buf, size_t len)
 	return buf;
 }
 
+/* Whether a cut label (head, then the ellipsis, then tail: escaped text)
+ * could be another of the names shown: one that begins with head and ends
+ * with tail (issue 34: "p…yernorm" four times read as one another). */
+static bool reads_as_other(const char *head, size_t hn, const char *tail, const char *s,
+                           const char *const *others, size_t n)
+{
+	size_t tn = strlen(tail);
+	for (size_t i = 0; i < n; i++) {
+		size_t sn = strlen(s);
+		/* its own sub-stages ("s.sub") hold all of it: no cut tells them */
+		if (!others[i] || !strcmp(others[i], s) ||
+		    (!strncmp(others[i], s, sn) && others[i][sn] == '.'))
+			continue;
+		char small[512];
+		char *o = escaped(others[i], small, sizeof small);
+		size_t on = strlen(o);
+		bool hit = on >= hn + tn && !strncmp(o, head, hn) && !strcmp(o + on - tn, tail);
+		if (o != small)
+			free(o);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* buf ("head…tail" or s whole) reads as none of the others. */
+static bool apart(const char *buf, const char *s, const char *const *others, size_t n)
+{
+	const char *dots = G("…", "~"), *cut = strstr(buf, dots);
+	if (!cut)
+		return true;
+	return !reads_as_other(buf, (size_t)(cut - buf), cut + strlen(dots), s, others, n);
+}
+
 char *draw_fit_apart(const char *s, const char *const *others, size_t n, int width,
                      char *buf, size_t len)
 {
 	draw_fit_mid(s, width, -1, buf, len);
-	char o[512];
-	for (size_t i = 0; i < n; i++)
-		if (others[i] && strcmp(others[i], s) &&
-		    !strcmp(draw_fit_mid(others[i], width, -1, o, sizeof o), buf))
-			return draw_fit_mid(s, width, width - 1, buf, len);  /* the end alone */
-	return buf;
+	if (width < 3 || !strstr(buf, G("…", "~")))
+		return buf;
+	/* a sub-stage beside its stage ("self_attention.core_attention" by
+	 * "self_attention"): what follows the stage's name tells it */
+	for (size_t i = 0; i < n; i++) {
+		size_t on = others[i] ? strlen(others[i]) : 0;
+		if (!on || strncmp(s, others[i], on) || s[on] != '.')
+			continue;
+		int sub = draw_width(s + on + 1);
+		if (sub <= width - 2) {
+			draw_fit_mid(s, width, sub, buf, len);
+			if (apart(buf, s, others, n))
+				return buf;
+		}
+	}
+	draw_fit_mid(s, width, -1, buf, len);
+	if (apart(buf, s, others, n))
+		return buf;
+	/* the default cut reads as a neighbour: keep the part that tells it
+	 * apart instead, the end first (".0", "o_proj"), then the head
+	 * ("pre_mlp_…" beside "post_attn_…" when both end in "layernorm") */
+	int def = (width - 1) * 2 / 3;
+	for (int k = 0; k <= width - 2; k++) {
+		int tail = k <= def ? def - k : k;       /* def, def-1, …, 0, def+1, … */
+		if (tail > width - 2)
+			continue;
+		draw_fit_mid(s, width, tail, buf, len);
+		if (apart(buf, s, others, n))
+			return buf;
+	}
+	return draw_fit_mid(s, width, width - 1, buf, len);  /* none tells: the end alone */
+}
+
+char *draw_fit_telling(const char *s, const char *const *others, size_t n, int width,
+                       char *buf, size_t len)
+{
+	/* a sub-stage of a column shows its own part whole, with a head of
+	 * its stage ("self…core_attention"), not "s…e_attention" */
+	for (size_t i = 0; i < n; i++) {
+		size_t on = others[i] ? strlen(others[i]) : 0;
+		if (on && !strncmp(s, others[i], on) && s[on] == '.' &&
+		    width < draw_width(s + on + 1) + 5)
+			width = draw_width(s + on + 1) + 5;
+	}
+	for (int w = width < 3 ? 3 : width; ; w++) {
+		draw_fit_apart(s, others, n, w, buf, len);
+		if (!strstr(buf, G("…", "~")) || apart(buf, s, others, n) || w > 512)
+			return buf;
+	}
 }
 
 enum tui_color draw_band_color(db_band b)

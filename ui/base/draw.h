@@ -65,6 +65,11 @@ char *draw_fit_mid(const char *s, int width, int tail, char *buf, size_t len);
  * end alone ("…qkv_proj" beside "…n.o_proj"). */
 char *draw_fit_apart(const char *s, const char *const *others, size_t n, int width,
                      char *buf, size_t len);
+/* draw_fit_apart in width columns, or in more when a cut in width would
+ * still read as one of the others ("se…ion" beside "self_attention"): as
+ * few as keep the part that tells s apart (issue 34). */
+char *draw_fit_telling(const char *s, const char *const *others, size_t n, int width,
+                       char *buf, size_t len);
 
 /* Band / status presentation. */
 enum tui_color draw_band_color(db_band b);

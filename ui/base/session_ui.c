@@ -16,6 +16,8 @@
 #include "app.h"
 #include "draw.h"
 #include "db_bisect.h"
+#include "db_cmd.h"
+#include "db_compare.h"
 #include "db_notes.h"
 #include "db_session.h"
 #include "signals.h"
@@ -24,9 +26,26 @@ char *tui_notes_dir(const struct tui *t)
 {
 	if (t->notes_dir)
 		return strdup(t->notes_dir);
-	/* the automatic session lives in the state folder: its notes stay in
-	 * ./notes, where the user looks for them */
-	return db_notes_dir_for(t->session_auto ? NULL : t->session_path);
+	/* beside the session, the automatic one too (its folder under
+	 * $XDG_STATE_HOME): found again from any folder (issue 34) */
+	return db_notes_dir_for(t->session_path);
+}
+
+/* Notes the session lists outside its notes folder (a workbench without
+ * --session wrote them into ./notes before issue 34) are brought beside
+ * it, and the bottom line says so; --notes DIR wins: nothing moves. */
+static void adopt_notes(struct tui *t)
+{
+	char said[sizeof t->msg];
+	if (t->notes_dir || !t->session || !t->session_path || !t->session->n_notes)
+		return;
+	int moved = db_notes_adopt(t->session, NULL, said, sizeof said);
+	if (said[0])
+		tui_msg(t, moved < 0, "%s", said);
+	/* the automatic session's "reopened" line comes after: it says it too */
+	snprintf(t->notes_said, sizeof t->notes_said, "%s%.300s", said[0] ? "; " : "", said);
+	if (moved > 0)
+		tui_session_save(t);
 }
 
 /* A file name's part from a tree's path: its last two components (the
@@ -100,6 +119,19 @@ void tui_session_say(struct tui *t, bool err, const char *before, const char *af
 	int room = COLS - draw_width(before) - draw_width(after);
 	draw_fit_mid(tilde, room < 24 ? 24 : room, -1, shown, sizeof shown);
 	tui_msg(t, err, "%s%s%s", before, shown, after);
+}
+
+void tui_session_opts(const struct tui *t, const db_cmp_args *cli, db_compare_opts *co)
+{
+	const db_session *s = t->session;
+	if (!s)
+		return;
+	if (!co->noise && s->noise)
+		co->noise = s->noise;
+	if (!co->slots && s->slots)
+		co->slots = atoi(s->slots);
+	if (!cli->align && s->align && db_align_mode_parse(s->align) >= 0)
+		co->align = db_align_mode_parse(s->align);
 }
 
 bool tui_session_has_work(const struct tui *t)
@@ -219,6 +251,7 @@ void tui_view_state_restore(struct tui *t)
 	if ((v = db_session_view_get(s, "filter")) && tui_filter_set(t, v) != 0)
 		return;
 	t->msg[0] = '\0';
+	adopt_notes(t);
 }
 
 int tui_edit_file(struct tui *t, const char *path, char *why, size_t len)

@@ -20,6 +20,12 @@ char *tui_session_auto_path(const char *ref, const char *const *targets, size_t 
 /* The bottom line "<before>PATH<after>" about the session's file: $HOME
  * as ~, the path's middle cut to fit the line. */
 void tui_session_say(struct tui *t, bool err, const char *before, const char *after);
+/* The comparison options the session keeps as it keeps its trees (--noise,
+ * --slots, --align): into co where the command line (cli) gave none. */
+struct db_cmp_args;
+struct db_compare_opts;
+void tui_session_opts(const struct tui *t, const struct db_cmp_args *cli,
+                      struct db_compare_opts *co);
 /* Has work that would be lost: bisect steps, marks or notes. */
 bool tui_session_has_work(const struct tui *t);
 /* The view state the session keeps (selection, metric, axes, probe,

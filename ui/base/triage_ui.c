@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "db_bisect.h"
+#include "db_passes.h"
 #include "db_yield.h"
 #include "keys.h"
 #include "script.h"
@@ -112,4 +113,23 @@ bool tui_on_triaged(const struct tui *t)
 {
 	return t->triaged && same(tui_phase(t), t->triaged_phase) &&
 	       same(tui_pass(t), t->triaged_pass);
+}
+
+bool tui_triaged_diverges(struct tui *t)
+{
+	if (!t->triaged || tui_computing(t))
+		return false;
+	/* once per set of computed pairs: a scan of every pair */
+	size_t done = t->cmp->n_done;
+	if (t->triaged_div_gen == t->cmp->pairs_gen + 1 && t->triaged_div_done == done)
+		return t->triaged_div;
+	db_pass_line *v = NULL;
+	size_t n = db_pass_lines(t->cmp, &v);
+	long k = db_pass_first_diverging(t->cmp, v, n);
+	t->triaged_div = k >= 0 && same(v[k].phase, t->triaged_phase) &&
+	                 same(v[k].pass, t->triaged_pass);
+	free(v);
+	t->triaged_div_gen = t->cmp->pairs_gen + 1;
+	t->triaged_div_done = done;
+	return t->triaged_div;
 }

@@ -19,5 +19,9 @@ void tui_yield_begin(struct tui *t);
 void tui_yield_end(void);
 /* The selected phase and pass are the ones the triage chose. */
 bool tui_on_triaged(const struct tui *t);
+/* The triaged pass is the first diverging pass (db_pass_first_diverging,
+ * the rule of compare's "first diverging pass:"): false while the pairs
+ * are computed (it cannot be backed yet) and when nothing diverges. */
+bool tui_triaged_diverges(struct tui *t);
 
 #endif

@@ -20,6 +20,13 @@ static char *slot_note(const struct tui *t, char *buf, size_t len)
 	static unsigned long kgen;
 	static size_t kdone = SIZE_MAX, at = SIZE_MAX;
 	const db_compare *c = t->cmp;
+	if (c->align_whole) {   /* --align tokens: the first divergence's rows */
+		long fd = t->first_div;
+		if (fd >= 0 && (size_t)fd < c->n_pairs && c->pairs[fd].slot.tokens)
+			return db_slot_str(&c->pairs[fd], buf, len);
+		snprintf(buf, len, "aligned by token");
+		return buf;
+	}
 	size_t done = atomic_load(&t->cmp->n_done);
 	if (kc != c || kgen != c->pairs_gen || kdone != done) {
 		kc = c, kgen = c->pairs_gen, kdone = done, at = SIZE_MAX;
@@ -49,8 +56,13 @@ static char *headline_label(const struct tui *t, size_t pair, int width, char *b
 	if (!rk[1])
 		rk[0] = '\0';
 	int room = width - draw_width(lay) - draw_width(rk);
-	snprintf(buf, len, "%s%s%s", lay, draw_fit_mid(p->f.stage, room < 6 ? 6 : room, -1, st,
-	                                               sizeof st), rk);
+	/* cut, it keeps what tells it from the columns (issue 34: "L1
+	 * se…ion" read as self_attention, the stage was its sub-stage): as
+	 * wide as that takes, the numbers after it give way then */
+	const char *const *cols = t->have_grid ? (const char *const *)t->grid.cols : NULL;
+	snprintf(buf, len, "%s%s%s", lay,
+	         draw_fit_telling(p->f.stage, cols, cols ? t->grid.n_cols : 0, room < 6 ? 6 : room,
+	                          st, sizeof st), rk);
 	return buf;
 }
 

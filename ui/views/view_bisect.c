@@ -161,10 +161,11 @@ static const char *sel_str(const char *ph, const char *pa, char *buf, size_t len
 	return buf;
 }
 
-/* Choosing another phase or pass and starting the bisect (b, x) begins a
- * new one there: a bisect never stays on the pass it began with when the
- * user chose another. The earlier one stays in the session's log
- * (db_session_archive_bisect; replay judges it). True when it re-aimed. */
+/* Choosing another phase or pass and starting the bisect (b, x) goes to
+ * the bisect of that pass: a bisect belongs to its (phase, pass). The one
+ * left stays in the session (db_session_switch_bisect: the export and
+ * replay list it); the one of the pass chosen resumes where it was, or a
+ * new one begins. True when it re-aimed. */
 static bool reaim(struct tui *t)
 {
 	db_session *s = t->session;
@@ -180,21 +181,37 @@ static bool reaim(struct tui *t)
 	char was[160], now[160];
 	sel_str(ph, pa, was, sizeof was);
 	db_err err = {{0}};
+	int resumed = 0;
+	size_t left = t->bisect ? t->bisect->sm.n_steps : s ? s->n_steps : 0;
 	if (s) {
 		if (t->bisect)
 			db_session_sync_bisect(s, &t->bisect->sm, &err);
-		if (db_session_archive_bisect(s, t->probe_given) < 0) {
+		if (!s->phase && !s->pass && t->bisect) {
+			/* a bisect the core aimed (triage): its place, to be kept by */
+			replace(&s->phase, t->bisect->phase);
+			replace(&s->pass, t->bisect->pass);
+		}
+		resumed = db_session_switch_bisect(s, tui_phase(t), tui_pass(t), t->probe_given);
+		if (resumed < 0) {
 			tui_msg(t, true, "bisect: out of memory");
 			return false;
 		}
 	}
 	tui_bisect_close(t);
-	t->replay_checked = true;       /* the resumed log was the earlier bisect's */
+	t->replay_checked = true;       /* the resumed log was checked, or is new */
 	if (tui_bisect_ensure(t, false) < 0)
 		return true;
 	tui_session_save(t);
-	tui_msg(t, false, "new bisect on %s; the one on %s stays in the session's log",
-	        sel_str(t->bisect->phase, t->bisect->pass, now, sizeof now), was);
+	sel_str(t->bisect->phase, t->bisect->pass, now, sizeof now);
+	if (resumed)
+		tui_msg(t, false, "back to the bisect on %s (%zu steps)%s%s%s", now,
+		        t->bisect->sm.n_steps, left ? "; the one on " : "", left ? was : "",
+		        left ? " is kept" : "");
+	else if (left && s)
+		tui_msg(t, false, "new bisect on %s; the one on %s is kept (b on %s resumes it)",
+		        now, was, was);
+	else
+		tui_msg(t, false, "new bisect on %s", now);
 	return true;
 }
 
@@ -485,10 +502,10 @@ static void step(struct tui *t, db_verdict v)
 		s.verdict = s.auto_verdict;
 		s.by_user = false;
 	} else {
-		/* logged as the headless verbs log it (db_bisect_user_step): the
-		 * user's when it goes against the auto verdict */
+		/* logged as the headless verbs log it (db_bisect_user_step): a
+		 * verdict the user typed is the user's, agreeing or not */
 		s.verdict = v;
-		s.by_user = v != s.auto_verdict;
+		s.by_user = true;
 	}
 	db_err err = {{0}};
 	if (db_bisect_record(&r->sm, &s, &err) < 0) {

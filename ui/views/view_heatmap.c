@@ -315,13 +315,34 @@ static const char *row_label(struct tui *t, struct heatmap *h, size_t dr)
 	return t->transposed ? t->grid.cols[h->vcols[dr]] : t->grid.rows[gr].label;
 }
 
+/* A mark is on pair p's place as the screen shows it: its phase, pass,
+ * layer and stage, and the rank chosen (all ranks: a mark of any). */
+static bool marked(struct tui *t, size_t p)
+{
+	const db_ifields *f = &t->cmp->pairs[p].f;
+	return db_session_mark_at(t->session, f->phase, f->pass, f->layer, f->stage,
+	                          t->rank_sel ? tui_rank(t) : -1, false) >= 0;
+}
+
+/* A mark of the session is on the pass shown: the legend says "marked". */
+static bool marks_here(struct tui *t)
+{
+	const char *ph = tui_phase(t), *pa = tui_pass(t);
+	for (size_t i = 0; t->session && i < t->session->n_marks; i++) {
+		const db_mark *m = &t->session->marks[i];
+		if ((!m->phase || !strcmp(m->phase, ph ? ph : "")) &&
+		    (!m->pass || !strcmp(m->pass, pa ? pa : "")))
+			return true;
+	}
+	return false;
+}
+
 /* Some cell of display row dr carries a mark. */
 static bool row_marked(struct tui *t, struct heatmap *h, size_t dr)
 {
 	for (size_t dc = 0; dc < n_dcols(t, h); dc++) {
 		size_t p = pair_at(t, h, dr, dc);
-		if (p != DB_NO_PAIR && db_session_find_mark(t->session, t->cmp->pairs[p].f.layer,
-		                                            t->cmp->pairs[p].f.stage) >= 0)
+		if (p != DB_NO_PAIR && marked(t, p))
 			return true;
 	}
 	return false;
@@ -332,6 +353,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 	struct heatmap *h = v->priv;
 	int W = getmaxx(w);
 	sync(t, h);
+	tui_triaged_diverges(t);        /* the pass line's "first diverging", kept in t */
 	tui_draw_selection(t, w, y0);
 	heatmap_draw_head(t, w, y0 + 1);
 	int hy = y0 + 2;                /* column header */
@@ -342,7 +364,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		          t->have_grid ? "nothing to show: the filter hides every stage (/ and "
 		                         "<Enter> clears it)"
 		                       : "no tensors in this phase / pass / rank");
-		draw_legend(w, y0 + hgt - 3, t->session && t->session->n_marks);
+		draw_legend(w, y0 + hgt - 3, marks_here(t));
 		tui_draw_pair_status(t, w, y0 + hgt - 2, DB_NO_PAIR);
 		return;
 	}
@@ -420,9 +442,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 				continue;       /* its one cell is drawn in the first column */
 			/* a mark wins the cell's one column: the first divergence is
 			 * still told by its row's marker and the headline */
-			if (p != DB_NO_PAIR && t->session && t->session->n_marks &&
-			    db_session_find_mark(t->session, t->cmp->pairs[p].f.layer,
-			                         t->cmp->pairs[p].f.stage) >= 0)
+			if (p != DB_NO_PAIR && t->session && t->session->n_marks && marked(t, p))
 				draw_text(w, y, x, 1, C_HILITE, A_BOLD, G("◆", "+"));
 			else if (mark_row && dc == fdc)
 				draw_text(w, y, x, 1, C_MARK, A_BOLD, G("▸", "*"));
@@ -444,7 +464,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		draw_text(w, h->gy, 0, 1, C_DIM, 0, G("▴", "^"));
 	if (h->top + (size_t)h->grows < nr)
 		draw_text(w, h->gy + h->grows - 1, 0, 1, C_DIM, 0, G("▾", "v"));
-	draw_legend(w, y0 + hgt - 3, t->session && t->session->n_marks);
+	draw_legend(w, y0 + hgt - 3, marks_here(t));
 	size_t cur = cell_pick(t, h);
 	char note[96];
 	tui_draw_pair_status_note(t, w, y0 + hgt - 2, cur,

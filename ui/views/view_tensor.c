@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_token.h"
 #include "db_bus.h"
 #include "db_dequant.h"
 #include "db_grid.h"
@@ -43,6 +44,10 @@ struct tensor {
 	double top_abs[TOPK], top_x[TOPK], top_y[TOPK];
 	double *rows;
 	int64_t n_rows;
+	/* --align tokens: rows is the error per token over the whole aligned
+	 * sequence (db_token_curve), this pair's own tokens tok_lo.. */
+	bool tok_curve;
+	int64_t tok_lo, tok_len;
 	char *path_x, *path_y;
 	db_compare *cmp;
 	bool deq;                       /* the numbers are the dequantized values' */
@@ -294,6 +299,16 @@ static void *work(void *arg)
 	db_file_close(dy);
 	if (s->cmp->profile && s->cmp->profile->pair_calls)    /* the dump records stacks */
 		db_call_frames(s->cmp, p, s->frame_ref, s->frame_tgt, sizeof s->frame_ref);
+	double *curve;
+	int64_t lo, len, n = p->slot.tokens ? db_token_curve(s->cmp, s->pair, &curve, &lo, &len) : 0;
+	if (n > 0) {    /* the curve over the aligned tokens, not this pass's few rows */
+		free(s->rows);
+		s->rows = curve;
+		s->n_rows = n;
+		s->tok_curve = true;
+		s->tok_lo = lo;
+		s->tok_len = len;
+	}
 	atomic_store(&s->done, true);
 	return NULL;
 }
@@ -591,7 +606,29 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		}
 		y++;
 	}
-	if (s->n_rows > 0 && y + 3 <= y0 + h - 2) {
+	if (s->tok_curve && y + 3 <= y0 + h - 2) {
+		int64_t n = s->n_rows, worst = -1, first = -1;
+		for (int64_t i = 0; i < n; i++) {
+			if (isfinite(s->rows[i]) && (worst < 0 || s->rows[i] > s->rows[worst]))
+				worst = i;
+			if (first < 0 && isfinite(s->rows[i]) && s->rows[i] > 0)
+				first = i;
+		}
+		char c[16] = "-";
+		if (worst >= 0)
+			fmt_sci(s->rows[worst], c, sizeof c, 8);
+		x = draw_textf(w, y, 0, W, C_DIM, A_BOLD, "error per token (aligned sequence, rel_l2), "
+		               "%lld tokens: ", (long long)n);
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "this pass %lld..%lld, worst token %lld "
+		                "(%s)", (long long)s->tok_lo, (long long)(s->tok_lo + s->tok_len - 1),
+		                (long long)worst, c);
+		if (first >= 0)
+			draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  first off: token %lld",
+			           (long long)first);
+		else
+			draw_text(w, y, x, W - x, C_DIM, 0, "  every token identical");
+		draw_sparkline(s, w, y + 1, W);
+	} else if (s->n_rows > 0 && y + 3 <= y0 + h - 2) {
 		int64_t n = s->n_rows, q = n >= 4 ? n / 4 : 1;
 		double first = mean_of(s->rows, 0, q), last = mean_of(s->rows, n - q, n);
 		int64_t worst = 0;

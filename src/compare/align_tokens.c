@@ -1,0 +1,301 @@
+/* --align: two runs of the same tokens batched differently (issue 35). A
+ * generation runs a prompt as a prefill and then one decode step per token;
+ * a trainer's recompute, or a second request over the whole sequence, runs
+ * all of them in one pass. Paired by pass name, the prefill faces the first
+ * rows of the whole pass and every decode step faces nothing. Here the
+ * passes are lined up from the data: in one phase, when one side has one
+ * pass with token rows and the other several whose token counts add up to
+ * it, the several are rows start..start+len-1 of the one, in pass order.
+ * A pass's token count is the length of its positions (else input_ids), else
+ * the token dim of its first layer tensor; where both sides dumped positions
+ * (input_ids), their concatenation must equal the whole pass's, or the
+ * passes are not the same tokens and nothing is aligned. The plan goes to
+ * pairing (pair/align_items.h), which copies the whole pass's items once per
+ * step. */
+#include "db_compare.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pair/align_items.h"
+#include "pair/compare_priv.h"
+#include "slots_priv.h"
+
+const char *db_align_mode_name(int m)
+{
+	return m == DB_ALIGN_TOKENS ? "tokens" : m == DB_ALIGN_PASSES ? "passes" : "auto";
+}
+
+int db_align_mode_parse(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return DB_ALIGN_AUTO;
+	if (!strcmp(s, "tokens"))
+		return DB_ALIGN_TOKENS;
+	if (!strcmp(s, "passes") || !strcmp(s, "none"))
+		return DB_ALIGN_PASSES;
+	return -1;
+}
+
+/* One (phase, pass) of one side. */
+typedef struct ppass {
+	const char *phase, *pass;       /* interned */
+	const db_item *pos, *ids;       /* positions, input_ids (1-D), first found */
+	int64_t rows;                   /* token dim of its first layer tensor, -1 */
+} ppass;
+
+typedef struct pside {
+	ppass *p;
+	size_t n, cap;
+} pside;
+
+static ppass *pass_of(pside *s, const db_item *it)
+{
+	for (size_t i = s->n; i-- > 0;)
+		if (s->p[i].phase == it->f.phase && s->p[i].pass == it->f.pass)
+			return &s->p[i];
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 16;
+		ppass *np = realloc(s->p, nc * sizeof *np);
+		if (!np)
+			return NULL;
+		s->p = np;
+		s->cap = nc;
+	}
+	ppass *p = &s->p[s->n++];
+	memset(p, 0, sizeof *p);
+	p->phase = it->f.phase;
+	p->pass = it->f.pass;
+	p->rows = -1;
+	return p;
+}
+
+static int list_passes(const db_compare *c, const db_index *ix, pside *s)
+{
+	memset(s, 0, sizeof *s);
+	for (size_t i = 0; i < ix->n_items; i++) {
+		const db_item *it = &ix->items[i];
+		if (it->err || !it->f.pass[0])
+			continue;
+		ppass *p = pass_of(s, it);
+		if (!p)
+			return -1;
+		bool one_d = it->ndim == 1 && db_slots_is_int(it->dtype);
+		if (one_d && !p->pos && db_slots_named(it->f.stage, "positions"))
+			p->pos = it;
+		else if (one_d && !p->ids && (db_slots_named(it->f.stage, "input_ids") ||
+		                              db_profile_is_input_ids(c->profile, it->f.stage)))
+			p->ids = it;
+		else if (p->rows < 0 && it->f.layer >= 0 && it->ndim >= 1 &&
+		         !db_slots_is_int(it->dtype)) {
+			int d = c->profile ? db_profile_token_dim(c->profile, it->f.stage) : -1;
+			p->rows = it->shape[d >= 0 && d < it->ndim ? d : 0];
+		}
+	}
+	return 0;
+}
+
+static int64_t count_of(const ppass *p)
+{
+	return p->pos ? p->pos->shape[0] : p->ids ? p->ids->shape[0] : p->rows;
+}
+
+/* Indices of s's passes of phase with a token count, in pass order. */
+static size_t phase_passes(const pside *s, const char *phase, size_t *out)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].phase == phase && count_of(&s->p[i]) > 0)
+			out[m++] = i;
+	for (size_t a = 1; a < m; a++)
+		for (size_t b = a; b > 0 && db_profile_pass_cmp(s->p[out[b - 1]].pass,
+		                                                s->p[out[b]].pass) > 0; b--) {
+			size_t u = out[b];
+			out[b] = out[b - 1];
+			out[b - 1] = u;
+		}
+	return m;
+}
+
+/* The steps' field (positions: 1, input_ids: 0) concatenated equals the
+ * whole pass's: 1 yes, 0 no (*at: the first token that differs), -1 not
+ * dumped on every pass of both sides. */
+static int same_tokens(const db_compare *c, int whole, const ppass *w, const pside *s,
+                       const size_t *idx, size_t n, bool pos, int64_t *at)
+{
+	const db_item *wi = pos ? w->pos : w->ids;
+	if (!wi)
+		return -1;
+	for (size_t k = 0; k < n; k++)
+		if (!(pos ? s->p[idx[k]].pos : s->p[idx[k]].ids))
+			return -1;
+	const db_index *wix = whole == 1 ? c->ref : c->tgt, *six = whole == 1 ? c->tgt : c->ref;
+	int64_t *wv = NULL;
+	int64_t wn = db_slots_load_ints(wix, wi, &wv), off = 0;
+	int rc = wn > 0 ? 1 : -1;
+	for (size_t k = 0; k < n && rc == 1; k++) {
+		int64_t *v = NULL;
+		int64_t m = db_slots_load_ints(six, pos ? s->p[idx[k]].pos : s->p[idx[k]].ids, &v);
+		if (m < 0)
+			rc = -1;
+		for (int64_t i = 0; i < m && rc == 1; i++)
+			if (off + i >= wn || v[i] != wv[off + i]) {
+				*at = off + i;
+				rc = 0;
+			}
+		off += m > 0 ? m : 0;
+		free(v);
+	}
+	if (rc == 1 && off != wn) {
+		*at = off;
+		rc = 0;
+	}
+	free(wv);
+	return rc;
+}
+
+static const char *side_name(int s)
+{
+	return s == 1 ? "reference" : "target";
+}
+
+/* Try phase ph with side `whole` as the one pass. 1 aligned (group added to
+ * a), 0 not (why in note when it says something), -1 OOM. */
+static int try_phase(db_compare *c, db_align *a, int whole, const pside *ps, const char *ph,
+                     size_t *wi, size_t *si, char *note, size_t nl)
+{
+	const pside *W = &ps[whole - 1], *S = &ps[2 - whole];
+	size_t nw = phase_passes(W, ph, wi), ns = phase_passes(S, ph, si);
+	if (nw != 1 || ns < 2)
+		return 0;
+	const ppass *w = &W->p[wi[0]];
+	int64_t total = 0, n_tok = count_of(w);
+	for (size_t k = 0; k < ns; k++)
+		total += count_of(&S->p[si[k]]);
+	const char *by = w->pos ? "positions" : w->ids ? "input_ids" : "token rows";
+	if (total != n_tok) {
+		snprintf(note, nl, "not aligned: the %s's %zu passes hold %lld tokens, the %s's pass "
+		         "%s %lld (%s)", side_name(3 - whole), ns, (long long)total, side_name(whole),
+		         w->pass, (long long)n_tok, by);
+		return 0;
+	}
+	for (int pos = 1; pos >= 0; pos--) {
+		int64_t at = -1;
+		if (same_tokens(c, whole, w, S, si, ns, pos, &at) == 0) {
+			snprintf(note, nl, "not aligned: the %s's passes concatenated differ from the %s's "
+			         "pass %s in %s at token %lld", side_name(3 - whole), side_name(whole),
+			         w->pass, pos ? "positions" : "input_ids", (long long)at);
+			return 0;
+		}
+	}
+	db_align_group *ng = realloc(a->g, (a->n_g + 1) * sizeof *ng);
+	if (!ng)
+		return -1;
+	a->g = ng;
+	db_align_group *g = &a->g[a->n_g];
+	memset(g, 0, sizeof *g);
+	if (!(g->steps = calloc(ns, sizeof *g->steps)))
+		return -1;
+	a->n_g++;
+	g->phase = ph;
+	g->whole_pass = w->pass;
+	g->n_tokens = n_tok;
+	g->n_steps = ns;
+	int64_t off = 0;
+	size_t o = 0;
+	o += (size_t)snprintf(note + o, nl - o, "%s: %s passes %s-%s (", by, side_name(3 - whole),
+	                      S->p[si[0]].pass, S->p[si[ns - 1]].pass);
+	for (size_t k = 0; k < ns; k++) {
+		g->steps[k].pass = S->p[si[k]].pass;
+		g->steps[k].start = off;
+		g->steps[k].len = count_of(&S->p[si[k]]);
+		off += g->steps[k].len;
+		if (o < nl && (k < 6 || k + 1 == ns))
+			o += (size_t)snprintf(note + o, nl - o, "%s%lld", k ? "+" : "",
+			                      (long long)g->steps[k].len);
+		else if (o < nl && k == 6)
+			o += (size_t)snprintf(note + o, nl - o, "+...");
+	}
+	if (o < nl)
+		snprintf(note + o, nl - o, " tokens) = %s pass %s (%lld)", side_name(whole), w->pass,
+		         (long long)n_tok);
+	return 1;
+}
+
+int db_align_prepare(db_compare *c, int mode, db_err *err)
+{
+	c->align = NULL;
+	c->align_whole = 0;
+	c->align_note[0] = 0;
+	if (mode == DB_ALIGN_PASSES) {
+		snprintf(c->align_note, sizeof c->align_note, "--align passes: passes paired by name");
+		return 0;
+	}
+	const db_cmp_priv *pr = c->priv;
+	if (pr->n_slots || !c->ref || !c->tgt || c->ref == c->tgt)
+		return 0;       /* --slots aligns passes its own way (slots_alone.c) */
+	pside ps[2];
+	memset(ps, 0, sizeof ps);
+	db_align *a = calloc(1, sizeof *a);
+	size_t *wi = NULL, *si = NULL;
+	int rc = -1;
+	if (!a || list_passes(c, c->ref, &ps[0]) || list_passes(c, c->tgt, &ps[1]))
+		goto oom;
+	size_t most = ps[0].n > ps[1].n ? ps[0].n : ps[1].n;
+	wi = malloc((most + 1) * sizeof *wi);
+	si = malloc((most + 1) * sizeof *si);
+	if (!wi || !si)
+		goto oom;
+	char why[384] = "", note[384];
+	/* each phase once, in the reference's order; the whole side is the one
+	 * the first aligned phase found (a second orientation is left as is) */
+	for (size_t i = 0; i < ps[0].n; i++) {
+		const char *ph = ps[0].p[i].phase;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ps[0].p[j].phase == ph;
+		if (seen)
+			continue;
+		for (int whole = 1; whole <= 2; whole++) {
+			if (a->whole && a->whole != whole)
+				continue;
+			note[0] = 0;
+			int r = try_phase(c, a, whole, ps, ph, wi, si, note, sizeof note);
+			if (r < 0)
+				goto oom;
+			if (r == 1) {
+				a->whole = whole;
+				if (!c->align_note[0])
+					snprintf(c->align_note, sizeof c->align_note, "%s", note);
+				break;
+			}
+			if (note[0] && !why[0])
+				snprintf(why, sizeof why, "%s", note);
+		}
+	}
+	if (!a->n_g) {
+		db_align_free(a);
+		a = NULL;
+		snprintf(c->align_note, sizeof c->align_note, "%s", why);
+		if (mode == DB_ALIGN_TOKENS) {
+			rc = db_err_set(err, NULL, NULL, -1, "--align tokens: no side's passes add up to "
+			                "one pass of the other side%s%s", why[0] ? ": " : "", why);
+			goto out;
+		}
+	}
+	c->align = a;
+	c->align_whole = a ? a->whole : 0;
+	a = NULL;
+	rc = 0;
+	goto out;
+oom:
+	rc = db_err_set(err, NULL, NULL, -1, "out of memory");
+out:
+	db_align_free(a);
+	free(wi);
+	free(si);
+	free(ps[0].p);
+	free(ps[1].p);
+	return rc;
+}

@@ -1,0 +1,91 @@
+/* Token alignment (--align, compare/align_tokens.c) and the first bad token
+ * (db_token.h) as text (compare's header and verdict) and JSON. */
+#include "db_export.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "db_esc.h"
+#include "db_json.h"
+#include "db_token.h"
+
+void db_align_text(FILE *out, const db_compare *c)
+{
+	if (c->align_whole)
+		fprintf(out, "aligned by token: %s\n", db_esc(c->align_note));
+	else if (c->align_note[0])
+		fprintf(out, "token alignment: %s\n", db_esc(c->align_note));
+}
+
+static const char *whole_name(const db_compare *c)
+{
+	return c->align_whole == 1 ? "reference" : "target";
+}
+
+void db_align_md(FILE *out, const db_compare *c, long long token)
+{
+	if (!c->align_whole)
+		return;
+	fputs("- aligned by token: ", out);
+	db_esc_md_text(c->align_note, out);
+	if (token >= 0)
+		fprintf(out, "; the culprit's first bad token: %lld", token);
+	fputc('\n', out);
+}
+
+void db_token_text(FILE *out, const db_compare *c, long i, bool beyond)
+{
+	db_token_at t;
+	if (i < 0 || (beyond ? db_first_beyond_drift_token(c, i, &t)
+	                     : db_first_divergence_token(c, i, &t)) != 1)
+		return;
+	const db_pair *p = &c->pairs[i];
+	fprintf(out, "  first bad token%s: %lld", beyond ? " beyond drift" : "", (long long)t.token);
+	if (c->align_whole && (p->slot.side == 1 || p->slot.side == 2))
+		fprintf(out, " of the aligned sequence (%s pass %s, its row %lld of %lld; the %s's one "
+		        "pass holds every token)", c->align_whole == 1 ? "target" : "reference",
+		        db_esc(p->f.pass), (long long)t.row, (long long)t.n_rows, whole_name(c));
+	else
+		fprintf(out, " (row %lld of %lld along dim %d)", (long long)t.row, (long long)t.n_rows,
+		        t.dim);
+	fprintf(out, ": rel %.4e max |diff| %.4g [%s]\n", t.rel, t.max_abs, db_band_name(t.band));
+}
+
+static void token_json(FILE *out, const db_compare *c, long i, bool beyond)
+{
+	db_token_at t;
+	if (i < 0 || (beyond ? db_first_beyond_drift_token(c, i, &t)
+	                     : db_first_divergence_token(c, i, &t)) != 1) {
+		fputs("null", out);
+		return;
+	}
+	const db_pair *p = &c->pairs[i];
+	fprintf(out, "{\"token\": %lld, \"pass\": ", (long long)t.token);
+	db_json_field(out, p->f.pass, true);
+	fprintf(out, ", \"row\": %lld, \"rows\": %lld, \"dim\": %d, \"severity\": ",
+	        (long long)t.row, (long long)t.n_rows, t.dim);
+	db_json_str(out, db_band_name(t.band));
+	fputs(", \"rel\": ", out);
+	db_json_num(out, t.rel);
+	fputc('}', out);
+}
+
+void db_align_json(FILE *out, const db_compare *c, long fd, long fb)
+{
+	fputs(", \"alignment\": ", out);
+	if (c->align_whole) {
+		fputs("{\"by\": \"tokens\", \"whole\": ", out);
+		db_json_str(out, whole_name(c));
+		fputs(", \"how\": ", out);
+		db_json_str(out, c->align_note);
+		fputc('}', out);
+	} else {
+		fputs("{\"by\": \"passes\", \"why\": ", out);
+		db_json_str(out, c->align_note[0] ? c->align_note : NULL);
+		fputc('}', out);
+	}
+	fputs(", \"first_divergence_token\": ", out);
+	token_json(out, c, fd, false);
+	fputs(", \"first_beyond_drift_token\": ", out);
+	token_json(out, c, fb, true);
+}
