@@ -45,8 +45,11 @@ typedef struct db_slot {
 	 * (its whole tensor, ref_start 0) and k runs over every slot, 0 too */
 	bool alone;
 	/* --align tokens: the rows of one pass of the stepping side inside the
-	 * other side's one pass (compare/align_tokens.c) */
+	 * other side's one pass (compare/align_tokens.c); dim is the whole
+	 * side's token dim, sdim the other side's (they differ when size-1 axes
+	 * were squeezed: a trainer's [t, 1, h] against an engine's [t, h]) */
 	bool tokens;
+	int sdim;
 } db_slot;
 
 /* db_slot.side of --slots pairs: both sides are blocks of one tensor. */

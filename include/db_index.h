@@ -84,6 +84,12 @@ char *db_index_path(const db_index *ix, const db_item *it);
  * (msprobe's data_name: dump_tensor_data/NAME beside the dump), malloc'd;
  * NULL on OOM. */
 char *db_index_data_path(const db_index *ix, const db_item *it, const char *name);
+/* 0 when path (a db_index_data_path) is inside ix's root once its links
+ * are resolved, or links are followed (db_walk_follow_links); else -1
+ * with err naming the path and where it leads: the walk never follows a
+ * link out of the tree, and a data_name does not either (issue 37). A
+ * path that does not resolve is 0: its open says why. */
+int db_index_data_inside(const db_index *ix, const char *path, db_err *err);
 /* Identity of an item's fields, for pairing and occurrences:
  * "phase\x1fpass\x1frank\x1flayer\x1fstage" into buf; returns buf. */
 char *db_fields_key(const db_ifields *f, char *buf, size_t len);

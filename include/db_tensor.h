@@ -45,6 +45,9 @@ typedef struct db_tensor {
 } db_tensor;
 
 int64_t db_tensor_numel(const db_tensor *t);
+/* The element count of a shape into *n; false when a dim is negative or
+ * the count overflows int64 (a reader's check of a declared shape). */
+bool db_shape_numel(int ndim, const int64_t *shape, int64_t *n);
 bool db_tensor_is_contiguous(const db_tensor *t);
 /* Byte offset from t->data of the element with flat (C-order) index i. */
 int64_t db_tensor_elem_offset(const db_tensor *t, int64_t i);

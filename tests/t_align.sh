@@ -144,6 +144,59 @@ done <"$R/cases_align.tsv"
 [ $n -ge 4 ] || fail "only $n bug cases"
 [ $nn -ge 2 ] || fail "only $nn null cases"
 
+# The engine against the trainer of ONE Miles run (--patched: both dump the same explicit
+# names; TP 2, sequence parallel): compare TREE/engines TREE/fwd_only. Requests (a 12-token
+# prefill and a decode step each) are matched to the trainer's packed micro-batches by
+# input_ids; the trainer's [t/tp, 1, h] shards are joined and squeezed against the
+# engine's [t, h]; the trainer's last response token and THD padding are compared with
+# nothing; tensors only the trainer dumps (cu_seqlens_q/kv) are listed, never a
+# divergence. pre_mlp_layernorm_output means another tensor in each framework (TE fuses
+# the pre-MLP norm into linear_fc1): --filter drops it. align_miles_tp2: softmax_scale
+# at L2 in the trainer only; rel from torch in float64 (the row of token 1: softmax over
+# one key does not see the scale, so token 0 is right).
+F='^(?!pre_mlp_layernorm_output$)'
+M=$R/align_miles_tp2/target
+expect 1 "miles: compare" "$DB_BIN" compare --no-cache --filter "$F" "$M/engines" "$M/fwd_only"
+has "$out" "aligned by token: input_ids, by request: reference passes 0-1 (13 tokens) = target pass 0 (16 rows, the rest compared with nothing); reference passes 2-3 (13 tokens) = target pass 1 (16 rows, the rest compared with nothing)" \
+	"miles: requests matched"
+expect 1 "miles: compare json" "$DB_BIN" compare --no-cache --filter "$F" --format json "$M/engines" "$M/fwd_only"
+printf '%s' "$out" >"$DB_TMP/m.json"
+"$PY" - "$DB_TMP/m.json" <<'PY' || fail "miles: compare json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["pairs"][d["first_beyond_drift"]]
+t = d["first_beyond_drift_token"]
+ok = p["layer"] == 2 and p["stage"] == "attn_pre_o_proj" and str(p["pass"]) == "0"
+ok = ok and abs(p["rel"] - 0.3528645833333333) < 1e-12
+ok = ok and t["token"] == 1 and abs(t["rel"] - 0.28174603174603174) < 1e-12
+# every layer before L2 only drifts (bf16, two frameworks)
+ok = ok and all(q["severity"] in ("ok", "drift") for q in d["pairs"]
+                if q["status"] == "ok" and q["layer"] is not None and q["layer"] < 2)
+# the joined sequence-parallel shards against the engine, squeezed
+lin = [q for q in d["pairs"] if q["stage"] == "layer_input" and q["merged"] and q["status"] == "ok"]
+ok = ok and lin and all(q["shape"] == [12, 64] or q["shape"] == [1, 64] for q in lin)
+# what only the trainer dumps is listed, never a divergence
+cu = [q for q in d["pairs"] if q["stage"].startswith("cu_seqlens")]
+ok = ok and cu and all(q["status"] == "not_comparable" and "only the target has it" in q["reason"]
+                       for q in cu)
+ok = ok and not any(q["stage"] == "pre_mlp_layernorm_output" for q in d["pairs"])
+if not ok:
+    print(p["layer"], p["stage"], p["rel"], t)
+sys.exit(0 if ok else 1)
+PY
+expect 1 "miles: bisect" "$DB_BIN" bisect --no-cache --auto --filter "$F" --format json "$M/engines" "$M/fwd_only"
+printf '%s' "$out" >"$DB_TMP/mb.json"
+check_bisect "$DB_TMP/mb.json" 0 2 '^attn_pre_o_proj$' 1 || fail "miles: bisect json"
+# without the filter the name whose meaning differs is what diverges first
+expect 1 "miles: unfiltered" "$DB_BIN" compare --no-cache --format json "$M/engines" "$M/fwd_only"
+grep -q '"stage": "pre_mlp_layernorm_output"' <<<"$out" || fail "miles: unfiltered has the norm"
+# no bug: nothing beyond drift, bisect finds nothing
+N=$R/align_miles_null/target
+expect 1 "miles null: compare (bf16 drift)" "$DB_BIN" compare --no-cache --filter "$F" --format json "$N/engines" "$N/fwd_only"
+grep -q '"first_beyond_drift": null' <<<"$out" || fail "miles null: beyond drift"
+expect 0 "miles null: bisect" "$DB_BIN" bisect --no-cache --auto --filter "$F" --format json "$N/engines" "$N/fwd_only"
+grep -q '"kind": "none"' <<<"$out" || fail "miles null: bisect none"
+
 # kept in the session: bisect records --align, export and replay read it back
 A=$R/align_v2_tp1/ref
 B=$R/align_v2_tp1/target

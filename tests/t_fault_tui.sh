@@ -16,7 +16,8 @@ mkdir -p "$T/work"
 steps() { grep -c 'verdict: ' "$S" 2>/dev/null || true; }
 
 # 1. The disk is full from the start: nothing is ever written, work goes on.
-TUI_ENV="$FAULT" tui_run 250 30 --session "$S" demo/ref demo/target <<EOF   # wide: the whole message
+# (a session not saved when the workbench quits: exit 1, said on stderr)
+TUI_WANT_RC=1 TUI_ENV="$FAULT" tui_run 250 30 --session "$S" demo/ref demo/target <<EOF   # wide: the whole message
 b
 <Enter>
 :save-display $T/full1.screen
@@ -28,6 +29,8 @@ check "a failed save is reported with the file, the call and the errno text" \
 check "the bisect goes on after the failed save" grep_screen full2 '^history \(2 steps\)'
 check "the second failed save is reported too" grep_screen full2 '^session not saved: '
 check "no session file appeared" test ! -e "$S"
+check "the unsaved session is said once the terminal is back" \
+	grep -q "^dumpbisect: session not saved: $S: rename: No space left on device" "$T/stderr"
 check "no temp file left" bash -c "! ls '$T/work' | grep -q '\.tmp\.'"
 check "the metrics cache that could not be saved is said once the terminal is back" \
 	grep -q "metrics cache not saved: .*No space left on device" "$T/stderr"
@@ -39,7 +42,7 @@ b
 EOF
 check "two steps saved" test "$(steps)" -eq 2
 cp "$S" "$T/saved.yaml"
-TUI_ENV="$FAULT" tui_run 100 30 --session "$S" <<EOF
+TUI_WANT_RC=1 TUI_ENV="$FAULT" tui_run 100 30 --session "$S" <<EOF
 b
 <Enter><Enter>
 :save-display $T/full3.screen
@@ -65,7 +68,7 @@ cp -r "$T/work/report" "$T/report.keep"
 # (notes are created with open(O_EXCL), reports through mkstemp)
 for f in "fsync:0 28 No space left on device" "open:0,mkstemp:0 30 Read-only file system"; do
 	read -r spec eno text <<<"$f"
-	TUI_ENV="LD_PRELOAD=$T/fault_inject.so DB_FAULT=$spec DB_FAULT_ERRNO=$eno ASAN_OPTIONS=verify_asan_link_order=0" \
+	TUI_WANT_RC=1 TUI_ENV="LD_PRELOAD=$T/fault_inject.so DB_FAULT=$spec DB_FAULT_ERRNO=$eno ASAN_OPTIONS=verify_asan_link_order=0" \
 		tui_run 250 30 --session "$S" <<EOF
 w
 second<Enter>

@@ -62,6 +62,8 @@ has "$out" "no divergence among the pairs compared; 2 pairs had nothing to compa
 	"the verdict says so"
 grep -q "every pair is in the ok band" <<<"$out" && fail "nothing to compare called ok"
 has "$out" "(nothing to compare: no statistic is a number on both sides)" "the row says why"
+expect 0 "nothing to compare, JSON" "$DB_BIN" compare --format json "$ms/none_ref" "$ms/none_tgt"
+[ "$(grep -c '"nothing_to_compare": true' <<<"$out")" = 2 ] || fail "JSON: nothing_to_compare on the 2 pairs"
 
 # --- keys that flatten to one name -----------------------------------------
 D=$DB_FIXTURES/dupkeys

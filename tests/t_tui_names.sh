@@ -14,7 +14,9 @@ cp "$DB_FIXTURES"/names/ref/* "$R/"
 cp "$DB_FIXTURES"/names/target/* "$T/target/"
 
 mkdir -p "$T/work"
-tui_run 120 30 --session "$T/work/session.yaml" "$R" "$T/target" <<EOF
+# (a session cannot hold a tree path that is not UTF-8, which YAML cannot
+# write: the workbench says so and exits 1, issue 37; the notes are kept)
+TUI_WANT_RC=1 tui_run 120 30 --session "$T/work/session.yaml" "$R" "$T/target" <<EOF
 :save-display $T/names_start.screen
 f
 :save-display $T/names_first.screen

@@ -48,6 +48,13 @@ static void test_dims_parse(void **st)
 	assert_int_equal(d.kind, DB_DIMS_UNKNOWN);
 	db_dims_parse("t h[tp", &d);
 	assert_int_equal(d.kind, DB_DIMS_UNKNOWN);
+	/* the token dim, for token alignment (issue 35): "t", also sharded */
+	assert_int_equal(db_dims_token_dim("t h # tp:replicated"), 0);
+	assert_int_equal(db_dims_token_dim("t[sp] 1 h # tp:replicated"), 0);
+	assert_int_equal(db_dims_token_dim("1 t (num_heads*head_dim)[tp]"), 1);
+	assert_int_equal(db_dims_token_dim("b s[sp] h"), -1);
+	assert_int_equal(db_dims_token_dim("h # t"), -1);
+	assert_int_equal(db_dims_token_dim("tok h"), -1);
 	db_shard_rule r;
 	db_dims_parse("t attn_h[attn_tp]", &d);
 	assert_true(db_dims_rule(&d, &r));

@@ -660,7 +660,7 @@ int tui_main(int argc, char **argv)
 	endwin();
 	tui_signals_terminal(-1, NULL);     /* given back already */
 	delscreen(screen);
-	rc = t->exit_code;
+	rc = tui_session_exit(t, t->exit_code);
 	/* the metrics cache is saved when the workers are joined, at the end:
 	 * a save that failed is said once the terminal is back (the numbers
 	 * shown were right; they are computed again next time) */

@@ -20,9 +20,11 @@ void db_bisect_token(db_bisect_run *r, db_bisect_result *res)
 	long first = -1, any = -1;
 	if (!c->align_whole)    /* a token of its own pass says little; aligned, it names one */
 		return;
+	/* the sub-stage the walk named, else the stage */
+	const char *st = res->first_bad_substage ? res->first_bad_substage : res->first_bad_stage;
 	for (size_t i = 0; i < c->n_pairs && first < 0; i++) {
 		const db_pair *p = &c->pairs[i];
-		if (p->f.layer != res->first_bad_layer || strcmp(p->f.stage, res->first_bad_stage) ||
+		if (p->f.layer != res->first_bad_layer || strcmp(p->f.stage, st) ||
 		    (r->phase && !same(p->f.phase, r->phase)) || (r->pass && !same(p->f.pass, r->pass)) ||
 		    p->status != DB_ST_OK)
 			continue;
@@ -33,8 +35,15 @@ void db_bisect_token(db_bisect_run *r, db_bisect_result *res)
 	}
 	if (first < 0)
 		first = any;
+	/* a culprit worse than drift (bf16 engine against trainer drifts in
+	 * every row): its first row beyond drift */
 	db_token_at t;
-	if (first < 0 || db_first_divergence_token(c, first, &t) != 1)
+	if (first < 0)
+		return;
+	const db_pair *p = &c->pairs[first];
+	if (p->status == DB_ST_OK && p->band > DB_BAND_DRIFT
+	    ? db_first_beyond_drift_token(c, first, &t) != 1
+	    : db_first_divergence_token(c, first, &t) != 1)
 		return;
 	res->has_token = true;
 	res->token = t.token;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_reader.h"
 #include "pair/align_items.h"
 #include "pair/compare_priv.h"
 #include "slots_priv.h"
@@ -71,6 +72,49 @@ static ppass *pass_of(pside *s, const db_item *it)
 	return p;
 }
 
+/* An integer tensor of one row of values: every dim but one is 1. */
+static bool flat(const db_item *it)
+{
+	int big = 0;
+	for (int i = 0; i < it->ndim; i++)
+		big += it->shape[i] != 1;
+	return it->ndim >= 1 && big <= 1 && db_slots_is_int(it->dtype);
+}
+
+static int64_t numel_of(const db_item *it)
+{
+	int64_t n = 1;
+	for (int i = 0; i < it->ndim; i++)
+		n *= it->shape[i];
+	return n;
+}
+
+/* The values of a flat integer tensor into *v (malloc'd); its length, or -1. */
+static int64_t load_flat(const db_index *ix, const db_item *it, int64_t **v)
+{
+	*v = NULL;
+	if (!it || it->err || !flat(it))
+		return -1;
+	char *path = db_index_path(ix, it);
+	db_file *f = NULL;
+	db_err err = {{0}};
+	int64_t n = -1;
+	if (path && db_file_open(path, &f, &err) == 0) {
+		const db_entry *en = db_file_find(f, it->key);
+		int64_t m = en && !en->err ? db_tensor_numel(&en->t) : -1;
+		if (m >= 0 && m == numel_of(it) && (*v = malloc((size_t)(m + 1) * sizeof **v))) {
+			n = m;
+			for (int64_t i = 0; i < n; i++)
+				(*v)[i] = (int64_t)db_decode1_f64(en->t.dtype,
+				                                  en->t.data + db_tensor_elem_offset(&en->t, i),
+				                                  en->t.swap);
+		}
+		db_file_close(f);
+	}
+	free(path);
+	return n;
+}
+
 static int list_passes(const db_compare *c, const db_index *ix, pside *s)
 {
 	memset(s, 0, sizeof *s);
@@ -84,9 +128,9 @@ static int list_passes(const db_compare *c, const db_index *ix, pside *s)
 		bool one_d = it->ndim == 1 && db_slots_is_int(it->dtype);
 		if (one_d && !p->pos && db_slots_named(it->f.stage, "positions"))
 			p->pos = it;
-		else if (one_d && !p->ids && (db_slots_named(it->f.stage, "input_ids") ||
-		                              db_profile_is_input_ids(c->profile, it->f.stage)))
-			p->ids = it;
+		else if (flat(it) && !p->ids && (db_slots_named(it->f.stage, "input_ids") ||
+		                                 db_profile_is_input_ids(c->profile, it->f.stage)))
+			p->ids = it;    /* [t] or [1, t] (a trainer's packed batch) */
 		else if (p->rows < 0 && it->f.layer >= 0 && it->ndim >= 1 &&
 		         !db_slots_is_int(it->dtype)) {
 			int d = c->profile ? db_profile_token_dim(c->profile, it->f.stage) : -1;
@@ -98,7 +142,7 @@ static int list_passes(const db_compare *c, const db_index *ix, pside *s)
 
 static int64_t count_of(const ppass *p)
 {
-	return p->pos ? p->pos->shape[0] : p->ids ? p->ids->shape[0] : p->rows;
+	return p->pos ? p->pos->shape[0] : p->ids ? numel_of(p->ids) : p->rows;
 }
 
 /* Indices of s's passes of phase with a token count, in pass order. */
@@ -132,11 +176,11 @@ static int same_tokens(const db_compare *c, int whole, const ppass *w, const psi
 			return -1;
 	const db_index *wix = whole == 1 ? c->ref : c->tgt, *six = whole == 1 ? c->tgt : c->ref;
 	int64_t *wv = NULL;
-	int64_t wn = db_slots_load_ints(wix, wi, &wv), off = 0;
+	int64_t wn = load_flat(wix, wi, &wv), off = 0;
 	int rc = wn > 0 ? 1 : -1;
 	for (size_t k = 0; k < n && rc == 1; k++) {
 		int64_t *v = NULL;
-		int64_t m = db_slots_load_ints(six, pos ? s->p[idx[k]].pos : s->p[idx[k]].ids, &v);
+		int64_t m = load_flat(six, pos ? s->p[idx[k]].pos : s->p[idx[k]].ids, &v);
 		if (m < 0)
 			rc = -1;
 		for (int64_t i = 0; i < m && rc == 1; i++)
@@ -202,6 +246,7 @@ static int try_phase(db_compare *c, db_align *a, int whole, const pside *ps, con
 	g->whole_pass = w->pass;
 	g->n_tokens = n_tok;
 	g->n_steps = ns;
+	g->exact = true;
 	int64_t off = 0;
 	size_t o = 0;
 	o += (size_t)snprintf(note + o, nl - o, "%s: %s passes %s-%s (", by, side_name(3 - whole),
@@ -221,6 +266,132 @@ static int try_phase(db_compare *c, db_align *a, int whole, const pside *ps, con
 		snprintf(note + o, nl - o, " tokens) = %s pass %s (%lld)", side_name(whole), w->pass,
 		         (long long)n_tok);
 	return 1;
+}
+
+/* By request: side 3-whole generated several sequences (each a prefill and
+ * its decode steps: a request starts where the positions start again at
+ * 0, or, without positions, at a pass of several tokens), side `whole` ran
+ * each as one pass whose input_ids begin with the request's (a trainer's
+ * packed micro-batch: the sample, then the last response token the engine
+ * never ran and padding). Each request's passes are the first rows of the
+ * pass it matches, in order; the rows after them are compared with nothing.
+ * Only when the whole side has fewer passes and a request has two passes or
+ * more (a generation), so that runs batched alike are never paired any
+ * other way than by name. 1 aligned
+ * (groups added), 0 not (why in note), -1 OOM. */
+static int try_sequences(db_compare *c, db_align *a, int whole, const pside *ps,
+                         const char *ph, size_t *wi, size_t *si, char *note, size_t nl)
+{
+	const pside *W = &ps[whole - 1], *S = &ps[2 - whole];
+	size_t nw = phase_passes(W, ph, wi), ns = phase_passes(S, ph, si);
+	if (nw < 1 || nw >= ns)
+		return 0;       /* runs batched alike have as many passes a side */
+	const db_index *wix = whole == 1 ? c->ref : c->tgt, *six = whole == 1 ? c->tgt : c->ref;
+	int rc = 0;
+	int64_t **wv = calloc(nw, sizeof *wv), *wn = calloc(nw, sizeof *wn), *cat = NULL;
+	size_t *req = calloc(ns + 1, sizeof *req), *match = calloc(ns + 1, sizeof *match);
+	bool *used = calloc(nw, sizeof *used);
+	if (!wv || !wn || !req || !match || !used) {
+		rc = -1;
+		goto out;
+	}
+	for (size_t k = 0; k < nw; k++)
+		if ((wn[k] = load_flat(wix, W->p[wi[k]].ids, &wv[k])) < 0)
+			goto out;       /* a whole pass without input_ids: nothing to match */
+	/* the requests: req[r] = the index (in si) of request r's first pass */
+	size_t nr = 0, longest = 0, total = 0;
+	for (size_t k = 0; k < ns; k++) {
+		const ppass *p = &S->p[si[k]];
+		if (!p->ids)
+			goto out;
+		int64_t *pv = NULL;
+		bool starts = k == 0;
+		if (!starts && p->pos && load_flat(six, p->pos, &pv) > 0)
+			starts = pv[0] == 0;
+		else if (!starts && !p->pos)
+			starts = numel_of(p->ids) > 1;
+		free(pv);
+		if (starts)
+			req[nr++] = k;
+		if (k + 1 - req[nr - 1] > longest)
+			longest = k + 1 - req[nr - 1];
+		total += (size_t)numel_of(p->ids);
+	}
+	req[nr] = ns;
+	if (longest < 2 || !(cat = malloc((total + 1) * sizeof *cat))) {
+		rc = longest < 2 ? 0 : -1;
+		goto out;
+	}
+	for (size_t r = 0; r < nr; r++) {
+		int64_t len = 0;
+		for (size_t k = req[r]; k < req[r + 1]; k++) {
+			int64_t *v = NULL, m = load_flat(six, S->p[si[k]].ids, &v);
+			if (m > 0)
+				memcpy(cat + len, v, (size_t)m * sizeof *v);
+			len += m > 0 ? m : 0;
+			free(v);
+		}
+		size_t k = 0;
+		while (k < nw && (used[k] || wn[k] < len || memcmp(wv[k], cat, (size_t)len * sizeof *cat)))
+			k++;
+		if (k == nw) {
+			snprintf(note, nl, "not aligned: the %s's request of passes %s-%s (%lld tokens) "
+			         "begins no pass of the %s (input_ids)", side_name(3 - whole),
+			         S->p[si[req[r]]].pass, S->p[si[req[r + 1] - 1]].pass, (long long)len,
+			         side_name(whole));
+			goto out;
+		}
+		used[k] = true;
+		match[r] = k;
+	}
+	/* every request found its pass: one group per pass */
+	size_t o = (size_t)snprintf(note, nl, "input_ids, by request:");
+	for (size_t r = 0; r < nr; r++) {
+		db_align_group *ng = realloc(a->g, (a->n_g + 1) * sizeof *ng);
+		if (!ng) {
+			rc = -1;
+			goto out;
+		}
+		a->g = ng;
+		db_align_group *g = &a->g[a->n_g];
+		memset(g, 0, sizeof *g);
+		size_t n = req[r + 1] - req[r];
+		if (!(g->steps = calloc(n, sizeof *g->steps))) {
+			rc = -1;
+			goto out;
+		}
+		a->n_g++;
+		g->phase = ph;
+		g->whole_pass = W->p[wi[match[r]]].pass;
+		g->n_tokens = wn[match[r]];
+		g->n_steps = n;
+		int64_t off = 0;
+		for (size_t k = 0; k < n; k++) {
+			const ppass *p = &S->p[si[req[r] + k]];
+			g->steps[k].pass = p->pass;
+			g->steps[k].start = off;
+			g->steps[k].len = numel_of(p->ids);
+			off += g->steps[k].len;
+		}
+		g->exact = off == g->n_tokens;
+		if (o < nl)
+			o += (size_t)snprintf(note + o, nl - o, "%s %s passes %s-%s (%lld tokens) = %s "
+			                      "pass %s (%lld rows%s)", r ? ";" : "", side_name(3 - whole),
+			                      g->steps[0].pass, g->steps[n - 1].pass, (long long)off,
+			                      side_name(whole), g->whole_pass, (long long)g->n_tokens,
+			                      g->exact ? "" : ", the rest compared with nothing");
+	}
+	rc = 1;
+out:
+	for (size_t k = 0; wv && k < nw; k++)
+		free(wv[k]);
+	free(wv);
+	free(wn);
+	free(cat);
+	free(req);
+	free(match);
+	free(used);
+	return rc;
 }
 
 int db_align_prepare(db_compare *c, int mode, db_err *err)
@@ -262,6 +433,12 @@ int db_align_prepare(db_compare *c, int mode, db_err *err)
 				continue;
 			note[0] = 0;
 			int r = try_phase(c, a, whole, ps, ph, wi, si, note, sizeof note);
+			if (r == 0) {
+				char n2[384] = "";
+				r = try_sequences(c, a, whole, ps, ph, wi, si, n2, sizeof n2);
+				if (r == 1 || (n2[0] && !note[0]))
+					snprintf(note, sizeof note, "%s", n2);
+			}
 			if (r < 0)
 				goto oom;
 			if (r == 1) {

@@ -50,14 +50,20 @@ int64_t db_slots_load_ints(const db_index *ix, const db_item *it, int64_t **v)
 	int64_t n = -1;
 	if (path && db_file_open(path, &f, &err) == 0) {
 		const db_entry *en = db_file_find(f, it->key);
-		if (en && !en->err && en->t.ndim == 1 &&
-		    (*v = malloc((size_t)(en->t.shape[0] + 1) * sizeof **v))) {
+		double *d = en && !en->err && en->t.ndim == 1 && en->t.data
+		            ? malloc((size_t)(en->t.shape[0] + 1) * sizeof *d) : NULL;
+		/* read under db_tensor_to_f64's guard: a file that shrinks is no
+		 * ids, not a SIGBUS (issue 37) */
+		if (d && (*v = malloc((size_t)(en->t.shape[0] + 1) * sizeof **v)) &&
+		    db_tensor_to_f64(&en->t, d, en->t.shape[0], NULL) == 0) {
 			n = en->t.shape[0];
 			for (int64_t i = 0; i < n; i++)
-				(*v)[i] = (int64_t)db_decode1_f64(en->t.dtype,
-				                                  en->t.data + db_tensor_elem_offset(&en->t, i),
-				                                  en->t.swap);
+				(*v)[i] = (int64_t)d[i];
+		} else {
+			free(*v);
+			*v = NULL;
 		}
+		free(d);
 		db_file_close(f);
 	}
 	free(path);

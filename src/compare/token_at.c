@@ -56,8 +56,8 @@ int db_pair_first_token(const db_compare *cc, const db_pair *p, bool bitwise, db
 	const int64_t *sh = cmp_shape(p, &nd);
 	if (nd < 1)
 		return 0;
-	int d = p->slot.side ? p->slot.dim : c->profile ? db_profile_token_dim(c->profile, p->f.stage)
-	                                                : -1;
+	int d = p->slot.tokens ? p->slot.sdim : p->slot.side ? p->slot.dim
+	        : c->profile ? db_profile_token_dim(c->profile, p->f.stage) : -1;
 	if (d < 0 || d >= nd)
 		d = 0;
 	int64_t n = sh[d];
@@ -163,7 +163,7 @@ int64_t db_token_curve(const db_compare *cc, size_t i, double **out, int64_t *lo
 		int64_t st = atomic_load(&((db_pair *)q)->slot.start);
 		for (int64_t r = 0; r < q->slot.len && st + r < n; r++) {
 			db_metrics m;
-			if (row_metrics(c, &w, q, sh, nd, q->slot.dim, r, &m) != 0) {
+			if (row_metrics(c, &w, q, sh, nd, q->slot.sdim, r, &m) != 0) {
 				db_wctx_free(&w);
 				free(v);
 				return -1;

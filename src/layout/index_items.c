@@ -96,6 +96,21 @@ char *db_index_data_path(const db_index *ix, const db_item *it, const char *name
 	return out;
 }
 
+int db_index_data_inside(const db_index *ix, const char *path, db_err *err)
+{
+	if (db_walk_follows_links())
+		return 0;
+	char *rp = realpath(path, NULL), *root = rp ? realpath(ix->root, NULL) : NULL;
+	size_t n = root ? strlen(root) : 0;
+	bool out = root && strcmp(root, "/") && (strncmp(rp, root, n) || rp[n] != '/');
+	if (out)
+		db_err_set(err, path, NULL, -1, "a link out of the tree (to %s); not followed "
+		           "(--follow-links follows it)", rp);
+	free(rp);
+	free(root);
+	return out ? -1 : 0;
+}
+
 /* Length of stage without trailing tuple indices ("m.0.1" -> "m"). */
 static size_t module_len(const char *stage)
 {

@@ -60,6 +60,24 @@ void db_dims_parse(const char *s, db_dims *out)
 	}
 }
 
+int db_dims_token_dim(const char *s)
+{
+	int dim = 0;
+	for (const char *p = s; *p && *p != '#';) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || *p == '#')
+			break;
+		const char *tok = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '#')
+			p++;
+		if (tok[0] == 't' && (tok + 1 == p || tok[1] == '['))
+			return dim;
+		dim++;
+	}
+	return -1;
+}
+
 bool db_dims_rule(const db_dims *d, db_shard_rule *r)
 {
 	memset(r, 0, sizeof *r);

@@ -24,6 +24,8 @@ typedef struct db_dims {
 	char group[32];         /* the bracketed group ("attn_tp", "moe_ep") */
 } db_dims;
 
+/* The index of the dim named "t" (the tokens: "t h", "t[sp] 1 h"), or -1. */
+int db_dims_token_dim(const char *s);
 /* Parse a dims string. Never fails: unparsable is DB_DIMS_UNKNOWN. */
 void db_dims_parse(const char *s, db_dims *out);
 /* Parallel sizes from the same meta. */

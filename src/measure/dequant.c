@@ -166,25 +166,48 @@ int db_side_fill(db_wctx *w, const db_index *ix, const db_item *it, const db_xfo
 	return 0;
 }
 
+typedef struct sample_job {
+	db_wctx *w;
+	const db_index *ix;
+	const db_item *it;
+	const db_xform *xf;
+	const int64_t *idx;
+	int n;
+	double *v;
+	db_err *err;
+} sample_job;
+
+static int sample_read(void *arg)
+{
+	const sample_job *j = arg;
+	const db_item *it = j->it;
+	db_qview q;
+	if (it->quant && db_qview_open(j->w, j->ix, it->quant, &q, j->err) != 0)
+		return -1;
+	const db_tensor *t = NULL;
+	if (!it->quant && db_wctx_tensor(j->w, j->ix, it, &t, NULL, j->err) != 0)
+		return -1;
+	if (it->quant)
+		db_qview_through(&q, j->xf);
+	for (int k = 0; k < j->n; k++) {
+		if (it->quant)
+			db_qview_fill(&q, j->idx[k], 1, &j->v[k], NULL);
+		else
+			j->v[k] = db_decode1_f64(t->dtype, t->data + db_tensor_elem_offset(t,
+			                         db_xform_index(j->xf, t->ndim, t->shape, j->idx[k])), t->swap);
+	}
+	return 0;
+}
+
+/* Guarded here, whoever calls: the transform vote runs from a cache lookup
+ * and a hint with no guard of their own, under the vote's lock (a SIGBUS
+ * let through killed the process, issue 37). A fault closes w's files:
+ * every caller samples before it holds a tensor of w. */
 int db_side_sample(db_wctx *w, const db_index *ix, const db_item *it, const db_xform *xf,
                    const int64_t *idx, int n, double *v, db_err *err)
 {
-	db_qview q;
-	if (it->quant && db_qview_open(w, ix, it->quant, &q, err) != 0)
-		return -1;
-	const db_tensor *t = NULL;
-	if (!it->quant && db_wctx_tensor(w, ix, it, &t, NULL, err) != 0)
-		return -1;
-	if (it->quant)
-		db_qview_through(&q, xf);
-	for (int k = 0; k < n; k++) {
-		if (it->quant)
-			db_qview_fill(&q, idx[k], 1, &v[k], NULL);
-		else
-			v[k] = db_decode1_f64(t->dtype, t->data + db_tensor_elem_offset(t,
-			                      db_xform_index(xf, t->ndim, t->shape, idx[k])), t->swap);
-	}
-	return 0;
+	sample_job j = {w, ix, it, xf, idx, n, v, err};
+	return db_wctx_run(w, sample_read, &j, err);
 }
 
 double db_qview_scale_at(const db_qview *q, int64_t f)

@@ -167,26 +167,45 @@ static bool to_not_view(const db_compare *c, db_wctx *w, const db_pair *p, const
 }
 
 /* The worst block's slope is its scale squared (or its inverse). */
-static bool scale_inverted(const db_compare *c, db_wctx *w, const db_pair *p)
+typedef struct inv_job {
+	const db_compare *c;
+	db_wctx *w;
+	const db_pair *p;
+} inv_job;
+
+/* 1 when the worst block's slope is its scale squared (its scale read
+ * from the mapping: under db_wctx_run's guard, issue 37). */
+static int scale_read(void *arg)
 {
-	const db_qgroup *g = p->merged ? NULL : p->tgt->quant;
+	const inv_job *j = arg;
+	const db_pair *p = j->p;
+	const db_qgroup *g = p->tgt->quant;
 	int nd;
 	int64_t co[DB_MAX_DIMS];
-	if (!g || g->err || !p->m.q_blocks_off ||
-	    !db_pair_qblock_coords(p, p->m.q_block_at, &nd, co))
-		return false;
+	if (!db_pair_qblock_coords(p, p->m.q_block_at, &nd, co))
+		return 0;
 	db_qview q;
 	db_err e;
-	if (db_qview_open(w, c->tgt, g, &q, &e) != 0)
-		return false;
+	if (db_qview_open(j->w, j->c->tgt, g, &q, &e) != 0)
+		return 0;
 	int64_t f = 0;
 	for (int d = 0; d < nd; d++)
 		f = f * g->shape[d] + co[d] * g->block[d];
 	double s = fabs(db_qview_scale_at(&q, f)), k = p->m.q_block_slope;
 	if (!(s > 0) || !isfinite(s) || !(k > 0))
-		return false;
+		return 0;
 	/* 1/s stored for s: y = x * s_stored^2; the inverse when the rule divides */
 	return fabs(k / (s * s) - 1) < 0.05 || fabs(k * s * s - 1) < 0.05;
+}
+
+static bool scale_inverted(const db_compare *c, db_wctx *w, const db_pair *p)
+{
+	const db_qgroup *g = p->merged ? NULL : p->tgt->quant;
+	if (!g || g->err || !p->m.q_blocks_off)
+		return false;
+	inv_job j = {c, w, p};
+	db_err e;
+	return db_wctx_run(w, scale_read, &j, &e) == 1;
 }
 
 static void set_block(const db_pair *p, db_hint *h)

@@ -172,7 +172,9 @@ char *db_slot_str(const db_pair *p, char *buf, size_t len)
 
 const char *db_fmt_pair_bytes(const db_pair *p, int utf8, char *buf, size_t len)
 {
-	bool window = p->slot.side == 1 || p->slot.side == 2;
+	/* aligned by token, the block is the same tokens: its bits equal are
+	 * equality (the bit-identical regime), not a part */
+	bool window = (p->slot.side == 1 || p->slot.side == 2) && !p->slot.tokens;
 	if (window && p->m.byte_equal >= 1.0) {
 		/* equal to a part of the other side: a part, never equality */
 		snprintf(buf, len, "%s", utf8 ? "⊂" : "<=");
@@ -186,8 +188,8 @@ char *db_slot_part_str(const db_pair *p, char *buf, size_t len)
 	buf[0] = 0;
 	/* the target longer is a batch (the hint names the slot); the reference
 	 * longer, the target lacks rows the reference has: say how many */
-	if (p->slot.side != 1)
-		return buf;
+	if (p->slot.side != 1 || p->slot.tokens)
+		return buf;     /* aligned by token: the other rows are the other passes' */
 	int d = p->slot.dim;
 	long long big = p->slot.side == 1 ? p->shape_ref[d] : p->shape_tgt[d];
 	snprintf(buf, len, "compared on a part: %lld of the %s's %lld rows along dim %d; the "

@@ -195,13 +195,13 @@ static int64_t slot_pos(const db_pair *p, int64_t pos, int64_t *run)
 	bool ref_whole = p->slot.side == 1;
 	const int64_t *small = ref_whole ? p->shape_tgt : p->shape_ref;
 	const int64_t *whole = ref_whole ? p->shape_ref : p->shape_tgt;
-	int nd = ref_whole ? p->ndim_tgt : p->ndim_ref, d = p->slot.dim;
-	int64_t inner = 1;
-	for (int i = d + 1; i < nd; i++)
+	int nd = ref_whole ? p->ndim_tgt : p->ndim_ref;
+	int64_t inner = 1;      /* the same on both sides: only size-1 axes differ */
+	for (int i = p->slot.sdim + 1; i < nd; i++)
 		inner *= small[i];
 	int64_t blk = p->slot.len * inner, o = pos / blk, r = pos % blk;
 	*run = blk - r;
-	return (o * whole[d] + atomic_load(&((db_pair *)p)->slot.start)) * inner + r;
+	return (o * whole[p->slot.dim] + atomic_load(&((db_pair *)p)->slot.start)) * inner + r;
 }
 
 int db_unshard_accum(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "compare_priv.h"
+#include "layout/meta_dims.h"
+#include "util/strmap.h"
 
 const db_align_vitem *db_align_vitem_of(const db_compare *c, const db_item *it)
 {
@@ -121,6 +123,46 @@ static void fmt_shape(int nd, const int64_t *s, char *buf, size_t len)
 		snprintf(buf + o, len - o, "]");
 }
 
+/* Shapes a (na dims) and b (nb) with the size-1 axes of the one with more
+ * dims dropped, first ones first, until both have as many: the kept axes'
+ * indices into ra, rb; their count, -1 when that cannot make them equal in
+ * rank. */
+static int squeeze(const int64_t *a, int na, const int64_t *b, int nb, int *ra, int *rb)
+{
+	int drop_a = na > nb ? na - nb : 0, drop_b = nb > na ? nb - na : 0, n = 0, m = 0;
+	for (int i = 0; i < na; i++)
+		if (drop_a && a[i] == 1)
+			drop_a--;
+		else
+			ra[n++] = i;
+	for (int i = 0; i < nb; i++)
+		if (drop_b && b[i] == 1)
+			drop_b--;
+		else
+			rb[m++] = i;
+	return drop_a || drop_b || n != m ? -1 : n;
+}
+
+/* The token dim the dump's own metadata names for it (meta dims "t ...",
+ * {value, meta} payloads), read once per stage; -1 when none says. Where it
+ * says, the tokens are aligned along that dim only. */
+static int token_dim(const db_compare *c, const db_index *ix, const db_item *it, db_strmap *memo)
+{
+	if (!c->profile || !c->profile->value_key)
+		return -1;
+	size_t *v = db_strmap_get(memo, it->f.stage);
+	if (v)
+		return (int)*v - 1;
+	char buf[256];
+	int d = -1;
+	char *path = db_index_path(ix, it);
+	if (path && db_meta_dims_read(path, buf, sizeof buf, NULL) == 1)
+		d = db_dims_token_dim(buf);
+	free(path);
+	db_strmap_put(memo, it->f.stage, (size_t)(d + 1), NULL);
+	return d;
+}
+
 /* it is in a step pass of a group. */
 static bool step_pass(const db_align *a, const db_item *it)
 {
@@ -132,15 +174,15 @@ static bool step_pass(const db_align *a, const db_item *it)
 }
 
 /* One pair whose whole side is a copy v, or (v NULL) missing. */
-static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
+static void settle_one(db_pair *p, const db_align_vitem *v, int whole, int tdim)
 {
 	int nw = whole == 1 ? p->ndim_ref : p->ndim_tgt, ns = whole == 1 ? p->ndim_tgt : p->ndim_ref;
 	const int64_t *sw = whole == 1 ? p->shape_ref : p->shape_tgt;
 	const int64_t *ss = whole == 1 ? p->shape_tgt : p->shape_ref;
 	const char *wn = whole == 1 ? "reference" : "target", *sn = whole == 1 ? "target" : "reference";
 	char msg[320], a[96], b[96];
-	if (p->status == DB_ST_ERROR)
-		return;         /* unreadable: as paired */
+	if (p->status == DB_ST_ERROR || (p->merged && p->status == DB_ST_NOT_COMPARABLE))
+		return;         /* unreadable, or a layout merging cannot undo: as paired */
 	/* a tensor one side dumped and the other did not is listed, never a
 	 * divergence: the two batchings dump differently (a forward hook writes
 	 * a pass's top output with the next pass, which the one pass never has;
@@ -153,16 +195,20 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 	const db_align_step *st = &v->g->steps[v->k];
 	bool last = v->k + 1 == v->g->n_steps;
 	/* the token dim: the one dim where the whole pass has all the tokens and
-	 * this step its own; every other dim the same */
+	 * this step its own; every other dim the same, once the side with more
+	 * dims has its size-1 axes squeezed (a trainer's [t, 1, h] against an
+	 * engine's [t, h]) */
+	int rw[DB_MAX_DIMS], rs[DB_MAX_DIMS], n = squeeze(sw, nw, ss, ns, rw, rs);
 	int d = -1;
 	int64_t fold = 1;       /* rows per token: [T*H, d] from [T, H, d] */
-	bool other = nw != ns;
-	for (int i = 0; i < nw && !other; i++) {
-		if (sw[i] == ss[i])
+	bool other = n < 0;
+	for (int j = 0; j < n && !other; j++) {
+		int64_t w = sw[rw[j]], s = ss[rs[j]];
+		if (w == s)
 			continue;
-		int64_t m = sw[i] % v->g->n_tokens == 0 ? sw[i] / v->g->n_tokens : 0;
-		if (d < 0 && m >= 1 && ss[i] == st->len * m) {
-			d = i;
+		int64_t m = w % v->g->n_tokens == 0 ? w / v->g->n_tokens : 0;
+		if (d < 0 && m >= 1 && s == st->len * m && (tdim < 0 || rs[j] == tdim)) {
+			d = j;
 			fold = m;
 		} else
 			other = true;
@@ -178,7 +224,8 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 		p->error = NULL;
 		p->dtype_differs = p->dtype_ref != p->dtype_tgt;
 		p->slot.side = whole;
-		p->slot.dim = d;
+		p->slot.dim = rw[d];
+		p->slot.sdim = rs[d];
 		/* folded: the token is the outer factor of the flattened dim (a
 		 * reshape of [T, H, d]), so token t's rows are t*H .. t*H+H-1 */
 		p->slot.len = st->len * fold;
@@ -195,7 +242,7 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 		 * the batch's metadata). The last step has seen every token, as
 		 * the whole pass has: compared as it is; before it, the two hold
 		 * different moments of the sequence. */
-		if (last)
+		if (last && v->g->exact)
 			return;
 		snprintf(msg, sizeof msg, "not per token (%s in every pass): the whole pass holds it "
 		         "after token %lld, this pass after token %lld", a,
@@ -203,7 +250,7 @@ static void settle_one(db_pair *p, const db_align_vitem *v, int whole)
 	} else
 		snprintf(msg, sizeof msg, "not per token: %s (the whole %lld tokens) against %s "
 		         "(this pass's %lld) differ %s", a, (long long)v->g->n_tokens, b,
-		         (long long)st->len, nw != ns ? "in rank" : "outside one token dim");
+		         (long long)st->len, n < 0 ? "in rank" : "outside one token dim");
 	not_comparable(p, msg);
 }
 
@@ -212,15 +259,19 @@ void db_align_settle(db_compare *c)
 	db_align *a = c->align;
 	if (!a || !a->n_v)
 		return;
+	db_strmap tdims;        /* stage -> its "t" dim + 1 on the stepping side (0: none) */
+	db_strmap_init(&tdims);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		db_pair *p = &c->pairs[i];
 		const db_align_vitem *v = db_align_vitem_of(c, a->whole == 1 ? p->ref : p->tgt);
 		const db_item *s = a->whole == 1 ? p->tgt : p->ref;
 		if (v)
-			settle_one(p, v, a->whole);
+			settle_one(p, v, a->whole, s ? token_dim(c, a->whole == 1 ? c->tgt : c->ref, s,
+			                                         &tdims) : -1);
 		else if (s && !(a->whole == 1 ? p->ref : p->tgt) && step_pass(a, s))
-			settle_one(p, NULL, a->whole);
+			settle_one(p, NULL, a->whole, -1);
 	}
+	db_strmap_free(&tdims);
 }
 
 void db_align_free(db_align *a)

@@ -24,6 +24,9 @@ typedef struct db_align_group {
 	int64_t n_tokens;
 	db_align_step *steps;   /* in pass order (owned) */
 	size_t n_steps;
+	bool exact;             /* the steps hold every row of the whole pass (else
+	                           a prefix: a trainer's micro-batch has the last
+	                           response token and padding the engine never ran) */
 } db_align_group;
 
 /* A copy of an item of the whole pass standing for step k of group g. */

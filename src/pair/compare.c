@@ -23,12 +23,17 @@
 /* 1 when the filter keeps it (its stage or its key matches), 0 not, -1
  * when the filter hit its regex limit (err names the filter and the name:
  * "matches no tensor" would be a wrong answer). */
-static int item_kept(const db_cmp_priv *pr, const db_item *it, void *md, db_err *err)
+static int item_kept(const db_cmp_priv *pr, const db_profile *prof, const db_item *it, void *md,
+                     db_err *err)
 {
 	if (!pr->filter_re)
 		return 1;
 	int rc = db_re_search(pr->filter_re, pr->filter, it->f.stage, md, err);
-	if (rc == 0 && it->key && it->key[0])
+	/* the key of a {value, meta} payload's tensor ("value") names nothing:
+	 * a filter that drops a name ("^(?!pre_mlp_layernorm_output$)") must
+	 * not keep it through that key */
+	const char *inner = it->key && it->key[0] && prof ? db_profile_inner_key(prof, it->key) : it->key;
+	if (rc == 0 && inner && inner[0])
 		rc = db_re_search(pr->filter_re, pr->filter, it->key, md, err);
 	if (rc < 0) {
 		db_err e = *err;
@@ -94,7 +99,7 @@ static int collect(const db_cmp_priv *pr, const db_index *ix, const db_item ***o
 	*n = 0;
 	int rc = 0;
 	for (size_t i = 0; i < ix->n_items && rc >= 0; i++)
-		if ((rc = item_kept(pr, &ix->items[i], md, err)) == 1)
+		if ((rc = item_kept(pr, ix->profile, &ix->items[i], md, err)) == 1)
 			(*out)[(*n)++] = &ix->items[i];
 	pcre2_match_data_free(md);
 	return rc < 0 ? -1 : 0;

@@ -281,6 +281,26 @@ static int add_merged(db_compare *c, db_pvec *pv, group *g, db_pkmap *pairs_by_k
 			sharded = true;
 		}
 	}
+	/* the same ranks, another layout: one side's meta dims split a dim that
+	 * the other side's hold whole on every rank (a trainer's sequence-
+	 * parallel [t/tp, 1, h] against an engine's replicated [t, h]; their
+	 * shapes differ rank by rank): that side's shards joined, against one
+	 * rank of the other */
+	if (!mixed && !sharded && c->profile->value_key && nr > 1 && nr == nt &&
+	    (rs[0]->ndim != ts[0]->ndim ||
+	     memcmp(rs[0]->shape, ts[0]->shape, (size_t)rs[0]->ndim * sizeof rs[0]->shape[0]))) {
+		const meta_layout *lr = cached_layout(c, dc, true, rs[0]);
+		const meta_layout *lt = cached_layout(c, dc, false, ts[0]);
+		bool sr = lr->d.kind == DB_DIMS_SPLIT, st = lt->d.kind == DB_DIMS_SPLIT;
+		if (sr != st && (sr ? lt : lr)->d.kind == DB_DIMS_REPLICATED &&
+		    db_dims_rule(sr ? &lr->d : &lt->d, &rule)) {
+			sharded = true;
+			if (sr)
+				nt = 1;
+			else
+				nr = 1;
+		}
+	}
 	if (!nr || !nt || (!mixed && (!sharded || (nr < 2 && nt < 2)))) {
 		free(rs);
 		free(ts);

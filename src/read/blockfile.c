@@ -1,11 +1,14 @@
 #include "blockfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/hash.h"
@@ -29,6 +32,40 @@ static bool fail(db_bfile *f, const char *what)
 	return false;
 }
 
+/* name is "<base>.tmp.<pid>.<seq>": that pid, else 0. */
+static long temp_pid(const char *name, const char *base, size_t bl)
+{
+	if (strncmp(name, base, bl) || strncmp(name + bl, ".tmp.", 5))
+		return 0;
+	const char *p = name + bl + 5, *dot = strchr(p, '.');
+	if (!dot || dot == p || !dot[1] || strspn(p, "0123456789") != (size_t)(dot - p) ||
+	    strspn(dot + 1, "0123456789") != strlen(dot + 1))
+		return 0;
+	return strtol(p, NULL, 10);
+}
+
+/* Temp files of path whose writer is gone (killed mid-write: 55-80 MB each
+ * at 10^6 files, never renamed nor removed; issue 37). A live pid keeps its
+ * own, this process's in flight included. */
+static void clean_stale(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	DIR *d = dir ? opendir(dir) : NULL;
+	size_t bl = strlen(base);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		long pid = temp_pid(e->d_name, base, bl);
+		struct stat st;
+		if (pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
 bool db_bfile_open(db_bfile *f, const char *dir, const char *path)
 {
 	*f = (db_bfile){.fd = -1, .sum = DB_HASH_SEED};
@@ -38,6 +75,7 @@ bool db_bfile_open(db_bfile *f, const char *dir, const char *path)
 		free(f->tmp);
 		return false;
 	}
+	clean_stale(path);
 	static atomic_uint seq;         /* two scans of one root write at once */
 	snprintf(f->tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
 	if ((f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {

@@ -12,16 +12,21 @@
  * Inputs and parameters are not entries: the outputs are what pairs. */
 #include "msprobe_json.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "binio.h"
 #include "reader_impl.h"
+#include "db_bus.h"
 #include "util/budget.h"
 #include "util/json_parse.h"
 #include "util/strmap.h"
 
+/* One call's tree, parsed (about 20 times its text): a real call is a few
+ * KiB; 37-byte tensor records in one call made it 1.2 GB (issue 37). */
+#define CALL_PARSED_MAX ((size_t)64 << 20)
 /* construct.json is small beside dump.json; a bigger one is not msprobe's */
 #define CONSTRUCT_MAX ((size_t)256 << 20)
 
@@ -126,6 +131,7 @@ typedef struct rd {
 	db_strmap cidx;                 /* construct key -> item index */
 	db_strmap calls;                /* "<bwd><parent>\x1f<api>" -> calls so far */
 	const char *call;               /* the node being read (owned by f) */
+	size_t max_entries;             /* db_json_entries */
 } rd;
 
 static const char *jp_str(const db_jp *v)
@@ -151,8 +157,22 @@ static int num_field(const db_jp *t, const char *name, double *v, bool *has)
 	return 0;
 }
 
+/* Room for one more entry in this file (db_json_entries): else -1, the
+ * whole file refused by name. */
+static int room(rd *r, size_t pos)
+{
+	if (r->f->n_entries < r->max_entries)
+		return 0;
+	return db_err_set(r->err, r->f->path, NULL, (int64_t)pos, "msprobe dump.json with more than "
+	                  "%llu tensor entries: refused (each costs about 1 KiB once read; "
+	                  "DUMPBISECT_JSON_ENTRIES raises the limit)",
+	                  (unsigned long long)r->max_entries);
+}
+
 static int bad(rd *r, const char *key, const char *jpath, size_t pos, const char *what)
 {
+	if (room(r, pos))
+		return -1;
 	db_err e = {{0}};
 	db_err_set(&e, r->f->path, NULL, (int64_t)pos, "%s: %s", jpath, what);
 	return db_file_add_entry_error(r->f, key, &e, r->err);
@@ -170,6 +190,8 @@ static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
 	db_dtype d = db_dtype_from_name(strncmp(dt, "torch.", 6) ? dt : dt + 6);
 	if (d == DB_DT_UNKNOWN)
 		return bad(r, key, jpath, t->pos, "unknown dtype");
+	if (room(r, t->pos))
+		return -1;
 	db_tstat *st = calloc(1, sizeof *st);
 	if (!st || db_file_own(r->f, st))
 		return db_err_set(r->err, r->f->path, key, -1, "out of memory");
@@ -185,11 +207,20 @@ static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
 	}
 	const char *md5 = jp_str(db_jp_get(t, "md5"));
 	if (md5) {
-		char *end;
-		unsigned long v = strtoul(md5, &end, 16);
-		if (*end || !*md5 || strlen(md5) > 8)
+		/* hex digits only: strtoul took "-1" (and " +f") as a CRC */
+		uint32_t v = 0;
+		size_t ml = strlen(md5);
+		bool hex = ml >= 1 && ml <= 8;
+		for (size_t i = 0; hex && i < ml; i++) {
+			char ch = md5[i];
+			int dg = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+			         : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+			hex = dg >= 0;
+			v = v << 4 | (uint32_t)(dg & 15);
+		}
+		if (!hex)
 			return bad(r, key, jpath, t->pos, "md5 is not a CRC-32 in hex");
-		st->crc = (uint32_t)v;
+		st->crc = v;
 		st->has_crc = true;
 	}
 	db_entry *e = db_file_add_entry(r->f, key);
@@ -205,6 +236,15 @@ static int add_tensor(rd *r, const char *key, const db_jp *t, const char *jpath)
 			return bad(r, key, jpath, x->pos, "a shape entry is not a size");
 		}
 		e->t.shape[i] = (int64_t)x->u;
+	}
+	/* each dim <= 2^48, their product not: [2^48, 2^48] was signed
+	 * overflow past here (issue 37); its bytes must fit as well */
+	int64_t numel;
+	if (!db_shape_numel(e->t.ndim, e->t.shape, &numel) ||
+	    numel > INT64_MAX / (int64_t)(db_dtype_size(d) ? db_dtype_size(d) : 1)) {
+		r->f->n_entries--;
+		free(e->key);
+		return bad(r, key, jpath, sh->pos, "a shape of more than 2^63 bytes");
 	}
 	db_tensor_set_contiguous(&e->t);
 	e->t.st = st;
@@ -449,6 +489,52 @@ static int open_obj(scan *s, db_file *f, db_err *err, const char *jpath, bool *e
 	return 0;
 }
 
+/* The end of the JSON value at i by its brackets and strings alone, so a
+ * call that does not parse is stepped over: the index past it, or 0 when
+ * the text ends first. */
+static size_t skip_value(const scan *s, size_t i)
+{
+	int depth = 0;
+	for (; i < s->n; i++) {
+		char ch = s->t[i];
+		if (ch == '"') {
+			for (i++; i < s->n && s->t[i] != '"'; i++)
+				if (s->t[i] == '\\')
+					i++;
+			if (i >= s->n)
+				return 0;
+			if (!depth)
+				return i + 1;
+		} else if (ch == '{' || ch == '[') {
+			depth++;
+		} else if (ch == '}' || ch == ']') {
+			if (!depth)
+				return i;       /* a scalar ended by its object's end */
+			if (!--depth)
+				return i + 1;
+		} else if (!depth && ch == ',') {
+			return i;
+		}
+	}
+	return 0;
+}
+
+/* A call that cannot be read: an error entry under its name (file, JSON
+ * path, byte), not the whole file's; the other calls still load. */
+static int call_error(rd *r, const char *name, size_t pos, const char *fmt, const char *what,
+                      const char *jpath)
+{
+	if (room(r, pos))
+		return -1;
+	db_err e = {{0}};
+	db_err_set(&e, r->f->path, NULL, (int64_t)pos, fmt, what, pos, jpath);
+	return db_file_add_entry_error(r->f, name, &e, r->err);
+}
+
+#define NOT_JSON "msprobe dump.json: %s at byte %zu, in %s (truncated or not JSON)"
+
+/* 0, -1 (out of memory), or 1: stopped where the text cannot be followed
+ * (truncated), the calls before it kept and the stop an entry error. */
 static int stream_data(rd *r, scan *s, db_strmap *seen)
 {
 	bool empty;
@@ -456,31 +542,108 @@ static int stream_data(rd *r, scan *s, db_strmap *seen)
 		return -1;
 	for (int closed = empty; !closed;) {
 		db_jp *key = NULL, *node = NULL;
-		if (member_key(s, &key, r->f, r->err, "$.data"))
-			return -1;
+		db_err ke;
+		if (member_key(s, &key, r->f, &ke, "$.data"))
+			return db_file_add_entry_error(r->f, "", &ke, r->err) ? -1 : 1;
 		char jpath[600];
 		snprintf(jpath, sizeof jpath, "$.data[\"%.500s\"]", key->str);
-		size_t ep = s->i;
+		size_t at = s->i, ep = s->i;
 		const char *em = NULL;
 		int rc = 0;
 		bool added = false;
-		if (db_jp_parse_at(s->t, s->n, true, s->i, &node, &s->i, &ep, &em))
-			rc = trunc_err(r->f, r->err, ep, em, jpath);
-		else if (!db_strmap_put(seen, key->str, 0, &added))
+		if (db_jp_parse_at_max(s->t, s->n, true, s->i, CALL_PARSED_MAX, &node, &s->i, &ep, &em)) {
+			/* step over it when its brackets close, else stop here */
+			size_t end = skip_value(s, at);
+			bool big = em && !strcmp(em, "parsed form over its cap");
+			rc = call_error(r, key->str, ep, big ? "msprobe dump.json: %s (64 MiB) at byte %zu, "
+			                "in %s: a call this large is not msprobe's" : NOT_JSON,
+			                em ? em : "not JSON", jpath);
+			if (!rc && !end)
+				rc = 1;
+			s->i = end;
+		} else if (!db_strmap_put(seen, key->str, 0, &added)) {
 			rc = db_err_set(r->err, r->f->path, NULL, -1, "out of memory");
-		else if (!added)
-			rc = db_err_set(r->err, r->f->path, NULL, (int64_t)key->pos,
-			                "%s: a second call of that name", jpath);
-		else
+		} else if (!added) {
+			db_err e = {{0}};
+			db_err_set(&e, r->f->path, NULL, (int64_t)key->pos,
+			           "%s: a second call of that name (the first one is read)", jpath);
+			rc = room(r, key->pos) ? -1 : db_file_add_entry_error(r->f, key->str, &e, r->err);
+		} else {
 			rc = one_node(r, key->str, node);
+		}
 		db_jp_free(node);
 		db_jp_free(key);
 		if (rc)
-			return -1;
-		if ((closed = next_member(s, '}', r->f, r->err, "$.data")) < 0)
-			return -1;
+			return rc;
+		if ((closed = next_member(s, '}', r->f, &ke, "$.data")) < 0)
+			return db_file_add_entry_error(r->f, "", &ke, r->err) ? -1 : 1;
 	}
 	return 0;
+}
+
+typedef struct doc_job {
+	rd *r;
+	scan *s;
+	db_strmap *seen;
+	db_jp **cons;
+} doc_job;
+
+/* The document, member by member (reads the mapping: run guarded). */
+static int read_doc(void *arg)
+{
+	doc_job *j = arg;
+	rd *r = j->r;
+	scan *s = j->s;
+	db_file *f = r->f;
+	db_err *err = r->err;
+	size_t n = s->n;
+	bool empty, task = false, data = false;
+	int rc = load_construct(r, j->cons) ? db_err_set(err, f->path, NULL, -1, "out of memory") : 0;
+	if (!rc)
+		rc = open_obj(s, f, err, "$", &empty);
+	for (int closed = rc ? 1 : empty; !closed && !rc;) {
+		db_jp *key = NULL;
+		if ((rc = member_key(s, &key, f, err, "$")))
+			break;
+		if (!strcmp(key->str, "data")) {
+			ws(s);
+			if (data)       /* JSON leaves it open; Python keeps the last */
+				rc = db_err_set(err, f->path, NULL, (int64_t)key->pos,
+				                "$.data: a second \"data\" member (which one is meant?)");
+			else if (s->i < n && s->t[s->i] != '{')
+				rc = db_err_set(err, f->path, NULL, (int64_t)s->i,
+				                "$.data: missing or not an object of calls");
+			else if ((rc = stream_data(r, s, j->seen)) == 1) {
+				db_jp_free(key);
+				return 0;       /* the rest cannot be followed: said */
+			}
+			data = true;
+		} else {
+			db_jp *v = NULL;
+			size_t ep = s->i;
+			const char *em = NULL;
+			char jp[300];
+			snprintf(jp, sizeof jp, "$.%.250s", key->str);
+			if (db_jp_parse_at(s->t, n, true, s->i, &v, &s->i, &ep, &em))
+				rc = trunc_err(f, err, ep, em, jp);
+			else if (!strcmp(key->str, "task"))
+				task = jp_str(v) != NULL;
+			db_jp_free(v);
+		}
+		db_jp_free(key);
+		if (!rc && (closed = next_member(s, '}', f, err, "$")) < 0)
+			rc = -1;
+	}
+	if (!rc) {
+		ws(s);
+		if (s->i != n)
+			rc = trunc_err(f, err, s->i, "trailing characters after JSON value", "$");
+		else if (!task)
+			rc = db_err_set(err, f->path, NULL, 0, "$.task: missing or not a string");
+		else if (!data)
+			rc = db_err_set(err, f->path, NULL, 0, "$.data: missing or not an object of calls");
+	}
+	return rc;
 }
 
 int db_read_msprobe(db_file *f, const uint8_t *d, size_t n, db_err *err)
@@ -493,53 +656,22 @@ int db_read_msprobe(db_file *f, const uint8_t *d, size_t n, db_err *err)
 		                  db_budget_size(n, sz, sizeof sz),
 		                  db_budget_size(db_budget_limit(&db_json_budget), cap, sizeof cap));
 	db_jp *cons = NULL;
-	rd r = {.f = f, .err = err};
+	rd r = {.f = f, .err = err, .max_entries = (size_t)db_budget_limit(&db_json_entries)};
 	db_strmap seen;
 	db_strmap_init(&seen);
 	db_strmap_init(&r.cidx);
 	db_strmap_init(&r.calls);
 	scan s = {(const char *)d, n, 0};
-	bool empty, task = false, data = false;
-	int rc = load_construct(&r, &cons) ? db_err_set(err, f->path, NULL, -1, "out of memory") : 0;
-	if (!rc)
-		rc = open_obj(&s, f, err, "$", &empty);
-	for (int closed = rc ? 1 : empty; !closed && !rc;) {
-		db_jp *key = NULL;
-		if ((rc = member_key(&s, &key, f, err, "$")))
-			break;
-		if (!strcmp(key->str, "data")) {
-			ws(&s);
-			if (s.i < n && s.t[s.i] != '{')
-				rc = db_err_set(err, f->path, NULL, (int64_t)s.i,
-				                "$.data: missing or not an object of calls");
-			else
-				rc = stream_data(&r, &s, &seen);
-			data = true;
-		} else {
-			db_jp *v = NULL;
-			size_t ep = s.i;
-			const char *em = NULL;
-			char jp[300];
-			snprintf(jp, sizeof jp, "$.%.250s", key->str);
-			if (db_jp_parse_at(s.t, n, true, s.i, &v, &s.i, &ep, &em))
-				rc = trunc_err(f, err, ep, em, jp);
-			else if (!strcmp(key->str, "task"))
-				task = jp_str(v) != NULL;
-			db_jp_free(v);
-		}
-		db_jp_free(key);
-		if (!rc && (closed = next_member(&s, '}', f, err, "$")) < 0)
-			rc = -1;
-	}
-	if (!rc) {
-		ws(&s);
-		if (s.i != n)
-			rc = trunc_err(f, err, s.i, "trailing characters after JSON value", "$");
-		else if (!task)
-			rc = db_err_set(err, f->path, NULL, 0, "$.task: missing or not a string");
-		else if (!data)
-			rc = db_err_set(err, f->path, NULL, 0, "$.data: missing or not an object of calls");
-	}
+	/* under a guard of its own: a dump.json that shrinks mid-parse jumped
+	 * past the give-back below, and every later dump.json waited for the
+	 * budget forever (issue 37). The call being parsed then leaks. */
+	doc_job j = {&r, &s, &seen, &cons};
+	const void *at = NULL;
+	int rc = db_bus_run(read_doc, &j, &at);
+	if (rc == DB_BUS_FAULT)
+		db_err_set(err, f->path, NULL, at ? (int64_t)((const uint8_t *)at - d) : -1,
+		           "file changed while read (it shrank under its mapping: this byte is gone); "
+		           "rescan");
 	db_strmap_free(&seen);
 	db_strmap_free(&r.cidx);
 	db_strmap_free(&r.calls);

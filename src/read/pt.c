@@ -422,11 +422,14 @@ static int take_records(pt_ctx *c, db_err *err)
 	return 0;
 }
 
-/* Run the pickle and flatten it, under a guard of its own: a file that
- * shrinks under its mapping (SIGBUS, db_bus.h) ends here as an error, and
- * the caller still frees the VM and gives the pickle budget back. */
-static int run_guarded(pt_ctx *c, db_pk *vm, const uint8_t *pkl, size_t plen, int64_t base,
-                       db_err *err)
+/* Read the pickle's record, run it and flatten it, under a guard of its
+ * own: a file that shrinks under its mapping (SIGBUS, db_bus.h) ends here
+ * as an error, and the caller still frees the VM and the inflated record
+ * and gives the pickle budget back. The record's CRC and inflate read the
+ * mapping too: a fault there skipped the give-back and every later .pt
+ * waited for the budget forever (issue 37). */
+static int run_guarded(pt_ctx *c, const db_zip_entry *pe, size_t want, db_pk **vmp,
+                       void **owned, db_err *err)
 {
 	db_bus_guard g;
 	if (sigsetjmp(g.jb, 0) != 0) {
@@ -435,11 +438,23 @@ static int run_guarded(pt_ctx *c, db_pk *vm, const uint8_t *pkl, size_t plen, in
 		                  "under its mapping: this byte is gone); rescan");
 	}
 	db_bus_enter(&g);
+	const uint8_t *pkl;
+	size_t plen;
+	int rc = -1;
+	/* *vmp and *owned: the caller's, read after a jump */
+	if (db_zip_data(c->z, pe, &pkl, &plen, owned, want, err))
+		goto out;
+	int64_t base = *owned ? 0 : (int64_t)(pkl - c->z->data);
+	if (!(*vmp = db_pk_new(c->f->path, pe->name, false))) {
+		db_err_set(err, c->f->path, NULL, -1, "out of memory");
+		goto out;
+	}
 	db_pk_val *root;
 	size_t used;
-	int rc = db_pk_run(vm, pkl, plen, base, &root, &used, err);
+	rc = db_pk_run(*vmp, pkl, plen, base, &root, &used, err);
 	if (!rc && (rc = take_records(c, err)) == 0)
 		rc = flatten(c, root, err);
+out:
 	db_bus_leave(&g);
 	return rc;
 }
@@ -493,24 +508,13 @@ int db_read_pt_zip(db_file *f, const db_zip *z, db_err *err)
 		                  "(DUMPBISECT_PICKLE_MAX raises it)",
 		                  db_budget_size(want, got, sizeof got),
 		                  db_budget_size(db_budget_limit(&db_pickle_budget), lim, sizeof lim));
-	const uint8_t *pkl;
-	size_t plen;
 	void *owned = NULL;
-	int rc = -1;
 	db_pk *vm = NULL;
-	if (db_zip_data(z, pe, &pkl, &plen, &owned, (size_t)want, err))
-		goto out;
-	int64_t base = owned ? 0 : (int64_t)(pkl - z->data);
-	if (!(vm = db_pk_new(f->path, pe->name, false))) {
-		db_err_set(err, f->path, NULL, -1, "out of memory");
-		goto out;
-	}
-	rc = run_guarded(&c, vm, pkl, plen, base, err);
+	int rc = run_guarded(&c, pe, (size_t)want, &vm, &owned, err);
 	db_file_give_inflate(f, c.held);        /* records no tensor used */
 	free(c.irecs);
 	free(c.key);
 	free(c.seen);
-out:
 	db_pk_free(vm);
 	free(owned);
 	db_budget_give(&db_pickle_budget, want);

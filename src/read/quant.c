@@ -48,6 +48,34 @@ static void swap_last2(int nd, int64_t *s)
 	s[nd - 1] = t;
 }
 
+/* *d times k, checked: a file may declare codes [0, 2^61] (no bytes, so
+ * no size check stops it) and times 8 was signed overflow (issue 37). */
+static int grow(int64_t *d, int64_t k, const db_quant_rule *r, char *msg, size_t msglen)
+{
+	int64_t v;
+	if (*d < 0 || k < 0 || __builtin_mul_overflow(*d, k, &v)) {
+		snprintf(msg, msglen, "codes' dim of %lld times %lld (rule %s) overflows 64 bits",
+		         (long long)*d, (long long)k, r->name);
+		return -1;
+	}
+	*d = v;
+	return 0;
+}
+
+/* The logical shape's element count fits 63 bits (numel and offsets are
+ * int64 everywhere after this). */
+static int whole(int nd, const int64_t *s, const db_quant_rule *r, char *msg, size_t msglen)
+{
+	int64_t n = 1;
+	for (int d = 0; d < nd; d++)
+		if (__builtin_mul_overflow(n, s[d], &n)) {
+			snprintf(msg, msglen, "the weight rule %s reads from these codes has more "
+			         "than 2^63 elements", r->name);
+			return -1;
+		}
+	return 0;
+}
+
 int db_quant_logical_shape(const db_quant_rule *r, db_dtype dt, int ndim,
                            const int64_t *shape, int *lndim, int64_t *lshape,
                            char *msg, size_t msglen)
@@ -65,7 +93,9 @@ int db_quant_logical_shape(const db_quant_rule *r, db_dtype dt, int ndim,
 		}
 		memcpy(lshape, shape, (size_t)ndim * sizeof *lshape);
 		*lndim = ndim;
-		lshape[ndim - 2 + (r->pack_dim ? 1 : 0)] *= 8;
+		int pd = ndim - 2 + (r->pack_dim ? 1 : 0);
+		if (grow(&lshape[pd], 8, r, msg, msglen) || whole(*lndim, lshape, r, msg, msglen))
+			return -1;
 		if (r->transposed)
 			swap_last2(ndim, lshape);
 		return 0;
@@ -84,12 +114,14 @@ int db_quant_logical_shape(const db_quant_rule *r, db_dtype dt, int ndim,
 			         (long long)shape[ndim - 1], r->name, r->split);
 			return -1;
 		}
-		lshape[ndim - 2] = shape[ndim - 2] * shape[ndim - 1];
+		lshape[ndim - 2] = shape[ndim - 2];
 		*lndim = ndim - 1;
+		if (grow(&lshape[ndim - 2], shape[ndim - 1], r, msg, msglen))
+			return -1;
 	}
-	if (packed)
-		lshape[*lndim - 1] *= 2;
-	return 0;
+	if (packed && grow(&lshape[*lndim - 1], 2, r, msg, msglen))
+		return -1;
+	return whole(*lndim, lshape, r, msg, msglen);
 }
 
 int db_quant_blocks(const db_quant_rule *r, int lndim, const int64_t *lshape,

@@ -6,12 +6,30 @@
 
 #include "db_bus.h"
 
+/* a * b, at most INT64_MAX: readers refuse shapes whose element count
+ * overflows (msprobe's dump.json, quantized codes); this keeps a shape
+ * that got past one from being undefined behaviour (issue 37). */
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+	int64_t v;
+	return __builtin_mul_overflow(a, b, &v) ? INT64_MAX : v;
+}
+
 int64_t db_tensor_numel(const db_tensor *t)
 {
 	int64_t n = 1;
 	for (int d = 0; d < t->ndim; d++)
-		n *= t->shape[d];
+		n = mul_sat(n, t->shape[d]);
 	return n;
+}
+
+bool db_shape_numel(int ndim, const int64_t *shape, int64_t *n)
+{
+	*n = 1;
+	for (int d = 0; d < ndim; d++)
+		if (shape[d] < 0 || __builtin_mul_overflow(*n, shape[d], n))
+			return false;
+	return true;
 }
 
 bool db_tensor_is_contiguous(const db_tensor *t)
@@ -22,7 +40,7 @@ bool db_tensor_is_contiguous(const db_tensor *t)
 	for (int d = t->ndim - 1; d >= 0; d--) {
 		if (t->shape[d] != 1 && t->stride[d] != expect)
 			return false;           /* size-1 dims may have any stride */
-		expect *= t->shape[d];
+		expect = mul_sat(expect, t->shape[d]);
 	}
 	return true;
 }
@@ -73,7 +91,7 @@ void db_tensor_set_contiguous(db_tensor *t)
 	int64_t s = 1;
 	for (int d = t->ndim - 1; d >= 0; d--) {
 		t->stride[d] = s;
-		s *= t->shape[d] > 0 ? t->shape[d] : 1;
+		s = mul_sat(s, t->shape[d] > 0 ? t->shape[d] : 1);
 	}
 }
 

@@ -8,6 +8,7 @@
 #include "db_esc.h"
 #include "db_json.h"
 #include "db_token.h"
+#include "pair/align_items.h"
 
 void db_align_text(FILE *out, const db_compare *c)
 {
@@ -40,11 +41,13 @@ void db_token_text(FILE *out, const db_compare *c, long i, bool beyond)
 	                     : db_first_divergence_token(c, i, &t)) != 1)
 		return;
 	const db_pair *p = &c->pairs[i];
+	const db_align_vitem *v = db_align_vitem_of(c, c->align_whole == 1 ? p->ref : p->tgt);
 	fprintf(out, "  first bad token%s: %lld", beyond ? " beyond drift" : "", (long long)t.token);
-	if (c->align_whole && (p->slot.side == 1 || p->slot.side == 2))
-		fprintf(out, " of the aligned sequence (%s pass %s, its row %lld of %lld; the %s's one "
-		        "pass holds every token)", c->align_whole == 1 ? "target" : "reference",
-		        db_esc(p->f.pass), (long long)t.row, (long long)t.n_rows, whole_name(c));
+	if (v && p->slot.tokens)
+		fprintf(out, " of the aligned sequence (%s pass %s, its row %lld of %lld; the %s's "
+		        "pass %s holds %s)", c->align_whole == 1 ? "target" : "reference",
+		        db_esc(p->f.pass), (long long)t.row, (long long)t.n_rows, whole_name(c),
+		        db_esc(v->g->whole_pass), v->g->exact ? "every token" : "them first");
 	else
 		fprintf(out, " (row %lld of %lld along dim %d)", (long long)t.row, (long long)t.n_rows,
 		        t.dim);

@@ -132,6 +132,9 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		}
 		fputs("}, \"md5_equal\": ", out);
 		fputs(m->md5_eq < 0 ? "null" : m->md5_eq ? "true" : "false", out);
+		/* no statistic a number on both sides (issue 37): not ok, said */
+		if (p->band == DB_BAND_NONE)
+			fputs(", \"nothing_to_compare\": true", out);
 	}
 	if (db_noise_root(c)) { /* --noise: the floor and where this pair stands */
 		fputs(", \"noise_floor\": ", out);

@@ -181,7 +181,8 @@ static int save_locked(db_session *s, db_err *err)
 	size_t n;
 	char *text = db_session_dump(s, &n);
 	if (!text)
-		return db_err_set(err, s->path, NULL, -1, "cannot render the session (out of memory?)");
+		return db_err_set(err, s->path, NULL, -1, "cannot render the session (a name or path "
+		                  "that is not UTF-8, or out of memory)");
 	if (db_atomic_write_buf(s->path, text, n, err) < 0) {
 		free(text);
 		return -1;

@@ -7,15 +7,18 @@
 #define PICKLE_DEF ((uint64_t)256 << 20)
 #define INFLATE_DEF ((uint64_t)2 << 30)
 #define JSON_DEF ((uint64_t)2 << 30)
+#define JSON_ENTRIES_DEF ((uint64_t)1 << 18)
 #else   /* fuzzing: keep each run small */
 #define PICKLE_DEF ((uint64_t)16 << 20)
 #define INFLATE_DEF ((uint64_t)16 << 20)
 #define JSON_DEF ((uint64_t)16 << 20)
+#define JSON_ENTRIES_DEF ((uint64_t)1 << 14)
 #endif
 
 db_budget db_pickle_budget = DB_BUDGET_INIT("DUMPBISECT_PICKLE_MAX", PICKLE_DEF);
 db_budget db_inflate_budget = DB_BUDGET_INIT("DUMPBISECT_INFLATE_MAX", INFLATE_DEF);
 db_budget db_json_budget = DB_BUDGET_INIT("DUMPBISECT_JSON_MAX", JSON_DEF);
+db_budget db_json_entries = DB_BUDGET_INIT("DUMPBISECT_JSON_ENTRIES", JSON_ENTRIES_DEF);
 
 static uint64_t parse_size(const char *s, uint64_t def)
 {

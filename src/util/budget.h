@@ -28,6 +28,11 @@ extern db_budget db_inflate_budget;
 /* JSON dump indexes being read (msprobe's dump.json, by their size):
  * DUMPBISECT_JSON_MAX. */
 extern db_budget db_json_budget;
+/* Not a budget taken, a per-file limit read like one: the tensor entries
+ * one dump.json may hold, DUMPBISECT_JSON_ENTRIES. Bytes alone did not
+ * bound what a file costs parsed: 37-byte tensor records made a 37 MB
+ * dump.json 2.0 GB in compare (issue 37). */
+extern db_budget db_json_entries;
 
 /* Take n bytes. 0: taken. -1: n is more than the whole limit (it never
  * fits). -2 (only when !wait): the rest is held by others just now. With

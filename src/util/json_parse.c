@@ -38,7 +38,23 @@ typedef struct jp_state {
 	size_t sv_n, sv_cap;
 	jp_key *sk;
 	size_t sk_n, sk_cap;
+	/* the parsed form's cap (0: none): arena bytes plus the open items */
+	size_t max, used;
+	bool over;
+	size_t over_pos;
 } jp_state;
+
+/* n more bytes of parsed form would pass the cap: noted (the caller's
+ * "out of memory" becomes "over its cap" at the end). */
+static bool jp_over(jp_state *st, size_t n)
+{
+	if (!st->max || st->used + n + st->sv_n * sizeof(db_jp) <= st->max)
+		return false;
+	if (!st->over)
+		st->over_pos = st->i;
+	st->over = true;
+	return true;
+}
 
 static int jp_fail(jp_state *st, size_t pos, const char *msg)
 {
@@ -50,6 +66,9 @@ static int jp_fail(jp_state *st, size_t pos, const char *msg)
 static void *jp_alloc(jp_state *st, size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
+	if (jp_over(st, n))
+		return NULL;
+	st->used += n;
 	jp_block *b = st->doc->blocks;
 	if (!b || b->cap - b->used < n) {
 		size_t cap = b ? b->cap * 2 : (size_t)16 << 10;
@@ -328,7 +347,8 @@ static int jp_literal(jp_state *st, const char *word)
 /* Push v onto the scratch stack of items. */
 static int jp_push(jp_state *st, const db_jp *v)
 {
-	if (jp_grow((void **)&st->sv, &st->sv_cap, st->sv_n + 1, sizeof *st->sv))
+	if (jp_over(st, sizeof *v) ||
+	    jp_grow((void **)&st->sv, &st->sv_cap, st->sv_n + 1, sizeof *st->sv))
 		return jp_fail(st, st->i, "out of memory");
 	st->sv[st->sv_n++] = *v;
 	return 0;
@@ -545,9 +565,11 @@ int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
 
 /* One value from text[start..len); whole: nothing but blanks after it. */
 static int parse_from(const char *text, size_t len, bool py, size_t start, bool whole,
-                      db_jp **out, size_t *end, size_t *err_pos, const char **err_msg)
+                      size_t max, db_jp **out, size_t *end, size_t *err_pos,
+                      const char **err_msg)
 {
-	jp_state st = { (const unsigned char *)text, len, start, 0, NULL, py, NULL, NULL, 0, 0, NULL, 0, 0 };
+	jp_state st = { (const unsigned char *)text, len, start, 0, NULL, py, NULL, NULL, 0, 0, NULL,
+	                0, 0, max, 0, false, 0 };
 	jp_doc *d = calloc(1, sizeof *d);
 	st.doc = d;
 	int rc = d ? jp_value(&st, &d->root, 0) : jp_fail(&st, start, "out of memory");
@@ -558,6 +580,10 @@ static int parse_from(const char *text, size_t len, bool py, size_t start, bool 
 	}
 	free(st.sv);
 	free(st.sk);
+	if (rc && st.over) {
+		st.err_pos = st.over_pos;
+		st.err_msg = "parsed form over its cap";
+	}
 	if (rc) {
 		if (d)
 			jp_doc_free(d);
@@ -577,13 +603,19 @@ static int parse_from(const char *text, size_t len, bool py, size_t start, bool 
 int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *err_pos,
                    const char **err_msg)
 {
-	return parse_from(text, len, py, 0, true, out, NULL, err_pos, err_msg);
+	return parse_from(text, len, py, 0, true, 0, out, NULL, err_pos, err_msg);
 }
 
 int db_jp_parse_at(const char *text, size_t len, bool py, size_t start, db_jp **out,
                    size_t *end, size_t *err_pos, const char **err_msg)
 {
-	return parse_from(text, len, py, start, false, out, end, err_pos, err_msg);
+	return parse_from(text, len, py, start, false, 0, out, end, err_pos, err_msg);
+}
+
+int db_jp_parse_at_max(const char *text, size_t len, bool py, size_t start, size_t max,
+                       db_jp **out, size_t *end, size_t *err_pos, const char **err_msg)
+{
+	return parse_from(text, len, py, start, false, max, out, end, err_pos, err_msg);
 }
 
 const db_jp *db_jp_get(const db_jp *obj, const char *key)

@@ -53,6 +53,11 @@ int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *e
  * text, so a reader can parse a big document member by member and free each. */
 int db_jp_parse_at(const char *text, size_t len, bool py, size_t start, db_jp **out,
                    size_t *end, size_t *err_pos, const char **err_msg);
+/* The same with the parsed form capped at max bytes (its nodes, strings
+ * and open items; about 20 times the text for small objects): past it,
+ * -1 with "parsed form over its cap" at the byte where it was met. */
+int db_jp_parse_at_max(const char *text, size_t len, bool py, size_t start, size_t max,
+                       db_jp **out, size_t *end, size_t *err_pos, const char **err_msg);
 void db_jp_free(db_jp *v);
 /* Member of an object by key (exact bytes), or NULL. */
 const db_jp *db_jp_get(const db_jp *obj, const char *key);

@@ -143,6 +143,10 @@ struct tui {
 
 	bool script, quit, dirty, too_small, mouse;
 	int exit_code;
+	/* the last session save failed (why): the run exits 1 and says so
+	 * once the terminal is back, not only on a status line gone at exit */
+	bool session_unsaved;
+	char session_fail[1100];
 };
 
 /* Selection accessors: NULL when the layout has no phases / passes. */

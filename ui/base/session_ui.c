@@ -18,6 +18,7 @@
 #include "db_bisect.h"
 #include "db_cmd.h"
 #include "db_compare.h"
+#include "db_esc.h"
 #include "db_notes.h"
 #include "db_session.h"
 #include "signals.h"
@@ -170,12 +171,17 @@ void tui_session_save(struct tui *t)
 		return;
 	db_err err = {{0}};
 	if (first && make_parents(t->session_path) < 0) {
-		tui_msg(t, true, "session not saved: %s: %s", t->session_path, strerror(errno));
+		snprintf(t->session_fail, sizeof t->session_fail, "%.900s: %s", t->session_path,
+		         strerror(errno));
+		t->session_unsaved = true;
+		tui_msg(t, true, "session not saved: %s", t->session_fail);
 		return;
 	}
 	int rc = t->bisect ? db_session_save_bisect(t->session, t->session_path, &t->bisect->sm, &err)
 	                   : db_session_save(t->session, t->session_path, &err);
+	t->session_unsaved = rc < 0;
 	if (rc < 0) {
+		snprintf(t->session_fail, sizeof t->session_fail, "%s", err.msg);
 		tui_msg(t, true, "session not saved: %s", err.msg);
 		return;
 	}
@@ -188,6 +194,14 @@ void tui_session_save(struct tui *t)
 		t->session_auto_on_disk = true;
 		tui_session_say(t, t->msg_err, before, "");
 	}
+}
+
+int tui_session_exit(const struct tui *t, int rc)
+{
+	if (!t->session_unsaved)
+		return rc;
+	fprintf(stderr, "dumpbisect: session not saved: %s\n", db_esc(t->session_fail));
+	return rc ? rc : 1;
 }
 
 /* The session keeps the view state: selection, metric, axes, probe,

@@ -12,6 +12,9 @@ struct tui;
 /* Save the session when it has a file (--session, or the automatic one
  * once it holds work); errors go to the bottom line. */
 void tui_session_save(struct tui *t);
+/* The workbench's exit status rc, or 1 when its last save failed (said
+ * on standard error: call with the terminal given back). */
+int tui_session_exit(const struct tui *t, int rc);
 /* The automatic session of these trees (no --session):
  * $XDG_STATE_HOME/dumpbisect/sessions/NAME-HASH/session.yaml (default
  * ~/.local/state), HASH over the trees' absolute paths, so the same trees

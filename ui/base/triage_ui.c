@@ -9,10 +9,9 @@
 #include "db_bisect.h"
 #include "db_passes.h"
 #include "db_yield.h"
-#include "keys.h"
+#include "draw.h"
 #include "script.h"
 #include "signals.h"
-#include "view.h"
 
 static bool same(const char *a, const char *b)
 {
@@ -34,8 +33,15 @@ static bool ui_yield(void *ctx, const char *what, size_t done, size_t total)
 		}
 		return false;
 	}
+	/* the bottom line only: a view being opened (b's bisect) is on the
+	 * stack before its state is (tui_push), so no full redraw here */
 	tui_msg(t, false, "%s: %zu of %zu (q stops)", what, done, total);
-	tui_draw(t);
+	if (!t->too_small && LINES > 0) {
+		draw_fill(stdscr, LINES - 1, 0, COLS, C_DEFAULT, 0);
+		draw_text(stdscr, LINES - 1, 0, COLS, C_DEFAULT, 0, t->msg);
+		wnoutrefresh(stdscr);
+		doupdate();
+	}
 	timeout(0);
 	wint_t ch;
 	int r = get_wch(&ch);

@@ -13,6 +13,7 @@
 
 #include "db_notes.h"
 #include "db_rank_split.h"
+#include "db_slot.h"
 #include "base/draw.h"
 
 struct ranks {
@@ -127,9 +128,11 @@ static bool is_bad(const db_pair *p)
 
 enum { XR = 4, XC = 14, XL = 26, XM = 36, XE = 46, XB = 54 };
 
-/* cos, rel, max_abs, bytes= and the band of one row from column XC on;
+/* cos, rel, max_abs, bytes= and the band of one row from column XC on
+ * (p: the row's pair, NULL for a shard's part: a slot window reads "⊂");
  * returns the column after the band. */
-static int draw_numbers(WINDOW *w, int y, int W, attr_t a, const db_metrics *m, db_band band)
+static int draw_numbers(WINDOW *w, int y, int W, attr_t a, const db_metrics *m, db_band band,
+                        const db_pair *p)
 {
 	char rel[16], ma[16], be[16];
 	fmt_sci(m->rel, rel, sizeof rel, 8);
@@ -137,7 +140,8 @@ static int draw_numbers(WINDOW *w, int y, int W, attr_t a, const db_metrics *m, 
 	draw_textf(w, y, XC, W - XC, C_DEFAULT, a, "%.6f", m->cos);
 	draw_text(w, y, XL, W - XL, C_DEFAULT, a, rel);
 	draw_text(w, y, XM, W - XM, C_DEFAULT, a, ma);
-	draw_text(w, y, XE, W - XE, C_DEFAULT, a, db_fmt_byte_equal(m->byte_equal, draw_utf8, be, sizeof be));
+	draw_text(w, y, XE, W - XE, C_DEFAULT, a, p ? db_fmt_pair_bytes(p, draw_utf8, be, sizeof be)
+	                                            : db_fmt_byte_equal(m->byte_equal, draw_utf8, be, sizeof be));
 	int x = XB + draw_text(w, y, XB, W - XB, draw_band_color(band), a, draw_band_glyph(band));
 	return x + draw_textf(w, y, x, W - x, C_DEFAULT, a, " %s", db_band_name(band));
 }
@@ -242,7 +246,7 @@ static void ranks_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			bool bad = pt->band > DB_BAND_OK;
 			draw_text(w, y, 0, 2, C_MARK, A_BOLD | a, bad ? G("▸ ", "* ") : "  ");
 			draw_textf(w, y, XR, W - XR, C_DEFAULT, a | (bad ? A_BOLD : 0), "%d", pt->rank);
-			draw_numbers(w, y, W, a, &pt->m, pt->band);
+			draw_numbers(w, y, W, a, &pt->m, pt->band, NULL);
 			draw_textf(w, y, XB + 14, W - XB - 14, C_DEFAULT, a, "[%lld, %lld)",
 			           (long long)pt->lo, (long long)(pt->lo + pt->len));
 			continue;
@@ -266,7 +270,7 @@ static void ranks_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			draw_text(w, y, XC, W - XC, C_PENDING, a, G("…", "..."));
 			continue;
 		}
-		x = draw_numbers(w, y, W, a, &p->m, p->band);
+		x = draw_numbers(w, y, W, a, &p->m, p->band, p);
 		if (stand)
 			draw_text(w, y, x, W - x, C_MARK, a | A_BOLD,
 			          G("  ◀ bad alone", "  <- bad alone"));

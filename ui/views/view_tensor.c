@@ -192,7 +192,8 @@ static int look_at(void *arg)
 
 /* msprobe's tensor task: the entry names the file holding its tensor
  * (dump_tensor_data/ beside the dump): that file's one tensor, or NULL. */
-static const db_entry *data_entry(const char *dump_path, const db_entry *en, db_file **f)
+static const db_entry *data_entry(const db_index *ix, const char *dump_path, const db_entry *en,
+                                  db_file **f)
 {
 	*f = NULL;
 	if (!en || !en->t.st || !en->t.st->data || !dump_path)
@@ -207,7 +208,9 @@ static const db_entry *data_entry(const char *dump_path, const db_entry *en, db_
 	strcat(p, en->t.st->data);
 	db_err e = {{0}};
 	const db_entry *d = NULL;
-	if (db_file_open(p, f, &e) == 0 && (*f)->n_entries == 1 && !(*f)->entries[0].err &&
+	/* a link out of the tree is not followed (the pair's error says so) */
+	if (db_index_data_inside(ix, p, &e) == 0 && db_file_open(p, f, &e) == 0 &&
+	    (*f)->n_entries == 1 && !(*f)->entries[0].err &&
 	    (*f)->entries[0].t.data)
 		d = &(*f)->entries[0];
 	free(p);
@@ -279,7 +282,8 @@ static void *work(void *arg)
 	if (iy && !s->err[0])
 		ey = open_entry(ixt, iy, &fy, &s->path_y, s->err, sizeof s->err);
 	db_file *dx = NULL, *dy = NULL;  /* the tensors themselves, when both are dumped */
-	const db_entry *tx = data_entry(s->path_x, ex, &dx), *ty = data_entry(s->path_y, ey, &dy);
+	const db_entry *tx = data_entry(s->cmp->ref, s->path_x, ex, &dx),
+	               *ty = data_entry(s->cmp->tgt, s->path_y, ey, &dy);
 	if (tx && ty) {
 		ex = tx;
 		ey = ty;
