@@ -273,6 +273,8 @@ typedef struct db_substage_row {
 	char top[256];          /* top-level stage it belongs to */
 	double cos, rel;
 	db_band band;
+	const char *word;       /* the pair's verdict word (db_verdict_word,
+	                           static); NULL without a pair */
 	double step_drop;       /* cos(previous row) - cos(this row) */
 	double err_in, err_out; /* relative L2 error received / left; NaN n/a */
 	double amp;             /* err_out / err_in (INFINITY when err_in is 0) */
@@ -326,6 +328,8 @@ const char *db_bisect_kind_name(db_bisect_kind k);
  * bug in one step -> sudden-drop at 11. */
 typedef struct db_bisect_result {
 	db_bisect_kind kind;
+	bool by_noise;          /* judged against a noise run (--noise): the
+	                           steps' words are within / beyond noise */
 	bool input_ids_mismatch;
 	char *input_ids_stage;  /* the stage that differs, NULL */
 	bool has_first_bad;     /* false: first_bad_layer is null in JSON */
@@ -347,6 +351,8 @@ typedef struct db_bisect_result {
 	int *bad_ranks;         /* every rank bad at the culprit, ascending
 	                           (--slots: the slots, slot k being rank k) */
 	bool slots;             /* --slots: the ranks are slots */
+	int slot_n;             /* --slots over several ranks: each bad rank is
+	                           rank * slot_n + slot; 0 otherwise */
 	size_t n_bad_ranks;
 	bool all_ranks_bad;     /* bad_ranks holds every rank the culprit has */
 	bool ranks_unknown;     /* the culprit is compared merged only (the other
@@ -400,6 +406,8 @@ typedef struct db_bisect_run {
 	                           one pass */
 	size_t n_passes;        /* passes of the phase (1 when none) */
 	bool pass_given;        /* the pass was asked for (--pass, a session's) */
+	bool phase_given;       /* the phase was asked for (--phase): the other
+	                           phases were not looked at */
 	db_bisect sm;           /* owned */
 } db_bisect_run;
 

@@ -40,6 +40,11 @@ typedef struct db_slot {
 	 * block's index when the blocks are equal, else -1), and where the
 	 * reference's block starts (DB_SLOT_IN_TREE: slot 0's rows). */
 	int k;
+	/* --slots on a tree of several ranks: the tensor's rank (ranked),
+	 * slots being compared within each rank; the rank field is then
+	 * rank * n_slots + k, one per rank x slot */
+	bool ranked;
+	int rank;
 	int64_t ref_start;
 	/* --slots N with two trees: the reference is the prompt run alone
 	 * (its whole tensor, ref_start 0) and k runs over every slot, 0 too */
@@ -89,7 +94,9 @@ typedef struct db_pair {
 	uint64_t numel;         /* elements compared (status OK) */
 	/* Results: valid once state == DB_PAIR_DONE (release/acquire). */
 	db_metrics m;
-	db_band band;
+	db_band band;           /* with a noise floor, the floor's verdict:
+	                         * within = ok, beyond = algo at least
+	                         * (db_noise_judge; words: db_verdict.h) */
 	_Atomic int state;
 	/* Merged pairs: how the shards are unsharded (from the profile's shard
 	 * rule or the dump's meta dims; pattern/re NULL, nothing owned). */
@@ -269,6 +276,10 @@ int db_slots_split(db_compare *c, int n, db_err *err);
  * aligns. */
 int db_slots_alone(db_compare *c, int n, db_err *err);
 
+/* The path given for side 0 (ref) or 1 (target): the root, or the file
+ * or folder below it when the open rooted it at an ancestor so that its
+ * enclosing folders name it (compare/lift.c). Borrowed. */
+const char *db_compare_given(const db_compare *c, int side);
 /* --align (db_align_mode): find the token alignment of c's trees from the
  * data before pairing (compare/align_tokens.c); sets c->align, align_whole
  * and align_note. -1 with err on OOM, or with DB_ALIGN_TOKENS when nothing

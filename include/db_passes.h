@@ -29,6 +29,10 @@ size_t db_pass_lines(const db_compare *c, db_pass_line **out);
  * noise floor: another TP size, bf16), the first pass worse than drift if
  * there is one. -1 when nothing diverges. */
 long db_pass_first_diverging(const db_compare *c, const db_pass_line *v, size_t n);
+/* The same within phase (NULL or "": the phase of the first divergence):
+ * the rule db_first_divergence applies when no pass is named, so the pass
+ * of every headline is the pass of its divergence (issue 33). */
+long db_pass_pick(const db_compare *c, const db_pass_line *v, size_t n, const char *phase);
 
 /* The time view's table: passes (rows, the order of db_pass_lines) against
  * layers (columns, ascending; -1 for stages outside any layer), each cell

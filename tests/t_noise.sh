@@ -107,14 +107,15 @@ expect 1 "noise_miles_engine: ref vs noise" "$DB_BIN" compare --no-cache --follo
 grep -qE '^[^ ]+ +inference 0 +1 +all +self_attn\.qkv_proj .*not_comparable: fused per-rank output across layouts \(1 vs 2 ranks\).*give the shard rule its parts' \
 	<<<"$out" || fail "noise_miles_engine: qkv_proj says why it is not comparable"
 
-# Miles without the noise run: the headline is the inference phase's bf16
-# drift; with it, the fwd_only phase where the bug is
+# Miles without the noise run: the inference phase only drifts (bf16, TP 1 vs 2),
+# so the headline is the fwd_only phase bad beyond drift, as bisect picks it
+# (one rule for "first", issue 33); with the noise run, the same phase
 expect 1 "miles without noise" "$DB_BIN" compare --no-cache "$R/noise_miles/ref" "$R/noise_miles/target"
-has "$out" "first divergent phase: inference" "miles without noise"
+has "$out" "first divergent phase: fwd_only" "miles without noise"
 expect 1 "miles with noise" "$DB_BIN" compare --no-cache "$R/noise_miles/ref" "$R/noise_miles/target" \
 	--noise "$R/noise_miles/noise"
 has "$out" "first divergent phase: fwd_only" "miles with noise"
-grep -qE '^first divergence: L1 self_attention\.core_attention \(merged ranks\) pass 0 phase fwd_only: .*\[bug\] beyond noise x' \
+grep -qE '^first divergence: L1 self_attention\.core_attention \(merged ranks\) pass 0 phase fwd_only: .*\[beyond noise\] x' \
 	<<<"$out" || fail "miles with noise: headline: $(grep '^first' <<<"$out")"
 grep -qE '^noise +.*noise_miles/noise \([0-9]+ floors; beyond noise: rel > 4 x max\(floor, 1e-06\)\)$' <<<"$out" ||
 	fail "miles with noise: the noise line"

@@ -20,14 +20,14 @@ C
 :save-display $T/back.screen
 EOF
 check "header: the first pair beyond noise, its ratio and floor" \
-	grep_screen cos '^▸ first divergence L1 self_attn\.rotary_emb \(merged ranks\) bug .* beyond noise x[0-9.]+ \(floor [0-9.e+-]+\)  \(f jumps\)'
+	grep_screen cos '^▸ first divergence L1 self_attn\.rotary_emb \(merged ranks\) beyond noise +cos .* x[0-9.e+]+ \(floor [0-9.e+-]+\)  \(f jumps\)'
 check "C: the × noise metric" grep_screen noise '  metric × noise$'
 check "× noise: the corner names it" grep_screen noise '^× noise '
 check "× noise: L0 in ratios, not cos" grep_screen noise '^ L0 +(✓|~) +x[0-9.]+ '
 check "f: the cell of the first pair beyond noise" grep_screen first '^▸L1 .*▸✗ +x[0-9.]+ '
 # the cell's own pair is rank 0's; the status line is the merged culprit's
 check "f: the status line is the merged first pair" grep_screen first '^L1 self_attn\.rotary_emb \(merged\) '
-check "f: its status line says beyond noise" grep_screen first '^✗✗ bug \(beyond noise x[0-9.]+ \(floor [0-9.e+-]+\)\) '
+check "f: its status line says beyond noise" grep_screen first '^✗✗ beyond noise x[0-9.e+]+ \(floor [0-9.e+-]+\) '
 check "C again: back to cos" grep_screen back '  metric cos$'
 
 # no noise tree: C skips the metric, :metric noise says why

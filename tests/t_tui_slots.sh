@@ -13,7 +13,7 @@ r
 EOF
 check "header: the slot selector" grep_screen all '^phase -  pass \[1\] 1/2 default first diverging  slot \[all\] of 3 '
 check "header: the first divergence and its slot" \
-	grep_screen all '^▸ first divergence L3 mlp\.down_proj slot 1 ok '
+	grep_screen all '^▸ first divergence L3 mlp\.down_proj slot 1 bits differ '
 check "L4 (after the bug): bits off in the ok band" grep_screen all '^ L4 +(≢  1\.0000 ?)+$'
 check "L2: bit-identical" grep_screen all '^ L2 +(✓  1\.0000 ?)+$'
 check "slot 1 selected" grep_screen slot1 '  slot \[1\] of 3 '

@@ -35,7 +35,7 @@ EOF
 check "header names variant 1 of 3" grep_screen v_start 'rank \[all\] of 2  variant \[1\] of 3'
 check "variant 1 diverges at L2" grep_screen v_start 'first(:| divergence) L2 attn\.o_proj every rank \(of 2\) '
 check "v shows variant 2: the reference, no divergence" grep_screen v_second 'variant \[2\] of 3'
-check "variant 2 is clean" grep_screen v_second 'no divergence: every pair is ok'
+check "variant 2 is clean" grep_screen v_second 'no divergence: every pair is in the ok band'
 check "the table names each variant" grep_screen v_table "^ 3 $V\$"
 check "L1: every variant ok, none named" grep_screen v_table '^L1 +✓  1\.0000 ✓  1\.0000 ✓  1\.0000 *$'
 check "L2: variants 2 and 3 fix it" grep_screen v_table '^L2 +✗✗ 0\.[0-9]+ ✓  1\.0000 ✓  1\.0000  2 3$'

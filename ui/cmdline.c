@@ -58,6 +58,7 @@ static void cmd_metric(struct tui *t, char *args)
 				return;
 			}
 			t->metric = (enum tui_metric)m;
+			t->metric_chosen = true;
 			return;
 		}
 	tui_msg(t, true, "metric: one of cos, rel, rel_diff, max_abs, noise (with --noise)");

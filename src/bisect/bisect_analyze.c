@@ -218,10 +218,14 @@ static int analyze_backward(db_bisect_run *r, db_bisect_result *res, db_err *err
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	if (!res->first_bad_stage && !(res->first_bad_stage = strdup(first->f.stage)))
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
+	/* say only what was checked: a phase given (--phase) was bisected
+	 * alone, the forward phases were never looked at (issue 33) */
 	snprintf(res->summary, sizeof res->summary,
-	         "first diverging gradient: %s %s (backward order; the forward phases are good)",
+	         "first diverging gradient: %s %s (backward order; %s)",
 	         db_layer_label(first->f.layer, l1, sizeof l1),
-	         res->first_bad_substage ? res->first_bad_substage : res->first_bad_stage);
+	         res->first_bad_substage ? res->first_bad_substage : res->first_bad_stage,
+	         r->phase_given ? "only this phase was checked (--phase): the forward phases were not"
+	                    : "the forward phases are good");
 	return 0;
 }
 
@@ -239,12 +243,16 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	memset(res, 0, sizeof *res);
 	res->standout_layer = INT_MIN;
 	res->slots = r->c->n_slots > 0;
+	for (size_t i = 0; res->slots && i < r->c->n_pairs && !res->slot_n; i++)
+		if (r->c->pairs[i].slot.ranked)
+			res->slot_n = r->c->n_slots;
 	res->probe_how = r->probe_how;
 	snprintf(res->probe, sizeof res->probe, "%s", r->stage ? r->stage : "");
 	snprintf(res->probe_why, sizeof res->probe_why, "%s", r->probe_why);
 	snprintf(res->phase, sizeof res->phase, "%s", r->phase ? r->phase : "");
 	snprintf(res->pass, sizeof res->pass, "%s", r->pass ? r->pass : "");
 	snprintf(res->pass_why, sizeof res->pass_why, "%s", r->pass_why);
+	res->by_noise = db_noise_root(r->c) != NULL;
 	for (size_t i = 0; r->c->slots_alone && r->pass && i < r->c->n_slot_passes; i++) {
 		const db_slot_pass *sp = &r->c->slot_passes[i];
 		if (!strcmp(sp->pass, r->pass) && !strcmp(sp->phase, r->phase ? r->phase : ""))

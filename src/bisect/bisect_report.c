@@ -59,6 +59,13 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
 			fprintf(out, "%s%d", i ? ", " : "", res->bad_ranks[i]);
 		fputc(']', out);
+		if (res->slot_n) {      /* over several ranks: each as rank and slot */
+			fputs(", \"bad_rank_slots\": [", out);
+			for (size_t i = 0; i < res->n_bad_ranks; i++)
+				fprintf(out, "%s{\"rank\": %d, \"slot\": %d}", i ? ", " : "",
+				        res->bad_ranks[i] / res->slot_n, res->bad_ranks[i] % res->slot_n);
+			fputc(']', out);
+		}
 	}
 	fprintf(out, ", \"all_ranks_bad\": %s, \"ranks_separable\": %s, \"ranks_sliced\": %s",
 	        res->all_ranks_bad ? "true" : "false", res->ranks_unknown ? "false" : "true",
@@ -116,6 +123,8 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		db_json_str(out, db_stage_role_name(w->role));
 		fputs(", \"reason\": ", out);
 		db_json_str(out, w->reason ? w->reason : w->one_side);
+		fputs(", \"word\": ", out);  /* as compare words its pair */
+		db_json_str(out, w->word);
 		fputs(", \"cos\": ", out);
 		db_json_num(out, w->cos);
 		fputs(", \"rel\": ", out);
@@ -132,6 +141,18 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 		        w->stats_only ? "true" : "false", w->culprit ? "true" : "false");
 	}
 	fputs(res->n_walk ? "\n]}\n" : "]}\n", out);
+}
+
+/* A step's word, as db_verdict_word worded its probe pair: with a noise
+ * run the floor decided the band (ok = within, algo or worse = beyond; a
+ * pair without a floor keeps drift). */
+static const char *step_word(const db_bisect_result *res, db_band b)
+{
+	if (res->by_noise && b == DB_BAND_OK)
+		return "within noise";
+	if (res->by_noise && b >= DB_BAND_ALGO && b <= DB_BAND_SCRAMBLE)
+		return "beyond noise";
+	return db_band_name(b);
 }
 
 void db_bisect_result_text(FILE *out, const db_bisect *b,
@@ -177,7 +198,11 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 		const char *w = res->slots ? "slot" : "rank";
 		fprintf(out, "  bad %ss:", w);
 		for (size_t i = 0; i < res->n_bad_ranks; i++)
-			fprintf(out, " %d", res->bad_ranks[i]);
+			if (res->slot_n)        /* --slots over ranks: rank x slot */
+				fprintf(out, " rank %d slot %d%s", res->bad_ranks[i] / res->slot_n,
+				        res->bad_ranks[i] % res->slot_n, i + 1 < res->n_bad_ranks ? "," : "");
+			else
+				fprintf(out, " %d", res->bad_ranks[i]);
 		fprintf(out, res->all_ranks_bad ? " (every %s" : " (the other %ss are good", w);
 		fputs(res->ranks_sliced ? "; each shard against its slice of the other side)\n"
 		                        : ")\n", out);
@@ -218,7 +243,7 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 				snprintf(cs, sizeof cs, w->stats_only ? "stats only" : "%.8f", w->cos);
 				fprintf(out, "  %s %-32s cos %-12s rel %-10.3g %-8s err %.3g -> %.3g %-8s "
 				        "SQNR %s dB  %s\n", mk, db_esc(w->stage), cs, w->rel,
-				        db_band_name(w->band), w->err_in, w->err_out, amp, sq,
+				        w->word ? w->word : db_band_name(w->band), w->err_in, w->err_out, amp, sq,
 				        db_stage_role_name(w->role));
 			}
 		}
@@ -238,7 +263,8 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 			         s->cos);
 			fprintf(out, "  %2zu. %-6s %-4s (%s) cos %s rel %.3g %s\n", i + 1,
 			        db_layer_label(s->layer, l, sizeof l), db_verdict_name(s->verdict),
-			        s->by_user ? "user" : "auto", cs, s->rel, db_band_name(s->band));
+			        s->by_user ? "user" : "auto", cs, s->rel,
+			        step_word(res, s->band));
 		}
 	}
 	/* the search always ends on a layer; with accumulated drift the

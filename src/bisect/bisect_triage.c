@@ -243,6 +243,7 @@ int db_bisect_choose_phase(db_bisect_run *r, db_err *err)
 {
 	db_compare *c = r->c;
 	r->pass_given = r->o.pass != NULL;
+	r->phase_given = r->o.phase != NULL;
 	size_t n_ph = r->o.phase || !c->n_phases ? 1 : c->n_phases;
 	long best_ph = 0;
 	int best_rank = -1;

@@ -14,6 +14,7 @@
 #include "bisect_priv.h"
 #include "db_grid.h"
 #include "db_rank_split.h"
+#include "db_verdict.h"
 
 #define STEP_DROP 0.001         /* seed: a single-step cos drop > 0.001 is the culprit */
 
@@ -369,6 +370,7 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 			w->rel = p->m.rel;
 			w->stats_only = p->status == DB_ST_OK && p->m.stats_only;
 			w->band = p->band;
+			w->word = db_verdict_word(p);
 			w->step_drop = prev_cos - fin_cos(p->m.cos);
 			prev_cos = fin_cos(p->m.cos);
 		}

@@ -22,6 +22,7 @@
 #include "db_routing.h"
 #include "db_slot.h"
 #include "db_variants.h"
+#include "db_verdict.h"
 #include "read/walk.h"
 
 static const char *or_none(const char *s)
@@ -180,7 +181,7 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	bool utf8 = db_term_utf8();
 	bool ph = any_phase(c), pa = any_pass(c);
 	fprintf(out, "profile %s (%s)\nref     %s\ntarget  %s\n", db_esc(c->profile->name),
-	        db_esc(c->why), db_esc(c->ref_root), db_esc(c->tgt_root));
+	        db_esc(c->why), db_esc(db_compare_given(c, 0)), db_esc(db_compare_given(c, 1)));
 	char xn[400];
 	if (*db_compare_xform_note(c, xn, sizeof xn))
 		fprintf(out, "layout  %s\n", db_esc(xn));
@@ -222,6 +223,8 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		snprintf(layer, sizeof layer, p->f.layer >= 0 ? "%d" : "-", p->f.layer);
 		if (p->merged)
 			snprintf(rank, sizeof rank, "all");
+		else if (p->slot.ranked)        /* --slots over ranks: rank x slot */
+			snprintf(rank, sizeof rank, "%d/%d", p->slot.rank, p->slot.k);
 		else
 			snprintf(rank, sizeof rank, p->f.rank >= 0 ? "%d" : "-", p->f.rank);
 		if (p->status == DB_ST_OK && p->m.cos == p->m.cos)
@@ -248,11 +251,15 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		/* the weights question, "bit-identical?", next to cos */
 		char be[16];
 		put_pad(out, p->status == DB_ST_OK ? db_fmt_pair_bytes(p, utf8, be, sizeof be) : "-", 7);
-		fputs(p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status), out);
-		char nz[96];
-		/* the noise verdict where it matters: out of the ok band, or beyond */
-		if (p->noise && (p->band != DB_BAND_OK || p->noise == DB_NOISE_BEYOND))
-			fprintf(out, " (%s)", db_noise_str(p, nz, sizeof nz));
+		/* one word per pair, the one every surface prints (db_verdict.h);
+		 * a floor that judged it is shown where it matters */
+		char vt[128];
+		db_judgement vd;
+		db_pair_verdict(p, &vd);
+		fputs(vd.by == DB_JUDGED_NOISE && vd.diverges ? db_verdict_text(p, vt, sizeof vt)
+		      : vd.word, out);
+		if (p->noise == DB_NOISE_NO_FLOOR && p->band != DB_BAND_OK)
+			fputs(" (no noise floor)", out);
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
@@ -306,6 +313,14 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	 * neither ok nor a divergence, and never hidden under "ok" (issue 37) */
 	if (counts[DB_BAND_NONE])
 		fprintf(out, "; %zu nothing to compare", counts[DB_BAND_NONE]);
+	if (db_noise_root(c)) {         /* the floor's words, which decided the bands */
+		size_t nz[DB_NOISE_NO_FLOOR + 1] = {0};
+		for (size_t i = 0; i < c->n_pairs; i++)
+			if (c->pairs[i].status == DB_ST_OK && (unsigned)c->pairs[i].noise <= DB_NOISE_NO_FLOOR)
+				nz[(unsigned)c->pairs[i].noise]++;
+		fprintf(out, "; %zu within noise, %zu beyond noise, %zu without a floor",
+		        nz[DB_NOISE_WITHIN], nz[DB_NOISE_BEYOND], nz[DB_NOISE_NO_FLOOR]);
+	}
 	fputc('\n', out);
 	links_out(c->ref, c->ref == c->tgt ? "tree" : "ref", out);
 	if (c->tgt != c->ref)
@@ -338,20 +353,8 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 	long fd = db_first_divergence(c, NULL, NULL, -2);
 	const char *noise = db_noise_root(c);
 	if (fd < 0) {
-		if (noise)
-			fprintf(out, "no divergence beyond noise: every pair is within %g x its noise floor "
-			        "(or in the ok band where %s has none)\n", c->profile->thresholds.noise_k,
-			        db_esc(noise));
-		else if (c->slots_alone)
-			fputs("no divergence: every slot is bit-identical to the prompt run alone\n", out);
-		else if (c->n_slots)
-			fputs("no divergence: every slot is bit-identical to slot 0\n", out);
-		else if (counts[DB_BAND_NONE])
-			fprintf(out, "no divergence among the pairs compared; %zu pair%s had nothing to "
-			        "compare (statistics NaN or null on both sides)\n", counts[DB_BAND_NONE],
-			        counts[DB_BAND_NONE] == 1 ? "" : "s");
-		else
-			fputs("no divergence: every pair is in the ok band\n", out);
+		char nd[1400];
+		fprintf(out, "%s\n", db_esc(db_no_divergence_text(c, nd, sizeof nd)));
 		return;
 	}
 	const db_pair *p = &c->pairs[fd];
@@ -359,14 +362,20 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, "first divergent phase: %s\n", db_esc(p->f.phase));
 	char lab[512], nz[96];
 	db_pair_label_cell(c, p, lab, sizeof lab);
+	db_judgement vd;
+	db_pair_verdict(p, &vd);
+	/* the word in brackets, what backs it after (db_verdict.h) */
+	const char *back = "";
+	if (vd.by == DB_JUDGED_NOISE)
+		back = db_noise_str(p, nz, sizeof nz) + strlen(vd.word);
+	else if (p->noise == DB_NOISE_NO_FLOOR)
+		back = " (no noise floor)";
 	if (p->status == DB_ST_OK && p->m.stats_only)
-		fprintf(out, "first divergence: %s: statistics only, rel %.4e [%s]%s%s\n", lab,
-		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
-		        db_noise_str(p, nz, sizeof nz));
+		fprintf(out, "first divergence: %s: statistics only, rel %.4e [%s]%s\n", lab,
+		        p->m.rel, vd.word, back);
 	else if (p->status == DB_ST_OK)
-		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s%s\n", lab, p->m.cos,
-		        p->m.rel, db_band_name(p->band), p->noise ? " " : "",
-		        db_noise_str(p, nz, sizeof nz));
+		fprintf(out, "first divergence: %s: cos %.8f rel %.4e [%s]%s\n", lab, p->m.cos,
+		        p->m.rel, vd.word, back);
 	else {
 		char cf[1024];
 		bool call = db_call_finding(c, (size_t)fd, cf, sizeof cf, NULL);

@@ -25,6 +25,7 @@
 #include "layout/index_priv.h"
 #include "util/strmap.h"
 #include "read/walk.h"
+#include "lift.h"
 
 static bool same_dir(const char *a, const char *b)
 {
@@ -46,6 +47,8 @@ static bool has_side(const db_index *ix, const char *side)
  * are listed and indexed side by side, one in a second thread. */
 typedef struct tree_job {
 	const char *root;
+	const char *walk_path, *sub;    /* lifted (compare/lift.c): list walk_path,
+	                                   named "sub/..." below root; else NULL */
 	db_walk w;
 	bool want_stat;         /* false: the scan's opens stat the files */
 	bool is_file, listed;
@@ -64,7 +67,17 @@ typedef struct tree_job {
 static void *list_job(void *arg)
 {
 	tree_job *j = arg;
-	j->rc = db_walk_root2(j->root, &j->w, j->want_stat, &j->is_file, j->msg, sizeof j->msg);
+	j->rc = db_walk_root2(j->walk_path ? j->walk_path : j->root, &j->w, j->want_stat,
+	                      &j->is_file, j->msg, sizeof j->msg);
+	if (j->rc == 0 && j->sub) {
+		/* a lifted file is one name below the root, no longer the root */
+		if (db_walk_prefix(&j->w, j->sub) != 0) {
+			db_walk_free(&j->w);
+			snprintf(j->msg, sizeof j->msg, "%s: out of memory", j->walk_path);
+			j->rc = -1;
+		}
+		j->is_file = false;
+	}
 	j->listed = j->rc == 0;
 	return NULL;
 }
@@ -101,12 +114,17 @@ typedef struct trees {
  * open (100k files: ~0.15 s of stat calls saved on a first-ever open).
  * One folder for both sides is listed once and scanned by both: stat'ed
  * here, so the two scans only read it. */
-static void list_trees(trees *t, const char *cache_dir, const char *ref, const char *tgt,
+static void list_trees(trees *t, const db_cmp_priv *pr, const char *ref, const char *tgt,
                        bool same)
 {
+	const char *cache_dir = pr->cache_dir;
 	memset(t, 0, sizeof *t);
 	t->ref.root = ref;
 	t->tgt.root = tgt;
+	t->ref.walk_path = pr->lift_path[0];
+	t->ref.sub = pr->lift_sub[0];
+	t->tgt.walk_path = pr->lift_path[1];
+	t->tgt.sub = pr->lift_sub[1];
 	t->shared = same;
 	t->ref.want_stat = same || db_icache_exists(cache_dir, ref);
 	t->tgt.want_stat = db_icache_exists(cache_dir, tgt);
@@ -230,7 +248,8 @@ static int scan_and_pair(db_compare *c, db_index **ref, db_index **tgt, db_err *
 {
 	db_cmp_priv *pr = c->priv;
 	trees t;
-	list_trees(&t, pr->cache_dir, c->ref_root, c->tgt_root, !strcmp(c->ref_root, c->tgt_root));
+	list_trees(&t, pr, c->ref_root, c->tgt_root,
+	           !strcmp(c->ref_root, c->tgt_root) && !pr->lift_path[1]);
 	int rc = scan_trees(c, &t, ref, tgt, false, err);
 	free_trees(&t);
 	return rc;
@@ -250,6 +269,10 @@ void db_compare_free(db_compare *c)
 		free(pr->filter);
 		free(pr->owner);
 		free(pr->cache_dir);
+		for (int k = 0; k < 2; k++) {
+			free(pr->lift_path[k]);
+			free(pr->lift_sub[k]);
+		}
 		db_drop_dirs(pr);
 		db_cells_drop(c);
 		db_xform_drop(c);
@@ -322,6 +345,48 @@ static int check_stage_rules(db_compare *c, db_err *err)
 		return db_err_set(err, NULL, NULL, -1, "profile %s: %s", p->name,
 		                  db_profile_regex_error(p));
 	return 0;
+}
+
+/* Only the generic profile parses the paths as given: try the folders
+ * around them (compare/lift.c). Lifted, both sides are rooted at their
+ * ancestors, listed again from the paths given, and the caches stay off
+ * (a snapshot of a part must never stand for the whole ancestor). 1
+ * lifted, 0 when nothing lifts, -1 on OOM. */
+const char *db_compare_given(const db_compare *c, int side)
+{
+	const db_cmp_priv *pr = c->priv;
+	const char *l = pr ? pr->lift_path[side != 0] : NULL;
+	return l ? l : side ? c->tgt_root : c->ref_root;
+}
+
+static int lift(db_compare *c, trees *t)
+{
+	db_cmp_priv *pr = c->priv;
+	db_lift l;
+	if (t->ref.rc != 0 || t->tgt.rc != 0 ||
+	    !db_lift_detect(c->ref_root, &t->ref.w, t->ref.is_file, &l))
+		return 0;
+	char *troot, *tsub;
+	if (!db_lift_side(c->tgt_root, t->tgt.is_file, &l, &troot, &tsub)) {
+		db_profile_free(l.profile);
+		free(l.root);
+		free(l.sub);
+		return 0;
+	}
+	pr->lift_path[0] = c->ref_root;
+	pr->lift_path[1] = c->tgt_root;
+	pr->lift_sub[0] = l.sub;
+	pr->lift_sub[1] = tsub;
+	c->ref_root = l.root;
+	c->tgt_root = troot;
+	db_profile_free(c->profile);
+	c->profile = l.profile;
+	snprintf(c->why, sizeof c->why, "%s", l.why);
+	free(pr->cache_dir);
+	pr->cache_dir = NULL;
+	free_trees(t);
+	list_trees(t, pr, c->ref_root, c->tgt_root, false);
+	return 1;
 }
 
 /* --noise: the reference against the noise tree, with c's profile and
@@ -424,8 +489,21 @@ int db_compare_open(const char *ref, const char *tgt,
 	if (opts->verify_later && db_reopen_trees(c, opts, tgt != NULL, same))
 		goto pair;
 	trees t;
-	list_trees(&t, pr->cache_dir, c->ref_root, c->tgt_root, same);
-	if (db_choose_profile(c, opts, &t.ref.w, t.ref.rc, t.ref.msg, err) != 0) {
+	list_trees(&t, pr, c->ref_root, c->tgt_root, same);
+	int crc = db_choose_profile(c, opts, &t.ref.w, t.ref.rc, t.ref.msg, err);
+	/* detection found only the generic profile, or none: the folders
+	 * around what was given may name it (compare/lift.c) */
+	if (!(opts->profile && *opts->profile) && !opts->noise && !opts->slots && !same &&
+	    (crc != 0 || !strncmp(c->profile->name, "generic", 7))) {
+		int lrc = lift(c, &t);
+		if (lrc < 0) {
+			free_trees(&t);
+			goto oom;
+		}
+		if (lrc > 0)
+			crc = 0;
+	}
+	if (crc != 0) {
 		free_trees(&t);
 		db_compare_free(c);
 		return -1;
@@ -581,86 +659,6 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	if (alloc_owner(c) != 0)
 		return db_err_set(err, NULL, NULL, -1, "out of memory");
 	return 0;
-}
-
-static bool rank_sel(const db_pair *p, int rank)
-{
-	if (rank == -2)
-		return true;
-	if (rank == -1)
-		return p->merged || p->f.rank == -1;
-	return !p->merged && p->f.rank == rank;
-}
-
-long db_first_beyond_drift(const db_compare *c)
-{
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
-		if (db_pair_diverges(p) && (p->status != DB_ST_OK || p->band > DB_BAND_DRIFT))
-			return (long)i;
-	}
-	return -1;
-}
-
-/* The bit-identical regime's first divergence, when it comes before fd
- * and is in the selection. */
-static long regime_first(const db_compare *c, const char *phase, const char *pass, int rank,
-                         long fd)
-{
-	long bi = db_first_not_identical(c);
-	if (bi < 0 || (fd >= 0 && bi >= fd))
-		return fd;
-	const db_pair *p = &c->pairs[bi];
-	if (!rank_sel(p, rank) || (phase && *phase && strcmp(phase, p->f.phase)) ||
-	    (pass && *pass && strcmp(pass, p->f.pass)))
-		return fd;
-	return bi;
-}
-
-long db_first_divergence(const db_compare *c, const char *phase,
-                         const char *pass, int rank)
-{
-	for (size_t i = 0; i < c->n_pairs; i++) {
-		const db_pair *p = &c->pairs[i];
-		/* cheap tests first: most pairs do not diverge (issue 12) */
-		if (!rank_sel(p, rank) || !db_pair_diverges(p))
-			continue;
-		if (phase && *phase && strcmp(phase, p->f.phase))
-			continue;
-		if (pass && *pass && strcmp(pass, p->f.pass))
-			continue;
-		return regime_first(c, phase, pass, rank, (long)i);
-	}
-	return regime_first(c, phase, pass, rank, -1);
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
-void db_first_divergence_ranks(const db_compare *c, const char *phase, const char *pass,
-                               const int *ranks, size_t n, long *out)
-{
-	for (size_t k = 0; k < n; k++)
-		out[k] = -1;
-	size_t left = n;
-	for (size_t i = 0; i < c->n_pairs && left; i++) {
-		const db_pair *p = &c->pairs[i];
-		if (p->merged || p->f.rank < 0 || !db_pair_diverges(p))
-			continue;
-		if ((phase && *phase && strcmp(phase, p->f.phase)) ||
-		    (pass && *pass && strcmp(pass, p->f.pass)))
-			continue;
-		const int *r = bsearch(&p->f.rank, ranks, n, sizeof *ranks, cmp_int);
-		if (r && out[r - ranks] < 0) {
-			out[r - ranks] = (long)i;
-			left--;
-		}
-	}
-	for (size_t k = 0; k < n; k++)
-		out[k] = regime_first(c, phase, pass, ranks[k], out[k]);
 }
 
 size_t db_compare_settling(const db_compare *c)

@@ -83,16 +83,30 @@ size_t db_pass_lines(const db_compare *c, db_pass_line **out)
 	return n;
 }
 
-long db_pass_first_diverging(const db_compare *c, const db_pass_line *v, size_t n)
+/* The phase the first divergence is in: the first line's that diverges;
+ * when that is drift, the phase of the first pair worse than drift (a
+ * later phase bad beyond drift wins over an earlier one that drifts). */
+static const char *pick_phase(const db_compare *c, const db_pass_line *v, size_t n)
 {
-	long fd = db_first_divergence(c, NULL, NULL, -2);
+	long fd = -1, fb = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].first_div >= 0 && (fd < 0 || v[i].first_div < fd))
+			fd = v[i].first_div;
+		if (v[i].first_beyond >= 0 && (fb < 0 || v[i].first_beyond < fb))
+			fb = v[i].first_beyond;
+	}
 	if (fd < 0)
+		return NULL;
+	const db_pair *p = &c->pairs[fd];
+	return c->pairs[p->status == DB_ST_OK && p->band == DB_BAND_DRIFT && fb >= 0 ? fb : fd]
+	       .f.phase;
+}
+
+long db_pass_pick(const db_compare *c, const db_pass_line *v, size_t n, const char *phase)
+{
+	const char *ph = phase && *phase ? phase : pick_phase(c, v, n);
+	if (!ph)
 		return -1;
-	/* drift first (another TP size, bf16): the phase where it gets worse,
-	 * as compare's headline */
-	long fb = c->pairs[fd].status == DB_ST_OK && c->pairs[fd].band == DB_BAND_DRIFT
-	          ? db_first_beyond_drift(c) : -1;
-	const char *ph = c->pairs[fb >= 0 ? fb : fd].f.phase;
 	long first = -1;
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(v[i].phase, ph))
@@ -110,4 +124,9 @@ long db_pass_first_diverging(const db_compare *c, const db_pass_line *v, size_t 
 		return (long)i;
 	}
 	return -1;
+}
+
+long db_pass_first_diverging(const db_compare *c, const db_pass_line *v, size_t n)
+{
+	return db_pass_pick(c, v, n, NULL);
 }

@@ -3,8 +3,9 @@
  * N times; every tensor with the batch's token rows becomes N-1 pairs of
  * its own, slot 0's rows (reference side) against slot k's (target side),
  * so the grid, bisect, JSON and views need nothing new. Slot k is also the
- * pair's rank field: the rank selector and the per-rank views show slots
- * (a tree of several ranks is refused for that reason).
+ * pair's rank field: the rank selector and the per-rank views show slots;
+ * in a tree of several ranks the slots of each rank are compared within
+ * that rank's tensors, the rank field then rank * N + k (db_slot.ranked).
  *
  * Where the slots are, per pass: the dump's seq_lens (N equal lengths:
  * slot k = rows k*len.., or row k when the tensor has one row per
@@ -208,7 +209,7 @@ static void pick_prefill(const db_compare *c, grp *gs, size_t ng, int n)
 /* The slot pairs of one tensor's pair p into out (n-1 of them), or 0 when
  * p has no token rows of the batch. */
 static size_t split_pair(const db_compare *c, const db_pair *p, int n, int64_t len,
-                         db_pair *out)
+                         bool ranked, db_pair *out)
 {
 	if (p->merged || p->status != DB_ST_OK || !p->ref || !p->tgt || p->ndim_ref < 1 ||
 	    db_slots_is_int(p->dtype_ref) || !db_dtype_comparable(p->dtype_ref))
@@ -226,7 +227,9 @@ static size_t split_pair(const db_compare *c, const db_pair *p, int n, int64_t l
 		*q = *p;
 		q->error = NULL;
 		q->ref_shards = q->tgt_shards = NULL;
-		q->f.rank = k;
+		q->f.rank = ranked && p->f.rank >= 0 ? p->f.rank * n + k : k;
+		q->slot.ranked = ranked && p->f.rank >= 0;
+		q->slot.rank = q->slot.ranked ? p->f.rank : -1;
 		q->shape_ref[d] = q->shape_tgt[d] = l;
 		q->numel = p->numel / (uint64_t)n;
 		q->slot.side = DB_SLOT_IN_TREE;
@@ -247,13 +250,13 @@ int db_slots_split(db_compare *c, int n, db_err *err)
 	c->slot_passes = NULL;
 	c->n_slot_passes = 0;
 	c->n_slots = n;
+	/* several ranks (TP): slots are compared within each rank's tensors,
+	 * one rank field per rank x slot (issue 33) */
 	int rank = -1;
-	for (size_t i = 0; i < c->n_pairs; i++) {
+	bool ranked = false;
+	for (size_t i = 0; i < c->n_pairs && !ranked; i++) {
 		const db_pair *p = &c->pairs[i];
-		if (p->f.rank >= 0 && rank >= 0 && p->f.rank != rank)
-			return db_err_set(err, NULL, NULL, -1, "--slots: the tree has several ranks "
-			                  "(%d and %d); slots are compared within one rank's tensors: "
-			                  "give one rank's folder", rank, p->f.rank);
+		ranked = p->f.rank >= 0 && rank >= 0 && p->f.rank != rank;
 		if (p->f.rank >= 0)
 			rank = p->f.rank;
 	}
@@ -365,7 +368,7 @@ int db_slots_split(db_compare *c, int n, db_err *err)
 		grp *g = &gs[gof[i]];
 		if (g->len <= 0)
 			continue;
-		size_t m = split_pair(c, &c->pairs[i], n, g->len, np + k);
+		size_t m = split_pair(c, &c->pairs[i], n, g->len, ranked, np + k);
 		g->sp->n_pairs += m;
 		g->sp->n_left += !m;
 		g->sp->used = true;

@@ -24,6 +24,8 @@ const char *db_rank_words_of(const db_pair *p, char *buf, size_t len)
 {
 	if (p->merged)
 		snprintf(buf, len, "(merged ranks)");
+	else if (p->slot.side == DB_SLOT_IN_TREE && p->slot.ranked)
+		snprintf(buf, len, "rank %d slot %d", p->slot.rank, p->slot.k);
 	else if (p->slot.side == DB_SLOT_IN_TREE)
 		snprintf(buf, len, "slot %d", p->slot.k);
 	else if (p->f.rank >= 0)

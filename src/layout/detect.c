@@ -46,6 +46,14 @@ static size_t count_parsed(const db_profile *p, const db_walk *w, size_t n_count
 	return n;
 }
 
+size_t db_profile_count_parsed(const db_profile *p, const db_walk *w)
+{
+	char *e = NULL;
+	size_t n = count_parsed(p, w, w->n_files, &e);
+	free(e);
+	return n;
+}
+
 static void free_prof(db_profile *p)
 {
 	if (p)

@@ -94,6 +94,8 @@ int db_index_scan_walk(const char *root, struct db_walk *w, bool is_file,
  * cache_dir (NULL: none) remembers the answer for an unchanged listing. */
 int db_profile_detect_walk(const char *root, const struct db_walk *w, const char *cache_dir,
                            db_profile **out, char *why, size_t whylen, db_err *err);
+/* Files of w the profile parses by path (every file counted). */
+size_t db_profile_count_parsed(const db_profile *p, const struct db_walk *w);
 /* The directory the cache lives in (NULL for none). */
 const char *db_icache_dir(const db_icache *c);
 

@@ -101,6 +101,13 @@ void db_noise_judge(const db_compare *c, db_pair *p)
 	bool bad = !(p->noise_ratio <= t->noise_k) || isnan(p->m.cos) ||
 	           p->m.nonfinite_mismatch > 0;
 	p->noise = bad ? DB_NOISE_BEYOND : DB_NOISE_WITHIN;
+	/* the floor decides the word and so the band every glyph shows:
+	 * "[drift] beyond noise" or a "~" cell beside a divergence never
+	 * (issue 33; the band is recomputed from the metrics before each call) */
+	if (!bad)
+		p->band = DB_BAND_OK;
+	else if (p->band < DB_BAND_ALGO)
+		p->band = DB_BAND_ALGO;
 }
 
 char *db_noise_str(const db_pair *p, char *buf, size_t len)

@@ -17,6 +17,7 @@
 #include "compare_build.h"
 #include "compare_priv.h"
 #include "align_items.h"
+#include "standins.h"
 #include "layout/index_priv.h"
 #include "db_re.h"
 
@@ -180,7 +181,8 @@ int db_build_pairs(db_compare *c, db_err *err)
 		return -1;
 	}
 	if (quant_group(c, c->ref, &ri, &nri) || quant_group(c, c->tgt, &ti, &nti) ||
-	    db_align_items(c, true, &ri, &nri) || db_align_items(c, false, &ti, &nti)) {
+	    db_align_items(c, true, &ri, &nri) || db_align_items(c, false, &ti, &nti) ||
+	    db_error_standins(c, &ri, &nri, &ti, &nti)) {
 		free(ri);
 		free(ti);
 		return db_err_set(err, NULL, NULL, -1, "out of memory");

@@ -215,6 +215,11 @@ typedef struct db_cmp_priv {
 	_Atomic int *owner;     /* per pair: 0 free, 1 pool, 2 caller */
 	db_pool *pool;
 	char *cache_dir;        /* NULL: cache off */
+	/* A file or folder cut out of a tree, rooted at an ancestor so its
+	 * enclosing folders name it (compare/lift.c): per side (ref, target)
+	 * the path as given and the folders between the root and it; NULL
+	 * when the root is the path given. Owned. */
+	char *lift_path[2], *lift_sub[2];
 	int64_t settle_ns;      /* db_compare_opts.settle_ms; 0 off */
 	size_t n_settling;      /* files the last scan left out as unfinished */
 	db_slot_spec slot;      /* --slot, when has_slot */

@@ -16,6 +16,7 @@
 #include "db_grid_cache.h"
 #include "db_hints.h"
 #include "db_noise.h"
+#include "db_verdict.h"
 #include "db_esc.h"
 #include "db_json.h"
 #include "db_notes.h"
@@ -44,6 +45,8 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fprintf(out, "%d", p->f.rank);
 	if (p->slot.side == DB_SLOT_IN_TREE)
 		fprintf(out, ", \"slot\": %d", p->slot.k);
+	if (p->slot.side == DB_SLOT_IN_TREE && p->slot.ranked)
+		fprintf(out, ", \"slot_rank\": %d", p->slot.rank);     /* rank is rank x slot */
 	if (p->slot.alone && p->ref) {  /* the passes were aligned */
 		fputs(", \"ref_pass\": ", out);
 		db_json_field(out, p->ref->f.pass, true);
@@ -85,6 +88,14 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 	}
 	fputs(", \"severity\": ", out);
 	db_json_str(out, band_or_null(p));
+	/* the word every surface prints and what judged it (db_verdict.h);
+	 * "word", not "verdict": a gate's JSONL line has its own verdict */
+	db_judgement vd;
+	db_pair_verdict(p, &vd);
+	fputs(", \"word\": ", out);
+	db_json_str(out, vd.word);
+	fprintf(out, ", \"diverges\": %s, \"judged_by\": ", vd.diverges ? "true" : "false");
+	db_json_str(out, db_judge_key(vd.by));
 	fputs(", \"error\": ", out);
 	db_json_str(out, p->status == DB_ST_ERROR ? p->error : NULL);
 	if (p->status == DB_ST_NOT_COMPARABLE && p->error) {
@@ -196,6 +207,23 @@ void db_export_divergence_json(FILE *out, const db_compare *c)
 		db_json_str(out, db_noise_root(c));
 		fprintf(out, ", \"noise_k\": %.17g, \"noise_min_rel\": %.17g",
 		        c->profile->thresholds.noise_k, c->profile->thresholds.noise_min_rel);
+	}
+	/* what was compared: no "every pair ok" beside pairs never measured */
+	db_tally t;
+	db_compare_tally(c, &t);
+	fprintf(out, ", \"compared\": {\"pairs\": %zu, \"ok\": %zu, \"diverge\": %zu, "
+	        "\"not_comparable\": %zu, \"nothing_to_compare\": %zu, \"pending\": %zu, "
+	        "\"reasons\": [", t.pairs, t.ok, t.diverge, t.not_comparable, t.nothing, t.pending);
+	for (size_t k = 0; k < t.n_reasons; k++) {
+		fputs(k ? ", {\"reason\": " : "{\"reason\": ", out);
+		db_json_str(out, t.reason[k].why);
+		fprintf(out, ", \"pairs\": %zu, \"first\": %ld}", t.reason[k].n, t.reason[k].first);
+	}
+	fputs("]}", out);
+	if (fd < 0) {
+		char nd[1400];
+		fputs(", \"no_divergence\": ", out);
+		db_json_str(out, db_no_divergence_text(c, nd, sizeof nd));
 	}
 	db_slots_json(out, c);
 	db_align_json(out, c, fd, fb);
@@ -486,15 +514,9 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		fprintf(f, " in layer %s.\n",
 		        p->f.layer >= 0 ? db_layer_label(p->f.layer, l1, sizeof l1) : "-");
 	} else {
-		size_t none = 0;        /* statistics NaN or null on both sides */
-		for (size_t i = 0; i < c->n_pairs; i++)
-			none += c->pairs[i].status == DB_ST_OK && c->pairs[i].band == DB_BAND_NONE;
-		if (none)
-			fprintf(f, "No divergence among the pairs compared; %zu pair%s had nothing to "
-			        "compare (statistics NaN or null on both sides).\n", none,
-			        none == 1 ? "" : "s");
-		else
-			fputs("Every pair is in the ok band.\n", f);
+		char nd[1400];
+		db_esc_md_text(db_no_divergence_text(x->c, nd, sizeof nd), f);
+		fputs(".\n", f);
 	}
 
 	fputs("\n## Divergence point\n\n", f);
@@ -561,11 +583,11 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		        "tensor, not its values, so there is no cos. rel = %.4g (Max %.4g, Min %.4g, "
 		        "Mean %.4g, Norm %.4g)%s, band **%s**.\n", p->m.rel, p->m.st_rel[0],
 		        p->m.st_rel[1], p->m.st_rel[2], p->m.st_rel[3], p->m.md5_eq < 0 ? ""
-		        : p->m.md5_eq ? "; md5 equal" : "; md5 differs", db_band_name(p->band));
+		        : p->m.md5_eq ? "; md5 equal" : "; md5 differs", db_verdict_word(p));
 	} else if (p && p->status == DB_ST_OK) {
 		fprintf(f, "rel_diff = %.3g: %s. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band **%s**.\n",
 		        p->m.rel_diff, severity_meaning(p->m.rel_diff), p->m.cos, p->m.rel,
-		        p->m.rel_l2, db_band_name(p->band));
+		        p->m.rel_l2, db_verdict_word(p));
 		char nz[96];
 		if (*db_noise_str(p, nz, sizeof nz))
 			fprintf(f, "\nAgainst the noise run: **%s**.\n", nz);

@@ -11,6 +11,7 @@
 #include "db_json.h"
 #include "db_passes.h"
 #include "db_rank_words.h"
+#include "db_verdict.h"
 
 static void where(FILE *out, const db_compare *c, long i, bool json)
 {
@@ -25,7 +26,7 @@ static void where(FILE *out, const db_compare *c, long i, bool json)
 		/* the stage is pairs[pair]'s (a line per pair names a stage) */
 		fprintf(out, ", \"all_ranks_bad\": %s, \"severity\": ",
 		        db_every_rank_diverges(c, (size_t)i, NULL) ? "true" : "false");
-		db_json_str(out, p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status));
+		db_json_str(out, db_verdict_word(p));
 		fputc('}', out);
 		return;
 	}
@@ -34,7 +35,7 @@ static void where(FILE *out, const db_compare *c, long i, bool json)
 	if (p->f.layer >= 0)
 		fprintf(out, "L%d ", p->f.layer);
 	fprintf(out, "%s%s%s [%s]", db_esc(p->f.stage), rank[0] ? " " : "", rank,
-	        p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status));
+	        db_verdict_word(p));
 }
 
 static void label(FILE *out, const db_pass_line *l)

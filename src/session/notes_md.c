@@ -11,6 +11,7 @@
 #include "db_grid.h"
 #include "db_hints.h"
 #include "db_rank_split.h"
+#include "db_verdict.h"
 
 static const db_pair *computed(db_compare *c, size_t i)
 {
@@ -30,7 +31,7 @@ static void cell_row(FILE *f, const db_pair *p, const char *label)
 		return;
 	}
 	fprintf(f, " | %.8f | %.4g | %.4g | %.4g | %s |\n", p->m.cos, p->m.rel,
-	        p->m.rel_l2, p->m.max_abs, db_band_name(p->band));
+	        p->m.rel_l2, p->m.max_abs, db_verdict_word(p));
 }
 
 /* "- hint on `stage` rank r: ..." for each of the pairs that has one */
@@ -139,7 +140,7 @@ char *db_md_substages(db_compare *c, size_t pair)
 		fputs("| ", f);
 		db_esc_md_cell(p->f.stage, f);
 		fprintf(f, " | %.8f | %.4g | %s | ", p->m.cos, p->m.rel,
-		        db_band_name(p->band));
+		        db_verdict_word(p));
 		if (isfinite(drop))
 			fprintf(f, "%+.6f%s", -drop, drop > 0.001 ? " **drop**" : "");
 		fputs(" |\n", f);

@@ -14,6 +14,7 @@
 #include "db_noise.h"
 #include "db_routing.h"
 #include "db_slot.h"
+#include "db_verdict.h"
 #include "draw.h"
 #include "hint_ui.h"
 
@@ -92,6 +93,27 @@ static long first_div_sel(const struct tui *t, const char *ph, const char *pa)
 	                   : db_first_divergence(t->cmp, ph, pa, tui_rank(t));
 }
 
+/* A tree of statistics only (msprobe's default task) has no cos: once it
+ * is measured, the heatmap opens on rel, the metric the tree has, unless
+ * the user or the session chose one (issue 33: not a screen of nan). */
+static void stats_metric(struct tui *t)
+{
+	if (t->metric_chosen || t->metric != M_COS || !t->first_div_known)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < t->cmp->n_pairs; i++) {
+		const db_pair *p = &t->cmp->pairs[i];
+		if (p->status != DB_ST_OK || !draw_pair_done(p))
+			continue;
+		if (!p->m.stats_only)
+			return;
+		n++;
+	}
+	if (n)
+		t->metric = M_REL;
+	t->metric_chosen = true;        /* decided once */
+}
+
 void tui_update_first_div(struct tui *t)
 {
 	tui_grid_worst(t);
@@ -103,6 +125,7 @@ void tui_update_first_div(struct tui *t)
 		return;
 	}
 	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
+	stats_metric(t);
 	/* Cached for the draws (each is a pass over every pair). */
 	free(t->phase_div);
 	t->phase_div = calloc(t->cmp->n_phases + 1 + t->n_ranks, sizeof *t->phase_div);
@@ -208,12 +231,13 @@ char *tui_cell_rank_note(const struct tui *t, size_t pair, char *buf, size_t len
 	for (size_t i = 0; i < n; i++)
 		n_done += draw_pair_done(&t->cmp->pairs[rp[i]]);
 	free(rp);
+	const char *what = t->cmp->n_slots ? "slot" : "rank";   /* --slots: slots in its place */
 	if (n < 2)
-		snprintf(buf, len, " (the only rank)");
+		snprintf(buf, len, " (the only %s)", what);
 	else if (n_done < n)
-		snprintf(buf, len, " (lowest of %zu ranks until all are computed)", n);
+		snprintf(buf, len, " (lowest of %zu %ss until all are computed)", n, what);
 	else
-		snprintf(buf, len, " (worst of %zu ranks)", n);
+		snprintf(buf, len, " (worst of %zu %ss)", n, what);
 	return buf;
 }
 
@@ -486,6 +510,8 @@ char *tui_pair_label(const struct tui *t, size_t pair, char *buf, size_t len)
 	char rk[32] = "";
 	if (p->merged)
 		snprintf(rk, sizeof rk, " (merged)");
+	else if (p->slot.side == DB_SLOT_IN_TREE && p->slot.ranked)
+		snprintf(rk, sizeof rk, " rank %d slot %d", p->slot.rank, p->slot.k);
 	else if (p->f.rank >= 0)
 		snprintf(rk, sizeof rk, p->slot.side == DB_SLOT_IN_TREE ? " slot %d" : " rank %d",
 		         p->f.rank);
@@ -590,14 +616,22 @@ void tui_draw_pair_status_note(struct tui *t, WINDOW *w, int y, size_t pair,
 	fmt_sci(m->mean_abs, me, sizeof me, 9);
 	if (m->argmax >= 0 && p->ndim_ref > 0)
 		unravel(m->argmax, p->ndim_ref, p->shape_ref, at, sizeof at);
-	x = draw_text(w, y, 0, W, draw_band_color(p->band), 0, draw_band_glyph(p->band));
-	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", db_band_name(p->band));
+	/* a slot with a bit off is not a ✓, whatever its band (as its cell) */
+	db_judgement vd;
+	db_pair_verdict(p, &vd);
+	bool off = vd.by == DB_JUDGED_BITWISE && vd.diverges && p->band < DB_BAND_ALGO;
+	x = draw_text(w, y, 0, W, draw_band_color(off ? DB_BAND_DRIFT : p->band), 0,
+	              off ? G("≢", "#") : draw_band_glyph(p->band));
+	x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " %s", vd.word);
 	char nz[96];
 	if (*db_routing_words(t->cmp, p, nz, sizeof nz))    /* as compare says it */
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, " (%s)", nz);
-	if (*db_noise_str(p, nz, sizeof nz))
+	/* what backs the word: the ratio to the floor that judged it */
+	if (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND)
 		x += draw_textf(w, y, x, W - x, p->noise == DB_NOISE_BEYOND ? C_MARK : C_DEFAULT,
-		                A_BOLD, " (%s)", nz);
+		                A_BOLD, "%s", db_noise_str(p, nz, sizeof nz) + strlen(db_verdict_word(p)));
+	else if (p->noise == DB_NOISE_NO_FLOOR)
+		x += draw_text(w, y, x, W - x, C_DEFAULT, A_BOLD, " (no noise floor)");
 	const char *hint = tui_pair_hint(t->cmp, pair);
 	if (hint)
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, A_BOLD, "  hint %s", hint);

@@ -83,6 +83,8 @@ struct tui {
 	int64_t watch_last_ms;          /* last rescan (monotonic) */
 	bool verify_told;               /* said the check found changes (under a view) */
 	enum tui_metric metric;
+	bool metric_chosen;             /* by the user or the session: a tree of
+	                                 * statistics only does not move it to rel */
 	bool transposed;
 	char probe[256];                /* probe stage (curve, bisect) */
 	bool probe_given;               /* probe set by the user (:probe, the curve's

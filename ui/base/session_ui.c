@@ -253,8 +253,10 @@ void tui_view_state_restore(struct tui *t)
 	}
 	if ((v = db_session_view_get(s, "metric")))
 		for (int m = 0; m < M__COUNT; m++)
-			if (!strcmp(v, tui_metric_name((enum tui_metric)m)))
+			if (!strcmp(v, tui_metric_name((enum tui_metric)m))) {
 				t->metric = (enum tui_metric)m;
+				t->metric_chosen = true;
+			}
 	if ((v = db_session_view_get(s, "transposed")))
 		t->transposed = !strcmp(v, "1");
 	if ((v = db_session_view_get(s, "probe"))) {

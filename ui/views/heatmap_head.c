@@ -4,11 +4,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/draw.h"
 #include "db_noise.h"
 #include "db_rank_words.h"
 #include "db_slot.h"
+#include "db_verdict.h"
 
 /* The batch slot the comparison measures on (the first pair that has
  * one; pairs of one run share it), "" when none. Found again only when
@@ -96,8 +98,11 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 	}
 	char sn[128];
 	if (t->first_div < 0) {
+		/* the same sentence as compare's: pairs not compared are named */
+		char nd[600];
 		x += draw_text(w, y, x, W - x, C_GOOD, 0,
-		               x ? "this phase: every pair is ok" : "no divergence: every pair is ok");
+		               x ? "this phase: every pair is ok" : db_no_divergence_text(t->cmp, nd,
+		                                                                          sizeof nd));
 		if (*slot_note(t, sn, sizeof sn))
 			draw_textf(w, y, x, W - x, C_HILITE, 0, "  %s", sn);
 		return;
@@ -111,11 +116,17 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 		fmt_sci(p->m.rel, r, sizeof r, 8);
 		/* what judged it: the noise run, or the bit-identical regime */
 		char nz[96];
-		if (*db_noise_str(p, nz, sizeof nz))
+		if (p->noise == DB_NOISE_WITHIN || p->noise == DB_NOISE_BEYOND)
+			snprintf(judged, sizeof judged, "%s",
+			         db_noise_str(p, nz, sizeof nz) + strlen(db_verdict_word(p)));
+		else if (*db_noise_str(p, nz, sizeof nz))
 			snprintf(judged, sizeof judged, "  %s", nz);
 		else if (t->first_div == db_first_not_identical(t->cmp))
 			snprintf(judged, sizeof judged, "  (bit-identical regime)");
-		snprintf(nums, sizeof nums, " %s  cos %s rel %s%s", db_band_name(p->band), v, r,
+		const char *cl = p->m.stats_only ? "statistics only," : "cos";   /* no cos: no nan */
+		if (p->m.stats_only)
+			v[0] = '\0';
+		snprintf(nums, sizeof nums, " %s  %s %s rel %s%s", db_verdict_word(p), cl, v, r,
 		         judged);
 	}
 	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸ ", "* "));
@@ -138,8 +149,9 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 		x += draw_text(w, y, x, W - x, draw_status_color(p->status), 0, nums);
 	} else {
 		x += draw_textf(w, y, x, W - x, draw_band_color(p->band), 0, " %s ",
-		                db_band_name(p->band));
-		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " cos %s rel %s", v, r);
+		                db_verdict_word(p));
+		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s%s%s rel %s",
+		                p->m.stats_only ? "statistics only," : "cos", *v ? " " : "", v, r);
 		x += draw_text(w, y, x, W - x, C_MARK, 0, judged);
 	}
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");

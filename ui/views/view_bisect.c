@@ -16,6 +16,8 @@
 #include "db_notes.h"
 #include "db_replay.h"
 #include "db_session.h"
+#include "db_noise.h"
+#include "db_verdict.h"
 #include "base/analysis_ui.h"
 #include "base/draw.h"
 #include "base/session_ui.h"
@@ -399,7 +401,8 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			x += draw_text(w, y, x, W - x, draw_band_color(pr.band), 0,
 			               draw_band_glyph(pr.band));
 			x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s  auto verdict: ",
-			                db_band_name(pr.band));
+			                pr.pair != DB_NO_PAIR ? db_verdict_word(&t->cmp->pairs[pr.pair])
+			                                      : db_band_name(pr.band));
 			draw_text(w, y++, x, W - x, verdict_color(pr.auto_verdict), A_BOLD,
 			          db_verdict_name(pr.auto_verdict));
 			char vk[128];
@@ -468,7 +471,9 @@ static void bisect_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " %-5s", s->by_user ? "user" : "auto");
 		if (!isnan(s->cos))
 			x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  cos %.6f  rel %s  %s", s->cos,
-			                rel, db_band_name(s->band));
+			                rel, db_noise_root(t->cmp) && s->band == DB_BAND_OK ? "within noise"
+			                     : db_noise_root(t->cmp) && s->band >= DB_BAND_ALGO ? "beyond noise"
+			                     : db_band_name(s->band));
 		if (rp && (size_t)i < rp->n_rows && !rp->rows[i].holds) {
 			const db_probe *now = &rp->rows[i].now;
 			x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, "  now %s",

@@ -10,6 +10,7 @@
 
 #include "base/draw.h"
 #include "db_bisect.h"
+#include "db_verdict.h"
 
 #define NINES_MAX 7.0           /* cos >= 1 - 1e-7 is drawn at the top */
 
@@ -317,7 +318,7 @@ static void curve_note(struct view *v, struct tui *t, FILE *out)
 			continue;
 		const db_pair *p = &t->cmp->pairs[c->pairs[i]];
 		fprintf(out, "| L%d | %.6f | %.3g | %s |\n", c->layers[i], p->m.cos, p->m.rel,
-		        p->status == DB_ST_OK ? db_band_name(p->band) : db_status_name(p->status));
+		        db_verdict_word(p));
 	}
 }
 

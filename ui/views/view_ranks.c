@@ -14,6 +14,7 @@
 #include "db_notes.h"
 #include "db_rank_split.h"
 #include "db_slot.h"
+#include "db_verdict.h"
 #include "base/draw.h"
 
 struct ranks {
@@ -121,9 +122,11 @@ static size_t n_rows(struct ranks *r)
 	return r->n + (r->started && atomic_load(&r->done) && r->n_parts > 0 ? (size_t)r->n_parts : 0);
 }
 
+/* bad as the headline judges it (db_verdict.h): a slot with a bit off is
+ * bad in the ok band, a pair within its noise floor is not */
 static bool is_bad(const db_pair *p)
 {
-	return p->status != DB_ST_OK || (draw_pair_done(p) && p->band > DB_BAND_OK);
+	return p->status != DB_ST_OK || (draw_pair_done(p) && db_pair_diverges(p));
 }
 
 enum { XR = 4, XC = 14, XL = 26, XM = 36, XE = 46, XB = 54 };
@@ -143,7 +146,8 @@ static int draw_numbers(WINDOW *w, int y, int W, attr_t a, const db_metrics *m, 
 	draw_text(w, y, XE, W - XE, C_DEFAULT, a, p ? db_fmt_pair_bytes(p, draw_utf8, be, sizeof be)
 	                                            : db_fmt_byte_equal(m->byte_equal, draw_utf8, be, sizeof be));
 	int x = XB + draw_text(w, y, XB, W - XB, draw_band_color(band), a, draw_band_glyph(band));
-	return x + draw_textf(w, y, x, W - x, C_DEFAULT, a, " %s", db_band_name(band));
+	return x + draw_textf(w, y, x, W - x, C_DEFAULT, a, " %s",
+	                      p ? db_verdict_word(p) : db_band_name(band));
 }
 
 /* The concat dim of merged pair p, counted from 0. */
@@ -210,23 +214,27 @@ static void ranks_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		all_done &= p->status != DB_ST_OK || draw_pair_done(p);
 	}
 	bool alone = n_bad > 0 && n_bad < n_ranks;
+	bool slots = t->cmp->n_slots > 0;      /* --slots: slot k in the rank's place */
 	if (r->started)
 		split_head(r, t, w, y0 + 1, W);
 	else if (!all_done)
 		draw_text(w, y0 + 1, 0, W, C_PENDING, 0, "computing…");
 	else if (alone)
 		draw_textf(w, y0 + 1, 0, W, C_MARK, A_BOLD,
-		           "%s %zu of %zu ranks bad: a shard-specific problem (TP/EP split, "
-		           "per-rank weights)", G("▸", "*"), n_bad, n_ranks);
+		           slots ? "%s %zu of %zu slots bad: a batch position the kernels treat "
+		                   "differently (judged bitwise)"
+		                 : "%s %zu of %zu ranks bad: a shard-specific problem (TP/EP split, "
+		                   "per-rank weights)", G("▸", "*"), n_bad, n_ranks);
 	else if (n_bad)
-		draw_textf(w, y0 + 1, 0, W, C_HILITE, 0,
-		           "all %zu ranks bad: not one shard's fault", n_ranks);
+		draw_textf(w, y0 + 1, 0, W, C_HILITE, 0, slots ? "all %zu slots bad (judged bitwise)"
+		           : "all %zu ranks bad: not one shard's fault", n_ranks);
 	else if (n_ranks)
-		draw_textf(w, y0 + 1, 0, W, C_GOOD, 0, "all %zu ranks ok", n_ranks);
+		draw_textf(w, y0 + 1, 0, W, C_GOOD, 0, slots ? "all %zu slots bit-identical"
+		           : "all %zu ranks ok", n_ranks);
 
 	int hy = y0 + 3;
 	bool split = n_rows(r) > r->n;
-	const struct col_head heads[] = {{XR, "rank"},    {XC, "cos"},    {XL, "rel"},
+	const struct col_head heads[] = {{XR, slots ? "slot" : "rank"}, {XC, "cos"},    {XL, "rel"},
 	                                  {XM, "max_abs"}, {XE, "bytes="}, {XB, "band"},
 	                                  {XB + 14, "slice of the whole"}};
 	draw_heads(w, hy, W, heads, sizeof heads / sizeof *heads - !split);
@@ -270,7 +278,11 @@ static void ranks_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			draw_text(w, y, XC, W - XC, C_PENDING, a, G("…", "..."));
 			continue;
 		}
-		x = draw_numbers(w, y, W, a, &p->m, p->band, p);
+		/* a slot judged bitwise and bad in the ok band: not a ✓ */
+		db_judgement vd;
+		db_pair_verdict(p, &vd);
+		x = draw_numbers(w, y, W, a, &p->m, vd.by == DB_JUDGED_BITWISE && vd.diverges &&
+		                 p->band < DB_BAND_ALGO ? DB_BAND_DRIFT : p->band, p);
 		if (stand)
 			draw_text(w, y, x, W - x, C_MARK, a | A_BOLD,
 			          G("  ◀ bad alone", "  <- bad alone"));

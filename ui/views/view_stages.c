@@ -14,6 +14,7 @@
 #include "db_bisect.h"
 #include "db_calls.h"
 #include "db_notes.h"
+#include "db_verdict.h"
 #include "base/draw.h"
 #include "base/hint_ui.h"
 
@@ -311,7 +312,7 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 				snprintf(step, sizeof step, fabs(d) < 5e-7 ? " 0" : "%+.6f", d);
 			big = prev - p->m.cos > DROP_LIMIT;
 			bc = draw_band_color(p->band);
-			band = db_band_name(p->band);
+			band = db_verdict_word(p);
 		}
 		draw_textf(w, y, 2, W - 2, C_DEFAULT, a, "  %zu", i + 1);
 		draw_text(w, y, xs, nw, C_DEFAULT, a | (hi ? A_BOLD : 0),
