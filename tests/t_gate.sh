@@ -109,6 +109,23 @@ r=$(jl "$DB_TMP/rep.jsonl" '
 and S["replica_failed"] == 1 and S["exit"] == 1')
 [ "$r" = ok ] || fail "replica jsonl: $r"
 
+# the profile says so where the dump does not (a forward-hook tree: no
+# meta): rank 1's file of the reference taken from the bug run (kv_head_shard
+# at L5 on rank 1), so from L5 on its post_attention_layernorm, replicated
+# after the all-reduce, is not rank 0's
+cp -r "$R/hook_tp2/ref" "$DB_TMP/hrep"
+cp "$R/hook_tp2/target/TP1_PP0_Rank1_pid0/Pass00000.pt" "$DB_TMP/hrep/TP1_PP0_Rank1_pid0/"
+sed 's/^name: .*/name: sglang-hook-replicated/' "$DB_SRC/profiles/sglang-hook.yaml" >"$DB_TMP/hrep.yaml"
+echo "replicated: ['^post_attention_layernorm[.]0\$']" >>"$DB_TMP/hrep.yaml"
+run 1 compare "$DB_TMP/hrep" "$R/hook_tp2/ref" --profile "$DB_TMP/hrep.yaml" --pass-if 'rel <= 10' \
+	--filter '^post_attention_layernorm'
+printf '%s\n' "$out" | grep -q "^  replica ref: L5 post_attention_layernorm.0 pass 0: rank 1 differs from rank 0 (max |diff| .*; profile replicated '^post_attention_layernorm\[.\]0\$')$" ||
+	fail "profile replicated: $out"
+printf '%s\n' "$out" | grep -q "replica ref: L4 " && fail "profile replicated: L4 named"
+run 0 compare "$R/hook_tp2/ref" "$R/hook_tp2/ref" --profile "$DB_TMP/hrep.yaml" --pass-if 'rel <= 10' \
+	--filter '^post_attention_layernorm'
+printf '%s\n' "$out" | grep -q ' 32 replicated ranks checked, 0 differ$' || fail "profile replicated, clean: $out"
+
 # --- downcast: float32 against its bf16 cast --------------------------------
 DC="$R/dc_v2_bf16/ref $R/dc_v2_bf16/target"
 run 1 compare $DC --pass-if 'rel <= 1e-3'
@@ -127,6 +144,12 @@ run 1 compare $BUG --profile "$DB_TMP/gate.yaml"
 printf '%s\n' "$out" | grep -q '^gate (profile sglang-v2-gate (pass_if): 2 rules):$' || fail "profile pass_if: $out"
 printf '%s\n' "$out" | grep -qx 'gate: FAIL: 84 passed, 20 failed, 0 skipped, 0 allowed; 0 replicated ranks checked, 0 differ' ||
 	fail "profile pass_if: $(printf '%s\n' "$out" | tail -1)"
+# bisect takes them as its predicate when it is given none
+run 1 bisect $BUG --auto --profile "$DB_TMP/gate.yaml" --session "$DB_TMP/p.session"
+printf '%s\n' "$out" | grep -q '^first bad layer L5' || fail "bisect, profile pass_if: $out"
+grep -qF 'predicate: "pass-if:^attn_(pre_o_proj|output)$: rel <= 5\nrel <= 1e-3"' "$DB_TMP/p.session" ||
+	fail "bisect with the profile's pass_if: $(grep predicate "$DB_TMP/p.session")"
+run 0 replay "$DB_TMP/p.session"
 printf 'pass_if:\n  - "rel <="\n' >>"$DB_TMP/gate.yaml"
 run 2 compare $BUG --profile "$DB_TMP/gate.yaml"
 

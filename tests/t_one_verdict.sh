@@ -195,6 +195,20 @@ out=$( (cd "$DB_FIXTURES" && "$DB_BIN" bisect --no-cache --auto --slots 4 "$S" 2
 check "slots over ranks: bisect names rank and slot" \
 	grep -qF "  bad slots: rank 0 slot 2, rank 1 slot 2 (the other slots are good)" <<<"$out"
 
+# --slots on ONE rank folder: named with the folders around it (compare/lift.c),
+# it reads as the whole tree restricted to that rank (truth as above, cases_slots.tsv)
+out=$( (cd "$DB_FIXTURES" && "$DB_BIN" compare --no-cache --slots 4 \
+	$R/slots_hook_down/target/TP0_PP0_Rank0_pid0 2>&1) || true)
+check "slots on a hook rank folder: lifted to the hook profile" \
+	grep -qE '^profile sglang-hook .*named with the folder around it: TP0_PP0_Rank0_pid0/\)$' <<<"$out"
+check "slots on a hook rank folder: the tree's first divergence" \
+	grep -qE '^first divergence: L3 mlp\.down_proj slot 1 pass 1: .*\[bits differ\]$' <<<"$out"
+mkdir -p "$T/v2r1/dump_20260101_000000_000000"
+cp "$DB_FIXTURES"/$S/dump_20260101_000000_000000/*___rank=1___* "$T/v2r1/dump_20260101_000000_000000/"
+out=$("$DB_BIN" compare --no-cache --slots 4 "$T/v2r1/dump_20260101_000000_000000" 2>&1 || true)
+check "slots on a v2 rank-1 folder: rank 1's slot 2 at L4 attn_output" \
+	grep -qE '^first divergence: L4 attn_output slot 2 pass 1: .*\[bits differ\]$' <<<"$out"
+
 # a tree of statistics only opens on the metric it has (rel), not cos (nan)
 tui_run 130 24 --no-cache realdump/ms_stat_tp2/ref realdump/ms_stat_tp2/target <<EOF
 :save-display $T/stats.screen

@@ -155,6 +155,16 @@ static void t_rules(void **s)
 	assert_non_null(strstr(err.msg, "empty regex"));
 	assert_int_equal(db_rules_add(r, "a(b: rel < 1", &err), -1);
 	assert_non_null(strstr(err.msg, "regex 'a(b'"));
+	/* a rule past 4096 characters is refused, not evaluated 1,000 deep */
+	char big[8200];
+	size_t l = 0;
+	while (l + 12 < sizeof big) {
+		memcpy(big + l, "rel < 1 and ", 12);
+		l += 12;
+	}
+	memcpy(big + l - 5, "\0", 1);
+	assert_int_equal(db_rules_add(r, big, &err), -1);
+	assert_non_null(strstr(err.msg, "longer than 4096"));
 	assert_int_equal(db_rules_count(r), 3);
 	db_rules_free(r);
 }

@@ -62,6 +62,23 @@ static bool file_exists(const char *p)
 	return stat(p, &st) == 0;
 }
 
+/* The CI gate's rules (--pass-if, or a profile's pass_if) as the predicate:
+ * "pass-if:" and the rules one a line, the text a session keeps. */
+static int rules_pred(const char *const *v, size_t n, db_predicate *pred, db_err *err)
+{
+	char text[8192] = "pass-if:";
+	size_t l = strlen(text);
+	for (size_t i = 0; i < n; i++) {
+		if (strchr(v[i], '\n'))
+			return db_err_set(err, NULL, NULL, -1, "a rule is one line: '%s'", v[i]);
+		int k = snprintf(text + l, sizeof text - l, "%s%s", i ? "\n" : "", v[i]);
+		if (k < 0 || (size_t)k >= sizeof text - l)
+			return db_err_set(err, NULL, NULL, -1, "the rules are too long");
+		l += (size_t)k;
+	}
+	return db_predicate_parse(text, pred, err);
+}
+
 int db_cmd_bisect(int argc, char **argv)
 {
 	/* `bisect start|good|...`: one verdict per command (a tree named like
@@ -149,20 +166,8 @@ int db_cmd_bisect(int argc, char **argv)
 		return 2;
 	if (pass_if.n && (band || cosv || relv))
 		return db_cmd_usage_error(&cmd, "--pass-if excludes --band, --cos and --rel");
-	if (pass_if.n) {        /* the rules, one a line, as a session keeps them */
-		char text[8192] = "pass-if:";
-		size_t l = strlen(text);
-		for (size_t i = 0; i < pass_if.n; i++) {
-			if (strchr(pass_if.v[i], '\n'))
-				return db_cmd_usage_error(&cmd, "--pass-if: a rule is one line");
-			int k = snprintf(text + l, sizeof text - l, "%s%s", i ? "\n" : "", pass_if.v[i]);
-			if (k < 0 || (size_t)k >= sizeof text - l)
-				return db_cmd_usage_error(&cmd, "--pass-if: the rules are too long");
-			l += (size_t)k;
-		}
-		if (db_predicate_parse(text, &o.pred, &err) < 0)
-			return db_cmd_usage_error(&cmd, "--pass-if: %s", err.msg);
-	}
+	if (pass_if.n && rules_pred(pass_if.v, pass_if.n, &o.pred, &err) < 0)
+		return db_cmd_usage_error(&cmd, "--pass-if: %s", err.msg);
 	if (good) {
 		char *end;
 		long g = strtol(good, &end, 10);
@@ -178,7 +183,8 @@ int db_cmd_bisect(int argc, char **argv)
 		 * than open it and drop them silently. */
 		const char *given = o.run_cmd ? "--run" : layers ? "--layers" : o.stage ? "--stage"
 		                  : o.phase ? "--phase" : o.pass ? "--pass" : band ? "--band"
-		                  : cosv ? "--cos" : relv ? "--rel" : good ? "--good"
+		                  : cosv ? "--cos" : relv ? "--rel" : pass_if.n ? "--pass-if"
+		                  : good ? "--good"
 		                  : strcmp(format, "table") ? "--format" : NULL;
 		if (given)
 			return db_cmd_usage_error(&cmd, "%s works with --auto only (the headless "
@@ -278,6 +284,15 @@ int db_cmd_bisect(int argc, char **argv)
 	}
 	if (db_compare_open(ref, tgt, &co, &c, &err) < 0)
 		goto fail;
+	/* no predicate given: the profile's pass_if rules, when it has some */
+	if (!resumed && !band && !cosv && !relv && !pass_if.n && c->profile->n_pass_if &&
+	    rules_pred((const char *const *)c->profile->pass_if, c->profile->n_pass_if, &o.pred,
+	               &err) < 0) {
+		char m[sizeof err.msg];
+		snprintf(m, sizeof m, "%s", err.msg);
+		db_err_set(&err, NULL, NULL, -1, "%s: pass_if: %.900s", c->profile->origin, m);
+		goto fail;
+	}
 	if (resumed) {
 		/* command-line choices override what the session recorded */
 		/* another --phase / --pass goes to that pass's bisect (one per
@@ -291,7 +306,7 @@ int db_cmd_bisect(int argc, char **argv)
 		if (o.stage) { free(s->probe); s->probe = strdup(o.stage); }
 		if (o.phase) { free(s->phase); s->phase = strdup(o.phase); }
 		if (o.pass) { free(s->pass); s->pass = strdup(o.pass); }
-		if (band || cosv || relv)
+		if (band || cosv || relv || pass_if.n)
 			s->pred = o.pred;
 		if (db_session_run_open(s, c, true, &r, &err) < 0)
 			goto fail;

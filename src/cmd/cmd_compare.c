@@ -263,6 +263,9 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		if (p->dtype_differs)
 			fprintf(out, " (dtype %s vs %s)", db_dtype_name(p->dtype_ref),
 			        db_dtype_name(p->dtype_tgt));
+		if (p->status == DB_ST_OK && p->m.dc_dtype && p->m.max_abs > 0)  /* diff_downcast */
+			fprintf(out, " (downcast to %s: rel %.4e)", db_dtype_name(p->m.dc_dtype),
+			        p->m.dc.rel);
 		char dq[400];
 		if (*db_pair_dequant_note(p, dq, sizeof dq))
 			fprintf(out, " (%s)", db_esc(dq));
@@ -491,6 +494,8 @@ static int gate_compare(const db_cmd *cmd, db_compare *c, const db_optlist *pass
 	db_rules *rules = NULL;
 	char from[300] = "--pass-if";
 	const db_profile *pf = c->profile;
+	if (!pass_if->n && !pf->n_pass_if)
+		snprintf(from, sizeof from, "the bands (no rules)");
 	size_t n = pass_if->n ? pass_if->n : pf->n_pass_if;
 	if (!pass_if->n && n)
 		snprintf(from, sizeof from, "profile %s (pass_if)", pf->name);
@@ -508,7 +513,7 @@ static int gate_compare(const db_cmd *cmd, db_compare *c, const db_optlist *pass
 		                        "rules (or a profile's pass_if)");
 	db_gate_cfg g = {.rules = rules, .allow_failed = allow_failed,
 	                 .allow_skipped = allow_skipped, .rules_from = from};
-	if (rc == 0 && rules)
+	if (rc == 0)
 		rc = db_gate_check(cmd, c, &g);
 	if (rc == 0 && fmt == DB_FMT_JSONL) {
 		rc = db_gate_jsonl(cmd, c, &g, stdout);
@@ -525,6 +530,7 @@ static int gate_compare(const db_cmd *cmd, db_compare *c, const db_optlist *pass
 			print_table(c, stdout, diverging);
 		rc = db_gate_text(cmd, c, &g, stdout, fmt != DB_FMT_TABLE);
 	}
+	db_gate_free(&g);
 	db_rules_free(rules);
 	db_compare_free(c);
 	if (fflush(stdout) != 0)

@@ -31,25 +31,19 @@ typedef struct verdict {
 } verdict;
 
 /* The allow-list REGEX found in one of the pair's names: its stage, its
- * label ("L5 attn_output rank 1 pass 0") or a side's file. */
-static int allowed(const db_cmd *cmd, const db_optlist *l, const char *stage, const char *label,
-                   const char *f1, const char *f2, const char **by)
+ * label ("L5 attn_output rank 1 pass 0") or a side's file. res: l's
+ * regexes compiled. */
+static int allowed(const db_cmd *cmd, const db_optlist *l, void *const *res, const char *stage,
+                   const char *label, const char *f1, const char *f2, const char **by)
 {
 	*by = NULL;
 	for (size_t i = 0; l && i < l->n; i++) {
-		int ec;
-		PCRE2_SIZE eo;
-		pcre2_code *re = pcre2_compile((PCRE2_SPTR)l->v[i], PCRE2_ZERO_TERMINATED,
-		                               PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo, NULL);
-		if (!re)
-			return -1;      /* checked by db_gate_check */
 		const char *subj[] = {stage, label, f1, f2};
 		int m = 0;
 		db_err err = {{0}};
 		for (int k = 0; k < 4 && !m; k++)
-			if (subj[k] && (m = db_re_search(re, l->v[i], subj[k], NULL, &err)) < 0)
-				db_cmd_error(cmd, "--allow-%s: %s", l->name + 6, err.msg);
-		pcre2_code_free(re);
+			if (subj[k] && (m = db_re_search(res[i], l->v[i], subj[k], NULL, &err)) < 0)
+				db_cmd_error(cmd, "--%s: %s", l->name, err.msg);
 		if (m < 0)
 			return -1;
 		if (m) {
@@ -86,8 +80,9 @@ static int judge(const db_cmd *cmd, const db_compare *c, const db_gate_cfg *g, c
 	char lab[512];
 	db_pair_label(p, lab, sizeof lab);
 	char *rn = db_item_name(p->ref), *tn = db_item_name(p->tgt);
-	int a = allowed(cmd, v->gate == DB_GATE_SKIPPED ? g->allow_skipped : g->allow_failed,
-	                p->f.stage, lab, rn, tn, &v->allowed_by);
+	bool sk = v->gate == DB_GATE_SKIPPED;
+	int a = allowed(cmd, sk ? g->allow_skipped : g->allow_failed,
+	                sk ? g->re_skipped : g->re_failed, p->f.stage, lab, rn, tn, &v->allowed_by);
 	free(rn);
 	free(tn);
 	(void)c;
@@ -112,9 +107,29 @@ static int exit_of(const tally *t)
 	return t->failed || t->skipped || t->replica_failed ? 1 : 0;
 }
 
-int db_gate_check(const db_cmd *cmd, const db_compare *c, const db_gate_cfg *g)
+typedef struct stage_at {
+	const char *stage;      /* interned: one pointer per name */
+	size_t i;               /* its first pair */
+} stage_at;
+
+static int by_stage(const void *a, const void *b)
+{
+	const stage_at *x = a, *y = b;
+	if (x->stage != y->stage)
+		return (uintptr_t)x->stage < (uintptr_t)y->stage ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static int by_index(const void *a, const void *b)
+{
+	const stage_at *x = a, *y = b;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+int db_gate_check(const db_cmd *cmd, const db_compare *c, db_gate_cfg *g)
 {
 	const db_optlist *ls[] = {g->allow_failed, g->allow_skipped};
+	void **res[] = {g->re_failed, g->re_skipped};
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; ls[k] && i < ls[k]->n; i++) {
 			int ec;
@@ -127,63 +142,62 @@ int db_gate_check(const db_cmd *cmd, const db_compare *c, const db_gate_cfg *g)
 				return db_cmd_usage_error(cmd, "--%s '%s': column %zu: %s", ls[k]->name,
 				                          ls[k]->v[i], (size_t)eo + 1, (char *)m);
 			}
-			pcre2_code_free(re);
+			res[k][i] = re;
 		}
-	if (db_rules_catch_all(g->rules))
+	if (!g->rules || db_rules_catch_all(g->rules))
 		return 0;
 	/* SGLang's rule: a stage no rule speaks for is an error, said before
-	 * anything is measured (pairs only one side has are skips, not it) */
-	size_t shown = 0, missing = 0;
-	const char *prev = NULL;
+	 * anything is measured (pairs only one side has are skips, not it);
+	 * each stage judged once, named in the order it first comes */
+	stage_at *v = malloc((c->n_pairs ? c->n_pairs : 1) * sizeof *v);
+	if (!v)
+		return db_cmd_error(cmd, "out of memory");
+	size_t n = 0, d = 0, missing = 0;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
-		if (p->status == DB_ST_REF_ONLY || p->status == DB_ST_TARGET_ONLY ||
-		    p->status == DB_ST_NOT_COMPARABLE || p->f.stage == prev)
+		if (p->status != DB_ST_REF_ONLY && p->status != DB_ST_TARGET_ONLY &&
+		    p->status != DB_ST_NOT_COMPARABLE && (!n || v[n - 1].stage != p->f.stage))
+			v[n++] = (stage_at){p->f.stage, i};
+	}
+	qsort(v, n, sizeof *v, by_stage);
+	for (size_t k = 0; k < n; k++) {
+		if (k && v[k].stage == v[k - 1].stage)
 			continue;
-		prev = p->f.stage;
-		db_pair q = *p;
+		db_pair q = c->pairs[v[k].i];
 		q.status = DB_ST_OK;
 		db_gate gt;
 		int rule;
 		db_err err = {{0}};
-		if (db_rules_judge(g->rules, &q, &gt, &rule, &err) < 0)
+		if (db_rules_judge(g->rules, &q, &gt, &rule, &err) < 0) {
+			free(v);
 			return db_cmd_error(cmd, "%s", err.msg);
-		if (gt != DB_GATE_NO_RULE)
-			continue;
-		bool again = false;     /* named once */
-		for (size_t k = 0; k < i && !again; k++)
-			again = c->pairs[k].f.stage == p->f.stage;
-		if (again)
-			continue;
-		if (!missing++)
-			fprintf(stderr, "dumpbisect compare: no rule of %s matches these stages (add "
-			        "'REGEX: EXPR' for them, or a catch-all 'EXPR' last):\n", g->rules_from);
-		if (shown++ < 10)
-			fprintf(stderr, "  %s\n", db_esc(p->f.stage));
+		}
+		if (gt == DB_GATE_NO_RULE)
+			v[d++] = v[k];  /* d <= k: the kept ones move down */
 	}
-	if (missing > shown)
-		fprintf(stderr, "  (%zu more)\n", missing - shown);
+	missing = d;
+	qsort(v, d, sizeof *v, by_index);
+	if (missing)
+		fprintf(stderr, "dumpbisect compare: no rule of %s matches these stages (add "
+		        "'REGEX: EXPR' for them, or a catch-all 'EXPR' last):\n", g->rules_from);
+	for (size_t k = 0; k < d && k < 10; k++)
+		fprintf(stderr, "  %s\n", db_esc(v[k].stage));
+	if (missing > 10)
+		fprintf(stderr, "  (%zu more)\n", missing - 10);
+	free(v);
 	return missing ? 2 : 0;
 }
 
-/* ---- the JSONL stream ---------------------------------------------------- */
-
-static void dc_json(FILE *out, const db_metrics *m)
+void db_gate_free(db_gate_cfg *g)
 {
-	if (!m->dc_dtype)
-		return;
-	fputs(", \"downcast_dtype\": ", out);
-	db_json_str(out, db_dtype_name(m->dc_dtype));
-	const char *n[] = {"cos", "rel", "rel_l2", "rel_diff", "max_abs", "mean_abs", "byte_equal"};
-	const double v[] = {m->dc.cos, m->dc.rel, m->dc.rel_l2, m->dc.rel_diff, m->dc.max_abs,
-	                    m->dc.mean_abs, m->dc.byte_equal};
-	fputs(", \"downcast\": {", out);
-	for (int k = 0; k < 7; k++) {
-		fprintf(out, "%s\"%s\": ", k ? ", " : "", n[k]);
-		db_json_num(out, v[k]);
+	for (size_t i = 0; i < DB_OPTLIST_MAX; i++) {
+		pcre2_code_free(g->re_failed[i]);
+		pcre2_code_free(g->re_skipped[i]);
+		g->re_failed[i] = g->re_skipped[i] = NULL;
 	}
-	fputc('}', out);
 }
+
+/* ---- the JSONL stream ---------------------------------------------------- */
 
 static const char *verdict_word(const verdict *v)
 {
@@ -212,8 +226,6 @@ static void pair_line(FILE *out, const db_compare *c, const db_gate_cfg *g, size
 	                 : !g->rules && v->gate != DB_GATE_SKIPPED ? "band:ok" : NULL);
 	fputs(", \"allowed_by\": ", out);
 	db_json_str(out, v->allowed_by);
-	if (p->status == DB_ST_OK)
-		dc_json(out, &p->m);
 	/* then the fields of compare's JSON for the pair (its leading '{' off) */
 	if (buf && len > 1)
 		fprintf(out, ", %s\n", buf + 1);
@@ -247,7 +259,7 @@ static int replicas(const db_cmd *cmd, const db_compare *c, const db_gate_cfg *g
 		if (*it->f.pass && l > 0 && (size_t)l < sizeof lab)
 			snprintf(lab + l, sizeof lab - (size_t)l, " pass %s", it->f.pass);
 		const char *by;
-		int a = allowed(cmd, g->allow_failed, it->f.stage, lab, fb, fo, &by);
+		int a = allowed(cmd, g->allow_failed, g->re_failed, it->f.stage, lab, fb, fo, &by);
 		if (a < 0) {
 			free(fb);
 			free(fo);

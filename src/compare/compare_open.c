@@ -249,7 +249,8 @@ static int scan_and_pair(db_compare *c, db_index **ref, db_index **tgt, db_err *
 	db_cmp_priv *pr = c->priv;
 	trees t;
 	list_trees(&t, pr, c->ref_root, c->tgt_root,
-	           !strcmp(c->ref_root, c->tgt_root) && !pr->lift_path[1]);
+	           !strcmp(c->ref_root, c->tgt_root) &&
+	           (!pr->lift_path[1] || !strcmp(pr->lift_path[0], pr->lift_path[1])));
 	int rc = scan_trees(c, &t, ref, tgt, false, err);
 	free_trees(&t);
 	return rc;
@@ -359,7 +360,7 @@ const char *db_compare_given(const db_compare *c, int side)
 	return l ? l : side ? c->tgt_root : c->ref_root;
 }
 
-static int lift(db_compare *c, trees *t)
+static int lift(db_compare *c, trees *t, bool same)
 {
 	db_cmp_priv *pr = c->priv;
 	db_lift l;
@@ -385,7 +386,7 @@ static int lift(db_compare *c, trees *t)
 	free(pr->cache_dir);
 	pr->cache_dir = NULL;
 	free_trees(t);
-	list_trees(t, pr, c->ref_root, c->tgt_root, false);
+	list_trees(t, pr, c->ref_root, c->tgt_root, same);
 	return 1;
 }
 
@@ -493,9 +494,11 @@ int db_compare_open(const char *ref, const char *tgt,
 	int crc = db_choose_profile(c, opts, &t.ref.w, t.ref.rc, t.ref.msg, err);
 	/* detection found only the generic profile, or none: the folders
 	 * around what was given may name it (compare/lift.c) */
-	if (!(opts->profile && *opts->profile) && !opts->noise && !opts->slots && !same &&
+	/* one tree too (issue 33): a rank folder of a TP tree, alone or under
+	 * --slots, opens as the whole tree restricted to that rank */
+	if (!(opts->profile && *opts->profile) && !opts->noise &&
 	    (crc != 0 || !strncmp(c->profile->name, "generic", 7))) {
-		int lrc = lift(c, &t);
+		int lrc = lift(c, &t, same);
 		if (lrc < 0) {
 			free_trees(&t);
 			goto oom;

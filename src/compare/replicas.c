@@ -71,6 +71,10 @@ static bool replicated(const db_compare *c, const db_index *ix, const db_item *i
 			return true;
 		}
 	}
+	/* meta dims live beside the tensor in dict payloads ({value, meta}):
+	 * a tree without them is not read for them, file after file */
+	if (!pf || !pf->value_key)
+		return false;
 	char *path = db_index_path(ix, it), dims[160];
 	bool yes = path && db_meta_dims_read(path, dims, sizeof dims, NULL) == 1 &&
 	           dims_replicated(dims);

@@ -316,8 +316,15 @@ void db_rules_free(db_rules *r)
 	free(r);
 }
 
+/* Longer rules are refused: a rule comes from a command line or a shared
+ * profile, and its tree is evaluated by recursion. */
+#define RULE_MAX 4096
+
 int db_rules_add(db_rules *r, const char *text, db_err *err)
 {
+	if (strlen(text) > RULE_MAX)
+		return db_err_set(err, NULL, NULL, -1, "rule '%.60s...': longer than %d characters",
+		                  text, RULE_MAX);
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 4;
 		rule_t *v = realloc(r->v, cap * sizeof *v);

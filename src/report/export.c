@@ -119,6 +119,20 @@ void db_export_pair_json(FILE *out, const db_compare *c, const db_pair *p)
 		fputs("null", out);
 	fputs(", \"byte_equal\": ", out);
 	db_json_num(out, m->byte_equal);
+	if (p->status == DB_ST_OK && m->dc_dtype) {        /* diff_downcast (db_metrics.h) */
+		fputs(", \"downcast_dtype\": ", out);
+		db_json_str(out, db_dtype_name(m->dc_dtype));
+		const char *dn[] = {"cos", "rel", "rel_l2", "rel_diff", "max_abs", "mean_abs",
+		                    "byte_equal"};
+		const double dv[] = {m->dc.cos, m->dc.rel, m->dc.rel_l2, m->dc.rel_diff,
+		                     m->dc.max_abs, m->dc.mean_abs, m->dc.byte_equal};
+		fputs(", \"downcast\": {", out);
+		for (int k = 0; k < 7; k++) {
+			fprintf(out, "%s\"%s\": ", k ? ", " : "", dn[k]);
+			db_json_num(out, dv[k]);
+		}
+		fputc('}', out);
+	}
 	if (p->status == DB_ST_OK && m->stats_only) {
 		/* measured on the dumper's statistics: what they can tell */
 		const char *sn[] = {"max", "min", "mean", "norm"};
