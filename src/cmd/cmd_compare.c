@@ -487,6 +487,21 @@ static int compare_variants(const db_cmd *cmd, const db_cmp_args *ca, const char
 
 /* compare with the CI gate: rules from --pass-if or the profile's pass_if
  * (gate.c); frees c. */
+/* Every pair measured, then written as the table, JSON or CSV: the same
+ * writers as the export's metrics.json / metrics.csv. Each writer asks each
+ * diverging pair's hint, so the cells' reads come first, on every core. */
+static void write_pairs(db_compare *c, int fmt, bool diverging)
+{
+	progress(c);
+	db_hints_warm(c);
+	if (fmt == DB_FMT_JSON)
+		db_export_metrics_json(stdout, c);
+	else if (fmt == DB_FMT_CSV)
+		db_export_metrics_csv_where(stdout, c, diverging ? db_pair_diverges : NULL);
+	else
+		print_table(c, stdout, diverging);
+}
+
 static int gate_compare(const db_cmd *cmd, db_compare *c, const db_optlist *pass_if,
                         const db_optlist *allow_failed, const db_optlist *allow_skipped, int fmt,
                         bool diverging)
@@ -520,14 +535,7 @@ static int gate_compare(const db_cmd *cmd, db_compare *c, const db_optlist *pass
 		if (!rules && rc != 2)  /* without rules nothing changes: the bands' exit */
 			rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
 	} else if (rc == 0) {
-		progress(c);
-		db_hints_warm(c);
-		if (fmt == DB_FMT_JSON)
-			db_export_metrics_json(stdout, c);
-		else if (fmt == DB_FMT_CSV)
-			db_export_metrics_csv_where(stdout, c, diverging ? db_pair_diverges : NULL);
-		else
-			print_table(c, stdout, diverging);
+		write_pairs(c, fmt, diverging);
 		rc = db_gate_text(cmd, c, &g, stdout, fmt != DB_FMT_TABLE);
 	}
 	db_gate_free(&g);
@@ -625,17 +633,7 @@ int db_cmd_compare(int argc, char **argv)
 		return rc;
 	if (gating || c->profile->n_pass_if)
 		return gate_compare(&cmd, c, &pass_if, &allow_failed, &allow_skipped, fmt, diverging);
-	progress(c);
-	/* every writer below asks each diverging pair's hint: the cells'
-	 * reads first, on every core */
-	db_hints_warm(c);
-	/* The same writers as the export's metrics.json / metrics.csv. */
-	if (fmt == DB_FMT_JSON)
-		db_export_metrics_json(stdout, c);
-	else if (fmt == DB_FMT_CSV)
-		db_export_metrics_csv_where(stdout, c, diverging ? db_pair_diverges : NULL);
-	else
-		print_table(c, stdout, diverging);
+	write_pairs(c, fmt, diverging);
 	rc = db_first_divergence(c, NULL, NULL, -2) >= 0 ? 1 : 0;
 	if (c->cache_err[0])
 		fprintf(stderr, "dumpbisect compare: metrics cache not saved: %s (the numbers are right; "
