@@ -15,6 +15,21 @@
 
 #define META_PKL_CAP ((size_t)64 << 20) /* meta lives in data.pkl; a bigger one is not ours */
 
+/* The next dim of a dims string at p: *tok its start, the return its end;
+ * NULL at the end or at "# ...", a comment on the other groups
+ * (tp:replicated). */
+static const char *next_dim(const char *p, const char **tok)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p || *p == '#')
+		return NULL;
+	*tok = p;
+	while (*p && *p != ' ' && *p != '\t' && *p != '#')
+		p++;
+	return p;
+}
+
 void db_dims_parse(const char *s, db_dims *out)
 {
 	memset(out, 0, sizeof *out);
@@ -23,14 +38,8 @@ void db_dims_parse(const char *s, db_dims *out)
 	bool found = false;
 	/* "# ..." is a comment on the other groups (tp:replicated): the
 	 * bracketed dims before it say what is sharded */
-	for (const char *p = s; *p && *p != '#';) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!*p || *p == '#')
-			break;
-		const char *tok = p;
-		while (*p && *p != ' ' && *p != '\t' && *p != '#')
-			p++;
+	const char *tok;
+	for (const char *p = s; (p = next_dim(p, &tok)) != NULL;) {
 		const char *lb = memchr(tok, '[', (size_t)(p - tok));
 		if (lb) {
 			const char *rb = memchr(lb, ']', (size_t)(p - lb));
@@ -63,14 +72,8 @@ void db_dims_parse(const char *s, db_dims *out)
 int db_dims_token_dim(const char *s)
 {
 	int dim = 0;
-	for (const char *p = s; *p && *p != '#';) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!*p || *p == '#')
-			break;
-		const char *tok = p;
-		while (*p && *p != ' ' && *p != '\t' && *p != '#')
-			p++;
+	const char *tok;
+	for (const char *p = s; (p = next_dim(p, &tok)) != NULL;) {
 		if (tok[0] == 't' && (tok + 1 == p || tok[1] == '['))
 			return dim;
 		dim++;
