@@ -140,6 +140,9 @@ out=$( (cd "$DB_FIXTURES" && "$DB_BIN" bisect --no-cache --auto $R/v33_alone_slo
 	$R/v33_alone_slot0/target 2>&1) || true)
 check "slot0: bisect's text names L6 and its culprit, bits differ" bash -c \
 	'grep -q "^first bad layer L6: " <<<"$1" && grep -qE "^  > mlp\.down_proj .* bits differ .* introduces$" <<<"$1"' _ "$out"
+check "slot0: bisect's steps word L5 and L6 bitwise" bash -c \
+	'grep -qE "^ +[0-9]+\. L5 +good +\(auto\) .* bit-identical$" <<<"$1" &&
+	 grep -qE "^ +[0-9]+\. L6 +bad +\(auto\) .* bits differ$" <<<"$1"' _ "$out"
 check "slot0: the block with the bug is named (slot 0's rows)" \
 	grep -qF "  hint:     batch slot: target dim 0 [0:12]" <<<"$out"
 
