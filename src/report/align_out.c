@@ -43,11 +43,24 @@ void db_token_text(FILE *out, const db_compare *c, long i, bool beyond)
 	const db_pair *p = &c->pairs[i];
 	const db_align_vitem *v = db_align_vitem_of(c, c->align_whole == 1 ? p->ref : p->tgt);
 	fprintf(out, "  first bad token%s: %lld", beyond ? " beyond drift" : "", (long long)t.token);
-	if (v && p->slot.tokens)
+	if (v && p->slot.tokens && v->g->exact)
 		fprintf(out, " of the aligned sequence (%s pass %s, its row %lld of %lld; the %s's "
-		        "pass %s holds %s)", c->align_whole == 1 ? "target" : "reference",
+		        "pass %s holds every token)", c->align_whole == 1 ? "target" : "reference",
 		        db_esc(p->f.pass), (long long)t.row, (long long)t.n_rows, whole_name(c),
-		        db_esc(v->g->whole_pass), v->g->exact ? "every token" : "them first");
+		        db_esc(v->g->whole_pass));
+	else if (v && p->slot.tokens) {   /* a request among the rows of a (packed) batch */
+		const db_align_step *st = &v->g->steps[v->k];
+		char rows[64];
+		if (st->len == 1)
+			snprintf(rows, sizeof rows, "it at row %lld", (long long)st->start);
+		else
+			snprintf(rows, sizeof rows, "them at rows %lld-%lld", (long long)st->start,
+			         (long long)(st->start + st->len - 1));
+		fprintf(out, " of the aligned sequence (%s pass %s, its row %lld of %lld; the %s's "
+		        "pass %s holds %s of %lld)", c->align_whole == 1 ? "target" : "reference",
+		        db_esc(p->f.pass), (long long)t.row, (long long)t.n_rows, whole_name(c),
+		        db_esc(v->g->whole_pass), rows, (long long)v->g->n_tokens);
+	}
 	else
 		fprintf(out, " (row %lld of %lld along dim %d)", (long long)t.row, (long long)t.n_rows,
 		        t.dim);
