@@ -74,4 +74,35 @@ has "$out" "aligned by token: input_ids, by request: reference passes 0-1 (13 to
 	"no cu_seqlens: the second request after the first"
 grep -qE "^  first bad token beyond drift: 14 of the aligned sequence" <<<"$out" ||
 	fail "no cu_seqlens: token"
+# the token inside the first-divergence objects (compare JSON: each pass's first_divergence
+# and first_beyond_drift carry token, target_pass and target_row; first_divergence_token
+# is kept and carries the target's place too). The target is the one pass here (the
+# micro-batch: its row is the token) ...
+T=$R/pack_miles_trn/target
+expect 1 "token json: packed" "$DB_BIN" compare --no-cache --filter "$F" --format json "$T/engines" "$T/fwd_only"
+printf '%s' "$out" >"$DB_TMP/t.json"
+# ... and the target generated the tokens (align_v2_tp1: kv_write L4 from decode step 2,
+# token 13 is the target's pass 2, its row 0)
+A=$R/align_v2_tp1
+expect 1 "token json: steps" "$DB_BIN" compare --no-cache --format json "$A/ref" "$A/target"
+printf '%s' "$out" >"$DB_TMP/s.json"
+"$PY" - "$DB_TMP/t.json" "$DB_TMP/s.json" <<'PY' || fail "token inside the first-divergence objects"
+import json, sys
+t, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ok = True
+p2 = [p for p in t["passes"] if str(p["pass"]) == "2"][0]
+b = p2["first_beyond_drift"]
+ok = ok and (b["token"], str(b["target_pass"]), b["target_row"], b["layer"]) == (14, "0", 14, 2)
+ft = t["first_beyond_drift_token"]
+ok = ok and (ft["token"], str(ft["target_pass"]), ft["target_row"]) == (14, "0", 14)
+q2 = [p for p in s["passes"] if str(p["pass"]) == "2"][0]["first_divergence"]
+ok = ok and (q2["token"], str(q2["target_pass"]), q2["target_row"], q2["layer"]) == (13, "2", 0, 4)
+st = s["first_divergence_token"]
+ok = ok and (st["token"], str(st["target_pass"]), st["target_row"]) == (13, "2", 0)
+# a pass that does not diverge has no object; one that does always says its token
+ok = ok and all(p["first_divergence"] is None or "token" in p["first_divergence"] for p in s["passes"])
+if not ok:
+    print(b, ft, q2, st)
+sys.exit(0 if ok else 1)
+PY
 finish t_align_packed

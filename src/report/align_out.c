@@ -67,11 +67,38 @@ void db_token_text(FILE *out, const db_compare *c, long i, bool beyond)
 	fprintf(out, ": rel %.4e max |diff| %.4g [%s]\n", t.rel, t.max_abs, db_band_name(t.band));
 }
 
+static int token_of(const db_compare *c, long i, bool beyond, db_token_at *t)
+{
+	return i < 0 ? 0 : beyond ? db_first_beyond_drift_token(c, i, t)
+	                          : db_first_divergence_token(c, i, t);
+}
+
+/* The target's pass and row of token t of pair i: the whole pass's row
+ * when the target is the one pass of an alignment, else its own. */
+static void target_place(FILE *out, const db_compare *c, long i, const db_token_at *t)
+{
+	const db_pair *p = &c->pairs[i];
+	const db_align_vitem *v = c->align_whole == 2 ? db_align_vitem_of(c, p->tgt) : NULL;
+	fputs(", \"target_pass\": ", out);
+	db_json_field(out, v ? v->g->whole_pass : p->f.pass, true);
+	fprintf(out, ", \"target_row\": %lld", (long long)(v && p->slot.tokens ? t->token : t->row));
+}
+
+void db_token_fields_json(FILE *out, const db_compare *c, long i, bool beyond)
+{
+	db_token_at t;
+	if (token_of(c, i, beyond, &t) != 1) {
+		fputs(", \"token\": null, \"target_pass\": null, \"target_row\": null", out);
+		return;
+	}
+	fprintf(out, ", \"token\": %lld", (long long)t.token);
+	target_place(out, c, i, &t);
+}
+
 static void token_json(FILE *out, const db_compare *c, long i, bool beyond)
 {
 	db_token_at t;
-	if (i < 0 || (beyond ? db_first_beyond_drift_token(c, i, &t)
-	                     : db_first_divergence_token(c, i, &t)) != 1) {
+	if (token_of(c, i, beyond, &t) != 1) {
 		fputs("null", out);
 		return;
 	}
@@ -83,6 +110,7 @@ static void token_json(FILE *out, const db_compare *c, long i, bool beyond)
 	db_json_str(out, db_band_name(t.band));
 	fputs(", \"rel\": ", out);
 	db_json_num(out, t.rel);
+	target_place(out, c, i, &t);
 	fputc('}', out);
 }
 
