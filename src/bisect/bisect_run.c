@@ -57,12 +57,6 @@ int db_bisect_user_step(db_bisect_run *r, int layer, db_verdict v, db_err *err)
 	return db_bisect_record(&r->sm, &s, err);
 }
 
-void db_bisect_measure_all(db_bisect_run *r)
-{
-	if (!db_compare_finished(r->c))
-		db_compare_run(r->c);
-}
-
 /* One pass of several (a decode step): its error sits in its own rows and
  * may fade before the last layer (a KV write that only the next layers of
  * this row read). When the last layer's probe (and the final stage's) is
