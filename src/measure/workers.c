@@ -353,8 +353,10 @@ static int accum_guarded(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                          db_accum *a, db_err *err)
 {
 	db_bus_guard g;
-	if (sigsetjmp(g.jb, 0) != 0)
+	if (sigsetjmp(g.jb, 0) != 0) {
+		db_bus_unwind(&g);
 		return db_wctx_changed(w, g.addr, err);
+	}
 	db_bus_enter(&g);
 	int rc = pair_accum1(c, w, p, b, e, a, err);
 	db_bus_leave(&g);
