@@ -110,6 +110,13 @@ typedef struct db_pair {
 	 * max(floor, noise_min_rel). */
 	signed char noise;      /* db_noise_verdict */
 	double noise_floor, noise_ratio;
+	/* Judged bitwise, as --slots pairs: a comparison holding batch slots
+	 * found by themselves (the prompt run alone against it inside a
+	 * batch) whose first layer came out bit-identical; every pair of the
+	 * same layout and dtype is then marked (db_slot_regime_settle,
+	 * measure/slot.c), set with or after its results; read it through
+	 * db_pair_judged_bitwise */
+	_Atomic bool bitwise;
 } db_pair;
 
 typedef enum db_noise_verdict {
@@ -291,6 +298,11 @@ const char *db_status_name(db_status s);    /* "ok", "ref_only", ... */
 char *db_item_name(const db_item *it);
 /* The pair leaves the ok band or is not ok (computed pairs only). */
 bool db_pair_diverges(const db_pair *p);
+/* p is judged bitwise, any bit off diverging: a slot of one batch
+ * (--slots), or a pair of a comparison of the prompt alone against a batch
+ * whose first layer is bit-identical (db_pair.bitwise). Every surface words it so
+ * (db_pair_verdict: "bit-identical" / "bits differ"). */
+bool db_pair_judged_bitwise(const db_pair *p);
 /* Index of the first pair in execution order that leaves the ok band (or is
  * not ok), restricted to phase/pass ("" or NULL = any) and rank (-2 = any,
  * -1 merged/rank-less); -1 when none. */

@@ -34,6 +34,10 @@ void db_slot_view(const db_tensor *big, int dim, int64_t start, int64_t len, db_
 /* The start of the block of big (along dim, small's length) closest to
  * small; -1 with err when none is close (err names the best). */
 int64_t db_slot_find(const db_tensor *small, const db_tensor *big, int dim, db_err *err);
+/* c compares the prompt run alone against it inside a batch (slots found
+ * by themselves) and its first layer came out bit-identical: its pairs
+ * are judged bitwise (db_pair_judged_bitwise; false until decided). */
+bool db_slot_regime_holds(const db_compare *c);
 /* "batch slot: target dim 0 [6:12]" into buf ("" for none); returns buf. */
 char *db_slot_str(const db_pair *p, char *buf, size_t len);
 /* The bytes= column of p: a batch slot matched on a window of the other

@@ -6,8 +6,11 @@
  *
  * The rule, in order:
  *   - not measured yet: "-"; a status other than ok: the status name;
- *   - a slot of one batch (--slots): bitwise; "bit-identical" or, when a
- *     bit differs, "bits differ" (a band worse than drift keeps its name);
+ *   - judged bitwise (db_pair_judged_bitwise: a slot of one batch,
+ *     --slots, or a pair of a comparison of the prompt run alone against
+ *     a batch whose first layer is bit-identical, decided by the
+ *     comparison and kept on the pair): "bit-identical" or, when a bit
+ *     differs, "bits differ" (a band worse than drift keeps its name);
  *   - a noise floor (--noise) decides: "within noise" or "beyond noise"
  *     (db_noise_judge also moves the band: within = ok, beyond = algo at
  *     least, so glyphs and colours say the same);
@@ -25,7 +28,8 @@ typedef enum db_judge {
 	DB_JUDGED_STATUS,       /* missing, shape, error, not comparable */
 	DB_JUDGED_BAND,         /* the profile's bands on rel */
 	DB_JUDGED_NOISE,        /* the noise run's floor */
-	DB_JUDGED_BITWISE       /* slots of one batch: any bit that differs */
+	DB_JUDGED_BITWISE       /* slots of one batch, or the prompt alone against
+	                           a batch: any bit that differs */
 } db_judge;
 
 typedef struct db_judgement {

@@ -9,6 +9,9 @@
 #                    worse; the headline's pass is its divergence's (pass 3)
 #   noise_hook       rope_base L1 against a TP 2 noise run: "beyond noise"
 #                    everywhere, never a band's word beside it
+#   v33_alone_batch  the prompt alone vs a batch of 4 whose L7 o_proj splits K for
+#                    every slot: "bits differ" everywhere, never the band's "ok"
+#   v33_alone_slot0  the same with split_k in slot 0 only (L6 down_proj)
 # Then the ways in: two files, two rank folders and the trees agree; a
 # truncated file is an error of that file under its real stages, the other
 # rank still compared, nothing called a layout change; pairs not compared are
@@ -74,7 +77,8 @@ b = json.load(open(d + "/bisect.json"))
 cul = [w for w in b["walk"] if w["culprit"]]
 same("bisect", {"layer": b["first_bad_layer"], "stage": cul[0]["stage"] if cul else None,
                 "pass": b["pass"], "word": cul[0]["word"] if cul else None,
-                "ranks": "all" if b["all_ranks_bad"] else ",".join(map(str, b["bad_ranks"]))})
+                "ranks": "all" if b["all_ranks_bad"] and len(b["bad_ranks"]) != 1
+                else ",".join(map(str, b["bad_ranks"]))})
 # export: report.md's divergence point and its word
 rep = open(d + "/out/report.md").read()
 m = re.search(r"^\| [^|]+ \| (\S+) \| L(\d+) \| `([^`]+)` \| ([^|]+) \|", rep, re.M)
@@ -106,6 +110,22 @@ surfaces hook "6 self_attn.attn 0 all bug" $H/ref $H/target
 surfaces steps "6 attn_pre_o_proj 3 all drift" $R/steps_v1_tp1v2/ref $R/steps_v1_tp1v2/target
 surfaces noise "1 self_attn.rotary_emb.0 0 all beyond noise" --noise $R/noise_hook/noise \
 	$R/noise_hook/ref $R/noise_hook/target
+# the prompt run alone against it inside a batch of 4, no --slots: the batch slot
+# the tool finds is judged bitwise once the first layer (L5 here) is bit-identical
+# (torch.equal, v33_alone_batch in gen.sh: L5-L6 equal in all 4 slots, L7 o_proj not)
+surfaces alone "7 self_attn.o_proj 0 0 bits differ" $R/v33_alone_batch/ref $R/v33_alone_batch/target
+# the bug in ONE slot, slot 0, the block the prompt matches first: L6 down_proj
+# (torch.equal: slots 1-3 equal to the prompt alone everywhere, slot 0 from L6
+# mlp.down_proj on); the slot is chosen for the pass, not pair by pair
+surfaces slot0 "6 mlp.down_proj 0 0 bits differ" $R/v33_alone_slot0/ref $R/v33_alone_slot0/target
+check "alone: the heatmap's L7 row shows bits off (≢), L6 ✓" bash -c \
+	'grep -qE "^(▸| )L7 .*≢" "$1" && grep -qE "^ L6( +✓  1\.0000)+$" "$1"' _ "$T/alone/tui.screen"
+out=$( (cd "$DB_FIXTURES" && "$DB_BIN" bisect --no-cache --auto $R/v33_alone_slot0/ref \
+	$R/v33_alone_slot0/target 2>&1) || true)
+check "slot0: bisect's text names L6 and its culprit, bits differ" bash -c \
+	'grep -q "^first bad layer L6: " <<<"$1" && grep -qE "^  > mlp\.down_proj .* bits differ .* introduces$" <<<"$1"' _ "$out"
+check "slot0: the block with the bug is named (slot 0's rows)" \
+	grep -qF "  hint:     batch slot: target dim 0 [0:12]" <<<"$out"
 
 # the ways in: trees, rank folders, files (each file's folder names its rank and pass)
 headline() { # ARGS...: compare's headline, the profile line first

@@ -91,7 +91,7 @@ db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool
 	/* a slot of the same prompt in one batch: any bit off is bad (the
 	 * default predicate; --cos / --rel / --band still choose) */
 	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK &&
-	    p->slot.side == DB_SLOT_IN_TREE && p->status == DB_ST_OK)
+	    db_pair_judged_bitwise(p) && p->status == DB_ST_OK)
 		return p->m.byte_equal == 1.0 ? DB_V_GOOD : DB_V_BAD;
 	/* no noise run: a pair across layouts (TP 1 vs 2, a replica or an
 	 * unsharded merge) drifts by reduction order, a few ulps of the

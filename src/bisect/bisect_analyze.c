@@ -10,6 +10,7 @@
 #include "bisect_priv.h"
 #include "db_grid.h"
 #include "db_noise.h"
+#include "db_slot.h"
 
 #define STEP_DROP 0.001         /* seed: a single-step cos drop > 0.001 is the culprit */
 #define STANDOUT_K 4.0          /* a step K× the median of the others stands out */
@@ -237,6 +238,14 @@ static bool noise_judged(const db_bisect_run *r)
 	       r->o.pred.worst_good == DB_BAND_OK;
 }
 
+/* the prompt alone against a batch, judged bitwise (db_slot_regime_holds)
+ * by the default predicate: as --slots */
+static bool bits_judged(const db_bisect_run *r)
+{
+	return db_slot_regime_holds(r->c) && r->o.pred.kind == DB_PRED_BAND &&
+	       r->o.pred.worst_good == DB_BAND_OK;
+}
+
 int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 {
 	char l1[32];
@@ -297,7 +306,7 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 		                       /* slots, judged bitwise, or layers judged
 		                        * against a noise run: bad after a good
 		                        * layer is the drop, whatever the bands */
-		                       ((r->c->n_slots || noise_judged(r)) &&
+		                       ((r->c->n_slots || noise_judged(r) || bits_judged(r)) &&
 		                        (si == 0 || s.v[si - 1] == DB_V_GOOD)))) {
 			res->kind = DB_KIND_SUDDEN;
 			res->has_first_bad = true;

@@ -154,19 +154,28 @@ static int collect_layers(db_bisect_run *r, int **out, size_t *n, db_err *err)
 	return 0;
 }
 
-/* The last model-level stage drawn after the layers (final logits). */
+/* The last model-level stage drawn after the layers (final logits). The
+ * prompt run alone against a batch (batch slots found by themselves): the
+ * last such stage that holds the prompt's rows, a slot too (issue 33: a
+ * logits tensor of one row per batch, the batch's last sequence, is
+ * another request's output and says nothing of the prompt's slot). */
 static const char *find_final_stage(db_bisect_run *r)
 {
-	const char *last = NULL;
+	const char *last = NULL, *last_slot = NULL;
+	bool last_is_slot = false;
 	for (size_t i = 0; i < r->c->n_pairs; i++) {
 		const db_pair *p = &r->c->pairs[i];
 		if (p->f.layer != -1 || !db_bisect_pair_in(r, p))
 			continue;
 		if (r->c->profile && db_profile_is_model_after(r->c->profile, p->f.stage) &&
-		    !db_profile_is_input_ids(r->c->profile, p->f.stage))
+		    !db_profile_is_input_ids(r->c->profile, p->f.stage)) {
 			last = p->f.stage;
+			last_is_slot = (p->slot.side == 1 || p->slot.side == 2) && !p->slot.tokens;
+			if (last_is_slot)
+				last_slot = p->f.stage;
+		}
 	}
-	return last;
+	return last_slot && !last_is_slot ? last_slot : last;
 }
 
 /* The selection runs its layers backward: the layer dumped first is higher

@@ -321,6 +321,12 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, "; %zu within noise, %zu beyond noise, %zu without a floor",
 		        nz[DB_NOISE_WITHIN], nz[DB_NOISE_BEYOND], nz[DB_NOISE_NO_FLOOR]);
 	}
+	size_t bw[2] = {0};     /* judged bitwise: the words that decided, as the bands' */
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (c->pairs[i].status == DB_ST_OK && db_pair_judged_bitwise(&c->pairs[i]))
+			bw[db_pair_diverges(&c->pairs[i])]++;
+	if (bw[0] + bw[1])
+		fprintf(out, "; judged bitwise: %zu bit-identical, %zu bits differ", bw[0], bw[1]);
 	fputc('\n', out);
 	links_out(c->ref, c->ref == c->tgt ? "tree" : "ref", out);
 	if (c->tgt != c->ref)
@@ -389,6 +395,11 @@ static void print_table(const db_compare *c, FILE *out, bool diverging)
 		fprintf(out, "  (judged bitwise: slot %d holds the prompt of slot 0 in the same batch, "
 		        "so the same kernels owe it the same bits; max |diff| %.3g, band %s)\n",
 		        p->slot.k, p->m.max_abs, db_band_name(p->band));
+	else if (db_pair_judged_bitwise(p) && p->status == DB_ST_OK)
+		fprintf(out, "  (judged bitwise: a batch slot, the prompt run alone against its rows in "
+		        "the other side's batch; the first layer is bit-identical, so the same kernels "
+		        "owe it the same bits; max |diff| %.3g, band %s)\n", p->m.max_abs,
+		        db_band_name(p->band));
 	else if (fd == db_first_not_identical(c))
 		fputs("  (bit-identical regime: every pair before it is bit-identical, the same code and "
 		      "kernels: it is where the runs part, whatever its band)\n", out);

@@ -292,7 +292,7 @@ const char *db_pair_glyph(const db_pair *p, bool utf8)
 	switch (p->status) {
 	/* a slot judged bitwise: a bit off is not "ok", whatever the band */
 	case DB_ST_OK:
-		if (p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK && db_pair_diverges(p))
+		if (db_pair_judged_bitwise(p) && p->band == DB_BAND_OK && db_pair_diverges(p))
 			return utf8 ? "\u2262" : "#";
 		return db_band_glyph(p->band, utf8);
 	case DB_ST_REF_ONLY: return "<";

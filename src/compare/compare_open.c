@@ -284,6 +284,8 @@ void db_compare_free(db_compare *c)
 			db_wctx_free(pr->caller_w);
 		free(pr->caller_w);
 		pthread_mutex_destroy(&pr->caller_mu);
+		pthread_mutex_destroy(&pr->slot_mu);
+		free(pr->slot_anchors);
 		free(pr);
 	}
 	db_free_pairs(c);
@@ -440,6 +442,8 @@ int db_compare_open(const char *ref, const char *tgt,
 	pthread_mutex_init(&pr->cache_mu, NULL);
 	pthread_mutex_init(&pr->caller_mu, NULL);
 	pthread_mutex_init(&pr->cells_mu, NULL);
+	pthread_mutex_init(&pr->slot_mu, NULL);
+	atomic_init(&pr->slot_regime, -1);
 	atomic_init(&c->n_done, 0);
 	atomic_init(&c->n_cached, 0);
 	c->ref_root = strdup(ref);
@@ -663,6 +667,7 @@ int db_compare_rescan(db_compare *c, db_err *err)
 	c->quant = tmp.quant;
 	c->phases = tmp.phases;
 	c->n_phases = tmp.n_phases;
+	db_slot_regime_settle(c, NULL); /* the results carried over */
 	atomic_store(&c->n_done, done);
 	if (alloc_owner(c) != 0)
 		return db_err_set(err, NULL, NULL, -1, "out of memory");

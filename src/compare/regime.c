@@ -15,8 +15,7 @@ long db_first_not_identical(const db_compare *c)
 		return -1;      /* the noise run judges instead */
 	/* equal inputs show nothing about the kernels: the regime holds once
 	 * a layer's computed stage has come out bit-identical */
-	bool computed = false, whole = false;
-	int l0 = -1;            /* the first layer with a computed pair */
+	bool computed = false;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		/* missing or not comparable pairs say nothing either way */
@@ -25,21 +24,17 @@ long db_first_not_identical(const db_compare *c)
 		if (atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire) !=
 		    DB_PAIR_DONE)
 			return -1;
-		if (p->f.layer >= 0 && l0 < 0)
-			l0 = p->f.layer;
-		whole |= p->f.layer >= 0 && p->f.layer != l0;
 		if (p->m.byte_equal == 1.0) {
 			computed |= p->f.layer >= 0;
 			continue;
 		}
 		if (!computed)
 			return -1;
-		/* a slot the tool found (the prompt alone vs inside a batch): the
-		 * batch's kernels may round differently from the first layer on
-		 * (tests/fixtures/batch: rel 7e-8 at L0) without a bug, so only a
-		 * whole first layer bit-identical puts it in the regime (rows
-		 * aligned by token, --align, and --slots keep their own rules) */
-		if (p->slot.side && (p->slot.side == DB_SLOT_IN_TREE || p->slot.tokens || !whole))
+		/* a slot: --slots and a batch slot found by itself are judged
+		 * bitwise pair by pair (db_pair_judged_bitwise, decided where the
+		 * comparison sees its first layer: measure/slot.c), rows aligned
+		 * by token (--align) keep their own rules */
+		if (p->slot.side)
 			return -1;
 		/* another layout or dtype is not the same kernels: no regime */
 		if (p->dtype_differs || p->replica ||

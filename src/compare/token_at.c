@@ -113,7 +113,7 @@ int db_first_divergence_token(const db_compare *c, long fd, db_token_at *out)
 	if (fd < 0 || (size_t)fd >= c->n_pairs)
 		return 0;
 	const db_pair *p = &c->pairs[fd];
-	bool bitwise = p->slot.side == DB_SLOT_IN_TREE || fd == db_first_not_identical(c);
+	bool bitwise = db_pair_judged_bitwise(p) || fd == db_first_not_identical(c);
 	return db_pair_first_token(c, p, bitwise, DB_BAND_OK, out);
 }
 

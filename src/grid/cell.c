@@ -22,7 +22,7 @@ bool db_pair_worse(const db_pair *a, const db_pair *b)
 	if (sa != sb)
 		return sa > sb;
 	/* slots judged bitwise: bits off beats bit-identical in one band */
-	if (a->status == DB_ST_OK && a->slot.side == DB_SLOT_IN_TREE &&
+	if (a->status == DB_ST_OK && db_pair_judged_bitwise(a) &&
 	    (a->m.byte_equal == 1.0) != (b->m.byte_equal == 1.0))
 		return b->m.byte_equal == 1.0;
 	if (a->status == DB_ST_OK) {

@@ -419,6 +419,7 @@ bool db_cache_lookup(db_compare *c, db_pair *p)
 	db_replica_settle(c, p);
 	db_noise_judge(c, p);
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
+	db_slot_regime_settle(c, p);
 	atomic_fetch_add(&c->n_cached, 1);
 	atomic_fetch_add(&c->n_done, 1);
 	return true;

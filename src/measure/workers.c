@@ -151,16 +151,11 @@ static void fd_willneed(int fd, const db_tensor *t, int64_t b, int64_t e)
 
 /* ---- one pair ---------------------------------------------------------- */
 
-/* The block of the longer side that matches the other side best (-1 with
- * err when none is close). Loads the pair's tensors into w. */
+/* The block of the longer side for p (db_slot_pick; -1 with err when none
+ * is close). Loads the pair's tensors into w. */
 static int64_t slot_own(db_compare *c, db_wctx *w, const db_pair *p, db_err *err)
 {
-	const db_tensor *x = NULL, *y = NULL;
-	if (db_wctx_tensor(w, c->ref, p->ref, &x, NULL, err) != 0 ||
-	    db_wctx_tensor(w, c->tgt, p->tgt, &y, NULL, err) != 0)
-		return -1;
-	return p->slot.side == 1 ? db_slot_find(y, x, p->slot.dim, err)
-	                         : db_slot_find(x, y, p->slot.dim, err);
+	return db_slot_pick(c, w, p, err);
 }
 
 static int64_t longer(const db_pair *p)
@@ -168,7 +163,7 @@ static int64_t longer(const db_pair *p)
 	return p->slot.side == 1 ? p->shape_ref[p->slot.dim] : p->shape_tgt[p->slot.dim];
 }
 
-/* The start of p's block: its own best match when one is close; else (a bug
+/* The start of p's block: the pass's (db_slot_pick) when one is close; else (a bug
  * downstream leaves no block close) the match of the earliest pair with the
  * same slot geometry (token ids match exactly). The same start whatever
  * order the pairs are computed in; chunks of one pair that resolve it at
@@ -409,6 +404,7 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *m
 		m->byte_equal = NAN;
 		m->argmax = -1;
 		atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
+		db_slot_regime_settle(c, p);
 		atomic_fetch_add(&c->n_done, 1);
 		return;
 	}
@@ -433,6 +429,7 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a, const char *m
 		db_noise_judge(c, p);
 	}
 	atomic_store_explicit(&p->state, DB_PAIR_DONE, memory_order_release);
+	db_slot_regime_settle(c, p);    /* before n_done: views key on it */
 	atomic_fetch_add(&c->n_done, 1);
 }
 

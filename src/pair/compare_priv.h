@@ -134,6 +134,23 @@ void db_pair_publish(db_compare *c, db_pair *p, const db_accum *a,
                      const char *msg);
 /* Compute the whole pair in the calling thread (chunk by chunk). */
 void db_pair_compute_all(db_compare *c, db_wctx *w, db_pair *p);
+/* The regime of batch slots found by itself (measure/slot.c): called for
+ * p once it is DONE, before n_done counts it (NULL: after a rescan, for
+ * every pair). Decides, once the first computed layer's pairs are all
+ * done, whether found slots are judged bitwise (every comparable pair up
+ * to the end of that layer bit-identical, one of them a found slot, no
+ * noise run), and then marks each such pair (db_slot.bitwise). */
+void db_slot_regime_settle(db_compare *c, db_pair *p);
+/* The start of found batch slot p's block (measure/slot.c): chosen for
+ * p's pass, not for p alone. The first pair of the pass with p's slot
+ * geometry (in execution order: the token ids or embeddings) names the
+ * blocks that hold its rows bit for bit; one: that block, for every pair
+ * of the pass; several (the same prompt N times): each is the prompt's
+ * run, and p is measured on the one farthest from the other side (a bit
+ * off first, then the largest rel_l2; the first on ties), so a bug in any
+ * slot shows; none: p's own best match (db_slot_find). Loads tensors
+ * into w; -1 with err when no block is close. */
+int64_t db_slot_pick(db_compare *c, db_wctx *w, const db_pair *p, db_err *err);
 /* Metrics cache (cache.c): on a hit, fill p and publish it (state DONE,
  * n_done counted) and return true. */
 bool db_cache_lookup(db_compare *c, db_pair *p);
@@ -255,6 +272,17 @@ typedef struct db_cmp_priv {
 	 * context of its own); keeps no inflate budget between calls. */
 	struct db_wctx *caller_w;
 	pthread_mutex_t caller_mu;
+	/* Batch slots found by itself (db_slots_assign counts them): whether
+	 * they are judged bitwise, -1 until the first layer is computed
+	 * (db_slot_regime_settle); the lock orders deciding against pairs
+	 * published meanwhile */
+	size_t n_found_slots;
+	_Atomic int slot_regime;
+	pthread_mutex_t slot_mu;
+	/* each pass's blocks holding the prompt bit for bit (db_slot_pick),
+	 * under slot_mu; dropped with the pairs */
+	struct db_slot_anchor *slot_anchors;
+	size_t n_slot_anchors;
 } db_cmp_priv;
 
 enum { DB_OWNER_FREE = 0, DB_OWNER_POOL, DB_OWNER_CALLER };

@@ -36,6 +36,12 @@ char *db_item_name(const db_item *it)
 	return s;
 }
 
+bool db_pair_judged_bitwise(const db_pair *p)
+{
+	return p->slot.side == DB_SLOT_IN_TREE ||
+	       atomic_load_explicit(&((db_pair *)p)->bitwise, memory_order_relaxed);
+}
+
 bool db_pair_diverges(const db_pair *p)
 {
 	if (atomic_load_explicit(&((db_pair *)p)->state, memory_order_acquire) != DB_PAIR_DONE)
@@ -46,7 +52,7 @@ bool db_pair_diverges(const db_pair *p)
 	/* slots of one batch hold the same prompt: the same kernels owe the
 	 * same bits, so any bit that differs is the divergence (its band is
 	 * shown beside it) */
-	if (p->status == DB_ST_OK && p->slot.side == DB_SLOT_IN_TREE)
+	if (p->status == DB_ST_OK && db_pair_judged_bitwise(p))
 		return !(p->m.byte_equal == 1.0);
 	/* --noise: the run's own noise decides, where it has a floor */
 	if (p->status == DB_ST_OK && p->noise == DB_NOISE_WITHIN)

@@ -22,7 +22,7 @@ void db_pair_verdict(const db_pair *p, db_judgement *out)
 		out->word = db_band_name(p->band);
 		return;
 	}
-	if (p->slot.side == DB_SLOT_IN_TREE) {
+	if (db_pair_judged_bitwise(p)) {
 		out->by = DB_JUDGED_BITWISE;
 		if (!out->diverges)
 			out->word = "bit-identical";

@@ -591,7 +591,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		char nz[96];
 		if (*db_noise_str(p, nz, sizeof nz))
 			fprintf(f, "\nAgainst the noise run: **%s**.\n", nz);
-		else if (p->slot.side == DB_SLOT_IN_TREE)
+		else if (db_pair_judged_bitwise(p))
 			fprintf(f, "\nJudged bitwise: **%s** (max |diff| %.3g).\n",
 			        p->m.byte_equal == 1.0 ? "bit-identical" : "bits off", p->m.max_abs);
 	} else if (p) {

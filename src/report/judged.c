@@ -12,7 +12,8 @@ const char *db_judged_by_key(const db_compare *c)
 {
 	long fd = db_first_divergence(c, NULL, NULL, -2);
 	return c->n_slots ? "slots_bitwise" : db_noise_root(c) ? "noise"
-	       : fd >= 0 && fd == db_first_not_identical(c) ? "bit_identical" : "bands";
+	       : fd >= 0 && (fd == db_first_not_identical(c) || db_pair_judged_bitwise(&c->pairs[fd]))
+	       ? "bit_identical" : "bands";
 }
 
 char *db_judged_by_text(const db_compare *c, char *buf, size_t len)
@@ -31,6 +32,11 @@ char *db_judged_by_text(const db_compare *c, char *buf, size_t len)
 		         "max(floor, %g), the floor being the reference-vs-noise rel at the same "
 		         "place (%zu floors; pairs without one keep the bands)", db_noise_root(c),
 		         t->noise_k, t->noise_min_rel, db_noise_floors(c));
+	else if (k[0] == 'b' && k[1] == 'i' &&
+	         db_pair_judged_bitwise(&c->pairs[db_first_divergence(c, NULL, NULL, -2)]))
+		snprintf(buf, len, "bitwise, batch slots: the prompt run alone against its rows in the "
+		         "other side's batch, and the first layer is bit-identical (the same code and "
+		         "kernels), so any bit off diverges, whatever its band");
 	else if (k[0] == 'b' && k[1] == 'i')
 		snprintf(buf, len, "the bit-identical regime: every pair before the first divergence "
 		         "is bit-identical (the same code and kernels), so the first that is not is "

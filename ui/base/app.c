@@ -438,7 +438,7 @@ void tui_cell_text(const db_pair *p, enum tui_metric m, char *buf, size_t len,
 		return;
 	}
 	/* a slot judged bitwise whose bits are off: not "ok", whatever the band */
-	bool off = p->slot.side == DB_SLOT_IN_TREE && p->band == DB_BAND_OK &&
+	bool off = db_pair_judged_bitwise(p) && p->band == DB_BAND_OK &&
 	           !(p->m.byte_equal == 1.0);
 	snprintf(buf, len, "%s%7s", off ? G("≢ ", "# ") : draw_band_glyph2(p->band), v);
 	*color = draw_band_color(off ? DB_BAND_DRIFT : p->band);

@@ -123,6 +123,8 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 			snprintf(judged, sizeof judged, "  %s", nz);
 		else if (t->first_div == db_first_not_identical(t->cmp))
 			snprintf(judged, sizeof judged, "  (bit-identical regime)");
+		else if (db_pair_judged_bitwise(p) && p->slot.side != DB_SLOT_IN_TREE)
+			snprintf(judged, sizeof judged, "  (judged bitwise: batch slot)");
 		const char *cl = p->m.stats_only ? "statistics only," : "cos";   /* no cos: no nan */
 		if (p->m.stats_only)
 			v[0] = '\0';
