@@ -319,9 +319,10 @@ long db_first_divergence(const db_compare *c, const char *phase,
 long db_first_beyond_drift(const db_compare *c);
 /* The one rule for where a bug shows when the first divergence fd is only
  * drift (compare/beyond_drift.c): with no noise tree to judge it, the first
- * pair beyond drift (bf16 engine against trainer, another TP size); -1
- * when fd is not drift, a noise tree judged it, or nothing is beyond.
- * compare's headline, bisect's stage and the workbench's headline ask it. */
+ * pair beyond drift in fd's phase and pass (bf16 engine against trainer,
+ * another TP size); -1 when fd is not drift, a noise tree judged it, or
+ * nothing in that pass is beyond. compare's headline, bisect's stage and
+ * the workbench's headline and f ask it. */
 long db_first_beyond_drift_of(const db_compare *c, long fd);
 /* The bit-identical regime (no noise tree): the first computed pair that
  * is not bit-identical when every comparable pair before it (causal order)

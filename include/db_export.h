@@ -91,8 +91,14 @@ void db_align_md(FILE *out, const db_compare *c, long long token);
  * nothing when i < 0 or the pair has no token rows (db_token.h). */
 void db_token_text(FILE *out, const db_compare *c, long i, bool beyond);
 /* ", \"alignment\": {...}, \"first_divergence_token\": {token, pass, row,
- * rows, dim, severity, rel} | null, \"first_beyond_drift_token\": ..." */
+ * rows, dim, severity, rel, target_pass, target_row} | null,
+ * \"first_beyond_drift_token\": ..." */
 void db_align_json(FILE *out, const db_compare *c, long fd, long fb);
+/* Pair i's first bad token inside a first-divergence object (beyond: as
+ * judged beyond drift): ", \"token\": T, \"target_pass\": P, \"target_row\":
+ * R" (the target's own pass and row holding it: with token alignment the
+ * whole pass's row when the target is the one pass), nulls when unknown. */
+void db_token_fields_json(FILE *out, const db_compare *c, long i, bool beyond);
 int db_export_metrics_csv(FILE *f, const db_compare *c);
 /* What c's verdicts were judged by: the JSON key ("slots_bitwise",
  * "noise", "bit_identical", "bands") and a sentence for report.md and the

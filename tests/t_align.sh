@@ -159,7 +159,7 @@ done <"$R/cases_align.tsv"
 F='^(?!pre_mlp_layernorm_output$)'
 M=$R/align_miles_tp2/target
 expect 1 "miles: compare" "$DB_BIN" compare --no-cache --filter "$F" "$M/engines" "$M/fwd_only"
-has "$out" "aligned by token: input_ids, by request: reference passes 0-1 (13 tokens) = target pass 0 (16 rows, the rest compared with nothing); reference passes 2-3 (13 tokens) = target pass 1 (16 rows, the rest compared with nothing)" \
+has "$out" "aligned by token: input_ids and cu_seqlens, by request: reference passes 0-1 (13 tokens) = target pass 0 (16 rows, the rest compared with nothing); reference passes 2-3 (13 tokens) = target pass 1 (16 rows, the rest compared with nothing)" \
 	"miles: requests matched"
 expect 1 "miles: compare json" "$DB_BIN" compare --no-cache --filter "$F" --format json "$M/engines" "$M/fwd_only"
 printf '%s' "$out" >"$DB_TMP/m.json"

@@ -3,13 +3,13 @@
 # fixture's bug (L1 self_attn.o_proj.weight, block (1, 0)'s scale inverted)
 # it shows the dequantized values (not the raw codes), the companion it was
 # dequantized with, and names the block that is off; the status line says
-# the pair was dequantized. A block-scaled weight without the bug is within
+# the pair was dequantized (f lands on it: L0's weight only drifts, and f
+# goes where compare names the first divergence beyond drift). A block-scaled weight without the bug is within
 # its floor and shows no block line.
 . "$DB_SRC/tests/tui/lib.sh"
 
 tui_run 120 34 quant/deepseek_fp8/ref quant/deepseek_fp8/target <<EOF
 f
-<Down>
 <Enter>
 <Enter>
 :save-display $T/bug.screen

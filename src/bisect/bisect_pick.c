@@ -139,3 +139,9 @@ bool db_bisect_probe_pair(const db_bisect_run *r, const db_pair *p)
 		return !strcmp(p->f.stage, r->stage);
 	return p->status == DB_ST_OK || p->status == DB_ST_SHAPE_MISMATCH;
 }
+
+void db_bisect_measure_all(db_bisect_run *r)
+{
+	if (!db_compare_finished(r->c))
+		db_compare_run(r->c);
+}

@@ -56,6 +56,10 @@ static inline size_t db_bsel_at(const db_bsel *s, size_t k)
 
 /* p is in the run's phase and pass selection. */
 bool db_bisect_pair_in(const db_bisect_run *r, const db_pair *p);
+/* Every pair measured before "first" is asked (db_first_divergence reads
+ * them all): on the worker pool, as compare measures them, not one pair
+ * at a time in this thread; a no-op once they are. */
+void db_bisect_measure_all(db_bisect_run *r);
 /* The pair standing for (layer, stage) in the run's selection, computed:
  * the merged/rank-less one, else the worst rank. DB_NO_PAIR when none is
  * comparable; *shape_mismatch tells that one exists with unequal shapes,

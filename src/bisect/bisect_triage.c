@@ -109,9 +109,7 @@ static int triage_probes(db_bisect_run *r, const char *phase, triage *t, db_err 
 static int triage_by_first(db_bisect_run *r, const char *phase, triage *t, db_err *err)
 {
 	db_compare *c = r->c;
-	for (size_t i = 0; i < c->n_pairs; i++)
-		if (!phase || !*phase || !strcmp(c->pairs[i].f.phase, phase))
-			db_compare_pair(c, &c->pairs[i]);
+	db_bisect_measure_all(r);
 	long fd = db_first_divergence(c, phase, NULL, -2);
 	long k = -1;
 	for (size_t i = t->start; fd >= 0 && i < t->n && k < 0; i++)

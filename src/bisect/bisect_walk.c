@@ -386,8 +386,7 @@ int db_bisect_walk_layer(db_bisect_run *r, int layer, double prev_cos,
 	/* compare names the first divergence beyond drift (bf16 engine
 	 * against trainer drifts at every stage): in its layer the walk
 	 * names the same stage (db_first_beyond_drift_of, one rule) */
-	for (size_t i = 0; i < c->n_pairs; i++)     /* "first" reads every pair */
-		db_compare_pair(c, &c->pairs[i]);
+	db_bisect_measure_all(r);       /* "first" reads every pair */
 	long fb = db_first_beyond_drift_of(c, db_first_divergence(c, NULL, NULL, -2));
 	if (fb >= 0 && c->pairs[fb].f.layer == layer && db_bisect_pair_in(r, &c->pairs[fb]))
 		for (size_t i = 0; i < res->n_walk; i++)

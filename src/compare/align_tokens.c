@@ -43,6 +43,7 @@ int db_align_mode_parse(const char *s)
 typedef struct ppass {
 	const char *phase, *pass;       /* interned */
 	const db_item *pos, *ids;       /* positions, input_ids (1-D), first found */
+	const db_item *cu;              /* cu_seqlens(_q): a packed batch's samples */
 	int64_t rows;                   /* token dim of its first layer tensor, -1 */
 } ppass;
 
@@ -131,6 +132,9 @@ static int list_passes(const db_compare *c, const db_index *ix, pside *s)
 		else if (flat(it) && !p->ids && (db_slots_named(it->f.stage, "input_ids") ||
 		                                 db_profile_is_input_ids(c->profile, it->f.stage)))
 			p->ids = it;    /* [t] or [1, t] (a trainer's packed batch) */
+		else if (one_d && !p->cu && (db_slots_named(it->f.stage, "cu_seqlens_q") ||
+		                             db_slots_named(it->f.stage, "cu_seqlens")))
+			p->cu = it;     /* THD packing: [0, t0, t0+t1, ...] */
 		else if (p->rows < 0 && it->f.layer >= 0 && it->ndim >= 1 &&
 		         !db_slots_is_int(it->dtype)) {
 			int d = c->profile ? db_profile_token_dim(c->profile, it->f.stage) : -1;
@@ -271,14 +275,72 @@ static int try_phase(db_compare *c, db_align *a, int whole, const pside *ps, con
 /* By request: side 3-whole generated several sequences (each a prefill and
  * its decode steps: a request starts where the positions start again at
  * 0, or, without positions, at a pass of several tokens), side `whole` ran
- * each as one pass whose input_ids begin with the request's (a trainer's
- * packed micro-batch: the sample, then the last response token the engine
- * never ran and padding). Each request's passes are the first rows of the
- * pass it matches, in order; the rows after them are compared with nothing.
- * Only when the whole side has fewer passes and a request has two passes or
- * more (a generation), so that runs batched alike are never paired any
- * other way than by name. 1 aligned
- * (groups added), 0 not (why in note), -1 OOM. */
+ * them in fewer passes (a trainer's packed micro-batches). A request is
+ * the rows of a whole pass that begin with its input_ids: where that pass
+ * dumped cu_seqlens (THD packing), at the start of one of its samples (a
+ * micro-batch of several samples; the padding is a sample of its own that
+ * no request begins), else at the first place after the rows the requests
+ * before it took. After a request's rows come the last response token
+ * the engine never ran and the padding: compared with nothing. Only when
+ * the whole side has fewer passes and a request has two passes or more (a
+ * generation), so that runs batched alike are never paired any other way
+ * than by name. 1 aligned (one group per whole pass matched), 0 not (why in
+ * note), -1 OOM. */
+typedef struct seqs {
+	int64_t **wv, *wn;      /* each whole pass's input_ids and its length */
+	int64_t **cu, *ncu;     /* its cu_seqlens (NULL: not dumped) */
+	int64_t *cursor;        /* without cu_seqlens: its first row not taken */
+	bool **seg_used;        /* with: its samples taken */
+	size_t *req, *pass_of;  /* request r's first pass (in si); its whole pass (in wi) */
+	int64_t *at, *len;      /* request r's first row in that pass, its token count */
+	int64_t *cat;           /* a request's input_ids concatenated */
+} seqs;
+
+static void seqs_free(seqs *q, size_t nw)
+{
+	for (size_t k = 0; k < nw; k++) {
+		free(q->wv ? q->wv[k] : NULL);
+		free(q->cu ? q->cu[k] : NULL);
+		free(q->seg_used ? q->seg_used[k] : NULL);
+	}
+	free(q->wv);
+	free(q->wn);
+	free(q->cu);
+	free(q->ncu);
+	free(q->cursor);
+	free(q->seg_used);
+	free(q->req);
+	free(q->pass_of);
+	free(q->at);
+	free(q->len);
+	free(q->cat);
+}
+
+/* The row where whole pass k holds the len tokens of cat, taking it; -1 none. */
+static int64_t take_rows(seqs *q, size_t k, const int64_t *cat, int64_t len)
+{
+	const int64_t *w = q->wv[k];
+	if (q->cu[k]) {
+		for (int64_t j = 0; j + 1 < q->ncu[k]; j++) {
+			int64_t s = q->cu[k][j], e = q->cu[k][j + 1];
+			if (!q->seg_used[k][j] && s >= 0 && e <= q->wn[k] && e - s >= len &&
+			    !memcmp(w + s, cat, (size_t)len * sizeof *cat)) {
+				q->seg_used[k][j] = true;
+				return s;
+			}
+		}
+		return -1;
+	}
+	/* no samples dumped: the first place after the requests before it (a
+	 * packed sample is followed by the token the engine never ran) */
+	for (int64_t s = q->cursor[k]; s + len <= q->wn[k]; s++)
+		if (!memcmp(w + s, cat, (size_t)len * sizeof *cat)) {
+			q->cursor[k] = s + len;
+			return s;
+		}
+	return -1;
+}
+
 static int try_sequences(db_compare *c, db_align *a, int whole, const pside *ps,
                          const char *ph, size_t *wi, size_t *si, char *note, size_t nl)
 {
@@ -288,16 +350,34 @@ static int try_sequences(db_compare *c, db_align *a, int whole, const pside *ps,
 		return 0;       /* runs batched alike have as many passes a side */
 	const db_index *wix = whole == 1 ? c->ref : c->tgt, *six = whole == 1 ? c->tgt : c->ref;
 	int rc = 0;
-	int64_t **wv = calloc(nw, sizeof *wv), *wn = calloc(nw, sizeof *wn), *cat = NULL;
-	size_t *req = calloc(ns + 1, sizeof *req), *match = calloc(ns + 1, sizeof *match);
-	bool *used = calloc(nw, sizeof *used);
-	if (!wv || !wn || !req || !match || !used) {
+	seqs q;
+	memset(&q, 0, sizeof q);
+	q.wv = calloc(nw, sizeof *q.wv);
+	q.wn = calloc(nw, sizeof *q.wn);
+	q.cu = calloc(nw, sizeof *q.cu);
+	q.ncu = calloc(nw, sizeof *q.ncu);
+	q.cursor = calloc(nw, sizeof *q.cursor);
+	q.seg_used = calloc(nw, sizeof *q.seg_used);
+	q.req = calloc(ns + 1, sizeof *q.req);
+	q.pass_of = calloc(ns + 1, sizeof *q.pass_of);
+	q.at = calloc(ns + 1, sizeof *q.at);
+	q.len = calloc(ns + 1, sizeof *q.len);
+	if (!q.wv || !q.wn || !q.cu || !q.ncu || !q.cursor || !q.seg_used || !q.req || !q.pass_of ||
+	    !q.at || !q.len) {
 		rc = -1;
 		goto out;
 	}
-	for (size_t k = 0; k < nw; k++)
-		if ((wn[k] = load_flat(wix, W->p[wi[k]].ids, &wv[k])) < 0)
+	for (size_t k = 0; k < nw; k++) {
+		if ((q.wn[k] = load_flat(wix, W->p[wi[k]].ids, &q.wv[k])) < 0)
 			goto out;       /* a whole pass without input_ids: nothing to match */
+		if ((q.ncu[k] = load_flat(wix, W->p[wi[k]].cu, &q.cu[k])) < 2) {
+			free(q.cu[k]);
+			q.cu[k] = NULL;
+		} else if (!(q.seg_used[k] = calloc((size_t)q.ncu[k], sizeof **q.seg_used))) {
+			rc = -1;
+			goto out;
+		}
+	}
 	/* the requests: req[r] = the index (in si) of request r's first pass */
 	size_t nr = 0, longest = 0, total = 0;
 	for (size_t k = 0; k < ns; k++) {
@@ -312,41 +392,53 @@ static int try_sequences(db_compare *c, db_align *a, int whole, const pside *ps,
 			starts = numel_of(p->ids) > 1;
 		free(pv);
 		if (starts)
-			req[nr++] = k;
-		if (k + 1 - req[nr - 1] > longest)
-			longest = k + 1 - req[nr - 1];
+			q.req[nr++] = k;
+		if (k + 1 - q.req[nr - 1] > longest)
+			longest = k + 1 - q.req[nr - 1];
 		total += (size_t)numel_of(p->ids);
 	}
-	req[nr] = ns;
-	if (longest < 2 || !(cat = malloc((total + 1) * sizeof *cat))) {
+	q.req[nr] = ns;
+	if (longest < 2 || !(q.cat = malloc((total + 1) * sizeof *q.cat))) {
 		rc = longest < 2 ? 0 : -1;
 		goto out;
 	}
 	for (size_t r = 0; r < nr; r++) {
 		int64_t len = 0;
-		for (size_t k = req[r]; k < req[r + 1]; k++) {
+		for (size_t k = q.req[r]; k < q.req[r + 1]; k++) {
 			int64_t *v = NULL, m = load_flat(six, S->p[si[k]].ids, &v);
 			if (m > 0)
-				memcpy(cat + len, v, (size_t)m * sizeof *v);
+				memcpy(q.cat + len, v, (size_t)m * sizeof *v);
 			len += m > 0 ? m : 0;
 			free(v);
 		}
+		int64_t at = -1;
 		size_t k = 0;
-		while (k < nw && (used[k] || wn[k] < len || memcmp(wv[k], cat, (size_t)len * sizeof *cat)))
-			k++;
+		for (; k < nw && (at = take_rows(&q, k, q.cat, len)) < 0; k++)
+			;
 		if (k == nw) {
 			snprintf(note, nl, "not aligned: the %s's request of passes %s-%s (%lld tokens) "
-			         "begins no pass of the %s (input_ids)", side_name(3 - whole),
-			         S->p[si[req[r]]].pass, S->p[si[req[r + 1] - 1]].pass, (long long)len,
-			         side_name(whole));
+			         "begins no %s of the %s (input_ids%s)", side_name(3 - whole),
+			         S->p[si[q.req[r]]].pass, S->p[si[q.req[r + 1] - 1]].pass, (long long)len,
+			         q.cu[0] ? "packed sample" : "pass", side_name(whole),
+			         q.cu[0] ? ", cu_seqlens" : "");
 			goto out;
 		}
-		used[k] = true;
-		match[r] = k;
+		q.pass_of[r] = k;
+		q.at[r] = at;
+		q.len[r] = len;
 	}
-	/* every request found its pass: one group per pass */
-	size_t o = (size_t)snprintf(note, nl, "input_ids, by request:");
-	for (size_t r = 0; r < nr; r++) {
+	/* every request found its rows: one group per whole pass, its steps the
+	 * passes of the requests it holds, in the stepping side's order */
+	size_t o = (size_t)snprintf(note, nl, "input_ids%s, by request:",
+	                            q.cu[0] ? " and cu_seqlens" : ""), said = 0;
+	for (size_t k = 0; k < nw; k++) {
+		size_t n = 0, in_k = 0;
+		for (size_t r = 0; r < nr; r++) {
+			n += q.pass_of[r] == k ? q.req[r + 1] - q.req[r] : 0;
+			in_k += q.pass_of[r] == k;
+		}
+		if (!n)
+			continue;
 		db_align_group *ng = realloc(a->g, (a->n_g + 1) * sizeof *ng);
 		if (!ng) {
 			rc = -1;
@@ -355,42 +447,47 @@ static int try_sequences(db_compare *c, db_align *a, int whole, const pside *ps,
 		a->g = ng;
 		db_align_group *g = &a->g[a->n_g];
 		memset(g, 0, sizeof *g);
-		size_t n = req[r + 1] - req[r];
 		if (!(g->steps = calloc(n, sizeof *g->steps))) {
 			rc = -1;
 			goto out;
 		}
 		a->n_g++;
 		g->phase = ph;
-		g->whole_pass = W->p[wi[match[r]]].pass;
-		g->n_tokens = wn[match[r]];
-		g->n_steps = n;
-		int64_t off = 0;
-		for (size_t k = 0; k < n; k++) {
-			const ppass *p = &S->p[si[req[r] + k]];
-			g->steps[k].pass = p->pass;
-			g->steps[k].start = off;
-			g->steps[k].len = numel_of(p->ids);
-			off += g->steps[k].len;
-		}
-		g->exact = off == g->n_tokens;
-		if (o < nl)
+		g->whole_pass = W->p[wi[k]].pass;
+		g->n_tokens = q.wn[k];
+		int64_t held = 0;
+		for (size_t r = 0; r < nr; r++) {
+			if (q.pass_of[r] != k)
+				continue;
+			int64_t off = q.at[r];
+			for (size_t j = q.req[r]; j < q.req[r + 1]; j++) {
+				const ppass *p = &S->p[si[j]];
+				db_align_step *st = &g->steps[g->n_steps++];
+				st->pass = p->pass;
+				st->start = off;
+				st->len = numel_of(p->ids);
+				off += st->len;
+			}
+			held += q.len[r];
+			if (o >= nl)
+				continue;
 			o += (size_t)snprintf(note + o, nl - o, "%s %s passes %s-%s (%lld tokens) = %s "
-			                      "pass %s (%lld rows%s)", r ? ";" : "", side_name(3 - whole),
-			                      g->steps[0].pass, g->steps[n - 1].pass, (long long)off,
-			                      side_name(whole), g->whole_pass, (long long)g->n_tokens,
+			                      "pass %s", said++ ? ";" : "",
+			                      side_name(3 - whole), S->p[si[q.req[r]]].pass,
+			                      S->p[si[q.req[r + 1] - 1]].pass, (long long)q.len[r],
+			                      side_name(whole), g->whole_pass);
+			if (o < nl && (in_k > 1 || q.at[r]))
+				o += (size_t)snprintf(note + o, nl - o, " rows %lld-%lld",
+				                      (long long)q.at[r], (long long)(q.at[r] + q.len[r] - 1));
+		}
+		g->exact = held == g->n_tokens;
+		if (o < nl)
+			o += (size_t)snprintf(note + o, nl - o, " (%lld rows%s)", (long long)g->n_tokens,
 			                      g->exact ? "" : ", the rest compared with nothing");
 	}
 	rc = 1;
 out:
-	for (size_t k = 0; wv && k < nw; k++)
-		free(wv[k]);
-	free(wv);
-	free(wn);
-	free(cat);
-	free(req);
-	free(match);
-	free(used);
+	seqs_free(&q, nw);
 	return rc;
 }
 

@@ -13,7 +13,9 @@
 #include "db_rank_words.h"
 #include "db_verdict.h"
 
-static void where(FILE *out, const db_compare *c, long i, bool json)
+/* json: the pass's first-divergence object, its first bad token inside
+ * (beyond: judged beyond drift). */
+static void where(FILE *out, const db_compare *c, long i, bool json, bool beyond)
 {
 	const db_pair *p = &c->pairs[i];
 	if (json) {
@@ -27,6 +29,7 @@ static void where(FILE *out, const db_compare *c, long i, bool json)
 		fprintf(out, ", \"all_ranks_bad\": %s, \"severity\": ",
 		        db_every_rank_diverges(c, (size_t)i, NULL) ? "true" : "false");
 		db_json_str(out, db_verdict_word(p));
+		db_token_fields_json(out, c, i, beyond);
 		fputc('}', out);
 		return;
 	}
@@ -59,10 +62,10 @@ void db_passes_text(FILE *out, const db_compare *c)
 			if (l->first_div < 0)
 				fputs(l->identical ? "bit-identical" : "ok", out);
 			else {
-				where(out, c, l->first_div, false);
+				where(out, c, l->first_div, false, false);
 				if (l->first_beyond >= 0 && l->first_beyond != l->first_div) {
 					fputs(", beyond drift ", out);
-					where(out, c, l->first_beyond, false);
+					where(out, c, l->first_beyond, false, true);
 				}
 			}
 			fprintf(out, " (%zu pairs)\n", l->n_pairs);
@@ -104,12 +107,12 @@ void db_passes_json(FILE *out, const db_compare *c)
 			db_json_str(out, l->worst == DB_BAND_NONE ? NULL : db_band_name(l->worst));
 			fputs(", \"first_divergence\": ", out);
 			if (l->first_div >= 0)
-				where(out, c, l->first_div, true);
+				where(out, c, l->first_div, true, false);
 			else
 				fputs("null", out);
 			fputs(", \"first_beyond_drift\": ", out);
 			if (l->first_beyond >= 0)
-				where(out, c, l->first_beyond, true);
+				where(out, c, l->first_beyond, true, true);
 			else
 				fputs("null", out);
 			fputc('}', out);

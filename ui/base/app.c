@@ -87,8 +87,8 @@ static bool div_current(struct tui *t, const char *pa, size_t done)
  * at 10^6 files, a cache miss per 784-byte pair. */
 static long first_div_sel(const struct tui *t, const char *ph, const char *pa)
 {
-	if (!t->rank_sel)
-		return t->first_div;
+	if (!t->rank_sel)       /* beyond drift where it only drifts: the headline's */
+		return t->first_beyond >= 0 ? t->first_beyond : t->first_div;
 	return t->rank_div ? t->rank_div[t->rank_sel - 1]
 	                   : db_first_divergence(t->cmp, ph, pa, tui_rank(t));
 }
@@ -125,6 +125,7 @@ void tui_update_first_div(struct tui *t)
 		return;
 	}
 	t->first_div = db_first_divergence(t->cmp, ph, pa, -2);
+	t->first_beyond = t->first_div_known ? db_first_beyond_drift_of(t->cmp, t->first_div) : -1;
 	stats_metric(t);
 	/* Cached for the draws (each is a pass over every pair). */
 	free(t->phase_div);

@@ -101,6 +101,8 @@ struct tui {
 	bool worst_settled;             /* every cell it can change is final */
 	long first_div;                 /* any rank: pair index, -1 none (valid when computed) */
 	long first_div_sel;             /* the same within the selected rank */
+	long first_beyond;              /* db_first_beyond_drift_of(first_div): where the
+	                                   bug shows when first_div only drifts; -1 */
 	long *phase_div;                /* per phase: first divergence, any rank (owned) */
 	long *rank_div;                 /* per rank of ranks: first divergence; in
 	                                   phase_div's block, after the phases */

@@ -22,8 +22,8 @@ static char *slot_note(const struct tui *t, char *buf, size_t len)
 	static unsigned long kgen;
 	static size_t kdone = SIZE_MAX, at = SIZE_MAX;
 	const db_compare *c = t->cmp;
-	if (c->align_whole) {   /* --align tokens: the first divergence's rows */
-		long fd = t->first_div;
+	if (c->align_whole) {   /* --align tokens: the headline pair's rows */
+		long fd = t->first_beyond >= 0 ? t->first_beyond : t->first_div;
 		if (fd >= 0 && (size_t)fd < c->n_pairs && c->pairs[fd].slot.tokens)
 			return db_slot_str(&c->pairs[fd], buf, len);
 		snprintf(buf, len, "aligned by token");
@@ -108,7 +108,11 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 		return;
 	}
 	char lab[300], v[32], r[16], nums[200], fit[300], judged[100] = "";
-	const db_pair *p = &t->cmp->pairs[t->first_div];
+	/* where the first divergence only drifts, where the bug shows (the
+	 * pair compare names beyond drift and bisect's walk ends on: one rule,
+	 * db_first_beyond_drift_of), the drift named after the numbers */
+	long shown = t->first_beyond >= 0 ? t->first_beyond : t->first_div;
+	const db_pair *p = &t->cmp->pairs[shown];
 	if (p->status != DB_ST_OK) {
 		snprintf(nums, sizeof nums, "  %s", db_status_name(p->status));
 	} else {
@@ -121,7 +125,7 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 			         db_noise_str(p, nz, sizeof nz) + strlen(db_verdict_word(p)));
 		else if (*db_noise_str(p, nz, sizeof nz))
 			snprintf(judged, sizeof judged, "  %s", nz);
-		else if (t->first_div == db_first_not_identical(t->cmp))
+		else if (shown == db_first_not_identical(t->cmp))
 			snprintf(judged, sizeof judged, "  (bit-identical regime)");
 		else if (db_pair_judged_bitwise(p) && p->slot.side != DB_SLOT_IN_TREE)
 			snprintf(judged, sizeof judged, "  (judged bitwise: batch slot)");
@@ -133,15 +137,16 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 	}
 	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸ ", "* "));
 	/* on a narrow screen the words give way first */
-	int full = draw_width(headline_label(t, (size_t)t->first_div, 1000, lab, sizeof lab));
+	int full = draw_width(headline_label(t, (size_t)shown, 1000, lab, sizeof lab));
 	x += draw_text(w, y, x, W - x, C_DEFAULT, 0,
-	               x + 17 + full + draw_width(nums) > W ? "first: " : "first divergence ");
+	               x + 17 + full + draw_width(nums) > W ? "first: "
+	               : shown != t->first_div ? "first beyond drift " : "first divergence ");
 	/* the name gives way, cut in the middle, before the numbers do */
 	x += draw_text(w, y, x, W - x, C_DEFAULT, A_BOLD,
-	               headline_label(t, (size_t)t->first_div, W - x - draw_width(nums), lab,
+	               headline_label(t, (size_t)shown, W - x - draw_width(nums), lab,
 	                              sizeof lab));
 	int room = W - x - draw_width(nums) - draw_width(" (here: )");
-	if (t->first_div_sel != t->first_div && room >= 12) {
+	if (t->first_div_sel != shown && room >= 12) {
 		if (t->first_div_sel >= 0)
 			headline_label(t, (size_t)t->first_div_sel, room, fit, sizeof fit);
 		x += draw_textf(w, y, x, W - x, C_DIM, 0, " (here: %s)",
@@ -155,6 +160,13 @@ void heatmap_draw_head(struct tui *t, WINDOW *w, int y)
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s%s%s rel %s",
 		                p->m.stats_only ? "statistics only," : "cos", *v ? " " : "", v, r);
 		x += draw_text(w, y, x, W - x, C_MARK, 0, judged);
+	}
+	if (shown != t->first_div && W - x > 30) {
+		const db_pair *d = &t->cmp->pairs[t->first_div];
+		char dl[48] = "";
+		if (d->f.layer >= 0)
+			snprintf(dl, sizeof dl, "L%d ", d->f.layer);
+		x += draw_textf(w, y, x, W - x, C_DIM, 0, "  (drift from %s%s)", dl, d->f.stage);
 	}
 	x += draw_text(w, y, x, W - x, C_DIM, 0, "  (f jumps)");
 	if (*slot_note(t, sn, sizeof sn))

@@ -548,11 +548,13 @@ static bool heatmap_request(struct view *v, struct tui *t, enum tui_action a)
 			        t->pass_why[0] ? ": " : "", t->pass_why);
 			break;
 		}
-		/* The earliest over all ranks: switch to its rank unless the
+		/* The earliest over all ranks (beyond drift where it only
+		 * drifts: the headline's): switch to its rank unless the
 		 * all-ranks view shows that rank in its cell. */
-		if (tui_select_rank_of(t, (size_t)t->first_div))
+		long go = t->first_beyond >= 0 ? t->first_beyond : t->first_div;
+		if (tui_select_rank_of(t, (size_t)go))
 			sync(t, h);
-		heatmap_goto_pair(t, (size_t)t->first_div);
+		heatmap_goto_pair(t, (size_t)go);
 		return true;
 	case A_SEARCH_NEXT: search(t, h, 1); break;
 	case A_SEARCH_PREV: search(t, h, -1); break;
