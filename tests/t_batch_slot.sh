@@ -81,4 +81,7 @@ grep -qE '^[^ ]+ +0 +- +0 +logits_processor .* bits differ$' <<<"$out" ||
 has "$out" "; judged bitwise: 68 bit-identical, 18 bits differ" "alone vs batch: the summary counts the words"
 expect 1 "alone vs batch, json" "$DB_BIN" compare --no-cache --format json "$A/ref" "$A/target"
 grep -qF '"judged_by": "bit_identical"' <<<"$out" || fail "alone vs batch: json judged_by bit_identical"
+expect 1 "alone vs batch, csv" "$DB_BIN" compare --no-cache --format csv "$A/ref" "$A/target"
+grep -qE '^,0,0,7,self_attn\.o_proj,.*,ok,,,bits differ,bitwise,batch_slot$' <<<"$out" ||
+	fail "alone vs batch: csv's word and judged_by (severity the band)"
 finish t_batch_slot

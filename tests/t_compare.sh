@@ -83,7 +83,7 @@ echo garbage >"$(ls "$XDG_CACHE_HOME"/dumpbisect/*.cache | head -1)"
 cmp -s "$DB_TMP/t1.json" "$DB_TMP/c3.json" || fail "cache: corrupt cache changed the output"
 
 expect 1 "csv" "$DB_BIN" compare --format csv "$L/generic_st/ref" "$L/generic_st/target"
-[ "$(head -1 <<<"$out")" = "phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,statistics_only,hint" ] ||
+[ "$(head -1 <<<"$out")" = "phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,statistics_only,word,judged_by,hint" ] ||
 	fail "csv: header"
 [ "$(wc -l <<<"$out")" = 61 ] || fail "csv: $(wc -l <<<"$out") lines, want 61"
 

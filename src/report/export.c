@@ -264,7 +264,7 @@ int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(con
 {
 	fputs("phase,pass,rank,layer,stage,ref_name,target_name,shape,dtype_ref,dtype_target,"
 	      "status,cos,rel,rel_l2,rel_diff,max_abs,mean_abs,byte_equal,severity,error,"
-	      "statistics_only,hint\n", out);
+	      "statistics_only,word,judged_by,hint\n", out);
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const db_pair *p = &c->pairs[i];
 		if (keep && !keep(p))
@@ -311,6 +311,14 @@ int db_export_metrics_csv_where(FILE *out, const db_compare *c, bool (*keep)(con
 		db_esc_csv(p->status == DB_ST_ERROR ? p->error : NULL, out);
 		/* measured on the dump's statistics (no cos): 1 */
 		fputs(p->status == DB_ST_OK && p->m.stats_only ? ",1" : ",", out);
+		/* the word every surface prints, as JSON's "word" (db_verdict.h);
+		 * severity stays the band; the hint stays last */
+		db_judgement vd;
+		db_pair_verdict(p, &vd);
+		fputc(',', out);
+		db_esc_csv(vd.word, out);
+		fputc(',', out);
+		db_esc_csv(db_judge_key(vd.by), out);
 		db_hint h;
 		db_pair_hint(c, p, &h);
 		fputc(',', out);
