@@ -18,17 +18,25 @@
  *     }
  *
  * Between enter and leave: no locks taken, nothing that must not be cut
- * short; locals changed inside and read after a fault must be volatile. */
+ * short; locals changed inside and read after a fault must be volatile.
+ * Heap work half done inside (a parse's arena, zlib's state) is held with
+ * db_bus_hold and freed by db_bus_unwind in the fault branch: the frames
+ * that owned it are gone after the jump. */
 #ifndef DB_BUS_H
 #define DB_BUS_H
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
 
+#define DB_BUS_HOLDS 8
 typedef struct db_bus_guard {
 	sigjmp_buf jb;
 	struct db_bus_guard *prev;      /* guards nest */
 	const void *volatile addr;      /* after a fault: its address */
+	/* db_bus_hold's: what a fault leaves to free (a slot is free while
+	 * its fn is NULL) */
+	void (*volatile hold_fn[DB_BUS_HOLDS])(void *);
+	void *volatile hold_arg[DB_BUS_HOLDS];
 } db_bus_guard;
 
 /* Installs the handler (once; idempotent, thread-safe). */
@@ -39,6 +47,14 @@ void db_bus_install(void);
 void db_bus_reinstall(void);
 void db_bus_enter(db_bus_guard *g);
 void db_bus_leave(db_bus_guard *g);
+/* arg (heap, not on the stack: the jump leaves that frame) must be freed
+ * with fn(arg) if a fault jumps to this thread's innermost guard before
+ * db_bus_drop(the slot returned). -1 (hold nothing) outside a guard or
+ * with every slot taken: a fault then leaks arg, as before. */
+int db_bus_hold(void (*fn)(void *), void *arg);
+void db_bus_drop(int slot);
+/* In g's fault branch: frees what was held in g, the newest first. */
+void db_bus_unwind(db_bus_guard *g);
 /* [p, p + n) maps a dump file: register it before reading it, remove it
  * before munmap. A mapping that finds the table full is not guarded. */
 void db_bus_map_add(const void *p, size_t n);

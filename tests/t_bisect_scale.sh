@@ -10,19 +10,23 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 need_python "to write the big sessions"
 fresh_tmp
+# steps, layers, bisect's --layers (a tenth under the sanitizer: common.sh)
+S=100000 L=50000 B=100000
+sanitized && S=10000 L=5000 B=10000
 D=$DB_FIXTURES/demo
 cd "$DB_TMP" || exit 1
 expect 0 "start" "$DB_BIN" bisect start "$D/ref" "$D/target" --session base.yaml
-"$PY" - <<'PY'
-import re
+"$PY" - "$S" "$L" <<'PY'
+import re, sys
+S, L = int(sys.argv[1]), int(sys.argv[2])
 head = open('base.yaml').read().split('\nsteps:')[0]
 tail = '\nmarks: []\nnotes: []\nview: {}\n'
 step = "- {layer: %s, verdict: %s, by: user, auto: none, cos: .nan, rel: .nan, band: -, time: 0}"
 # 100k steps: every layer skipped over and over, then final bad
-steps = [step % (i % 12, "skip") for i in range(100000)] + [step % ("final", "bad")]
+steps = [step % (i % 12, "skip") for i in range(S)] + [step % ("final", "bad")]
 open('steps.yaml', 'w').write(head + '\nsteps:\n' + '\n'.join(steps) + tail)
 # 50k candidate layers (the demo dumps 12), final bad
-layers = 'layers: [' + ', '.join(str(i) for i in range(50000)) + ', final]'
+layers = 'layers: [' + ', '.join(str(i) for i in range(L)) + ', final]'
 open('layers.yaml', 'w').write(re.sub(r'layers: \[[^\]]*\]', layers, head) + '\nsteps:\n' +
                                step % ("final", "bad") + tail)
 PY
@@ -30,15 +34,15 @@ PY
 expect 1 "replay of 100k steps" timeout 60 "$DB_BIN" replay steps.yaml
 has "$out" "first bad layer: then none (only-skipped), now L7" "replay of 100k steps"
 expect 0 "bisect log of 100k steps" timeout 60 "$DB_BIN" bisect log --session steps.yaml
-[ "$(grep -c '^dumpbisect bisect skip ' <<<"$out")" = 100000 ] || fail "bisect log: not 100000 skips"
+[ "$(grep -c '^dumpbisect bisect skip ' <<<"$out")" = $S ] || fail "bisect log: not $S skips"
 expect 1 "replay of 50k layers" timeout 30 "$DB_BIN" replay layers.yaml
 has "$out" "now L7" "replay of 50k layers"
 expect 0 "a verdict on 50k layers" timeout 30 "$DB_BIN" bisect good 3 --session layers.yaml
-has "$out" "next: L25001" "the search over 50k layers goes on from the midpoint"
-expect 1 "bisect --auto --layers 100000" timeout 60 "$DB_BIN" bisect "$D/ref" "$D/target" --auto --layers 100000
+has "$out" "next: L$(( (L + 2) / 2 ))" "the search over 50k layers goes on from the midpoint"
+expect 1 "bisect --auto --layers $B" timeout 60 "$DB_BIN" bisect "$D/ref" "$D/target" --auto --layers $B
 has "$out" "first bad layer L7" "bisect --layers 100000"
-expect 1 "bisect --auto --layers 100000 --session" timeout 60 \
-	"$DB_BIN" bisect "$D/ref" "$D/target" --auto --layers 100000 --session auto.yaml
+expect 1 "bisect --auto --layers $B --session" timeout 60 \
+	"$DB_BIN" bisect "$D/ref" "$D/target" --auto --layers $B --session auto.yaml
 has "$out" "first bad layer L7" "bisect --layers 100000 --session"
 expect 0 "the saved session replays to L7" timeout 60 "$DB_BIN" replay auto.yaml
 has "$out" "first bad layer: then L7, now L7" "the saved --auto session"

@@ -280,6 +280,10 @@ void db_compare_free(db_compare *c)
 		db_noise_free(pr->noise);
 		pthread_mutex_destroy(&pr->cache_mu);
 		pthread_mutex_destroy(&pr->cells_mu);
+		if (pr->caller_w)
+			db_wctx_free(pr->caller_w);
+		free(pr->caller_w);
+		pthread_mutex_destroy(&pr->caller_mu);
 		pthread_mutex_destroy(&pr->slot_mu);
 		free(pr->slot_anchors);
 		free(pr);
@@ -436,6 +440,7 @@ int db_compare_open(const char *ref, const char *tgt,
 	}
 	c->priv = pr;
 	pthread_mutex_init(&pr->cache_mu, NULL);
+	pthread_mutex_init(&pr->caller_mu, NULL);
 	pthread_mutex_init(&pr->cells_mu, NULL);
 	pthread_mutex_init(&pr->slot_mu, NULL);
 	atomic_init(&pr->slot_regime, -1);

@@ -204,9 +204,11 @@ void db_isnap_store(const char *dir, const char *root, const char *side, uint64_
 	if (!dir || !*dir)
 		return;
 	for (size_t i = 0; i < ix->n_items; i++)
-		if (ix->items[i].has_st && ix->items[i].st.data)
-			return;         /* a snapshot keeps no statistics, and the metrics
-			                   cache needs the tensor file they name (cache.c) */
+		if (ix->items[i].has_st)
+			return;         /* a snapshot keeps no statistics: an item opened
+			                   from it re-read its dump.json for every pair
+			                   (and the metrics cache needs the tensor file
+			                   st.data names, cache.c); the index cache keeps them */
 	name_tab t = {0};
 	for (size_t i = 0; i < ix->n_items; i++) {
 		const db_ifields *f = &ix->items[i].f;

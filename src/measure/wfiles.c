@@ -69,6 +69,18 @@ void db_wctx_drop_files(db_wctx *w)
 	w->n_files = 0;
 }
 
+void db_wctx_drop_inflating(db_wctx *w)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < w->n_files; i++) {
+		if (w->files[i].f->inflate_held == 0)
+			w->files[k++] = w->files[i];
+		else
+			wfile_close(&w->files[i]);
+	}
+	w->n_files = k;
+}
+
 uint64_t db_wctx_pinned_inflate(const db_wctx *w)
 {
 	uint64_t n = 0;
@@ -172,6 +184,15 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 {
 	for (size_t i = 0; i < w->n_files; i++)
 		if (!strcmp(w->files[i].path, path)) {
+			const db_file *o = w->files[i].f;
+			if (it && (o->st_size != it->size || o->st_mtime_ns != it->mtime_ns ||
+			           o->st_ident != it->ident)) {
+				/* opened for an older index (a context kept across a
+				 * rescan): open again and check the file as new */
+				wfile_close(&w->files[i]);
+				w->files[i] = w->files[--w->n_files];
+				break;
+			}
 			w->files[i].used = ++w->tick;
 			*fd_out = w->files[i].fd;
 			return w->files[i].f;

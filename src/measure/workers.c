@@ -348,8 +348,10 @@ static int accum_guarded(db_compare *c, db_wctx *w, const db_pair *p, int64_t b,
                          db_accum *a, db_err *err)
 {
 	db_bus_guard g;
-	if (sigsetjmp(g.jb, 0) != 0)
+	if (sigsetjmp(g.jb, 0) != 0) {
+		db_bus_unwind(&g);
 		return db_wctx_changed(w, g.addr, err);
+	}
 	db_bus_enter(&g);
 	int rc = pair_accum1(c, w, p, b, e, a, err);
 	db_bus_leave(&g);
@@ -495,11 +497,27 @@ void db_compare_pair(db_compare *c, db_pair *p)
 	atomic_store(&p->state, DB_PAIR_RUNNING);
 	if (db_cache_lookup(c, p))
 		return;
-	db_wctx w;
-	if (db_wctx_init(&w, db_compare_files_needed(c)) != 0) {
+	db_wctx own, *w = NULL;
+	bool kept = pthread_mutex_trylock(&pr->caller_mu) == 0;
+	if (kept) {
+		if (!pr->caller_w && (pr->caller_w = malloc(sizeof *pr->caller_w)) &&
+		    db_wctx_init(pr->caller_w, db_compare_files_needed(c)) != 0) {
+			free(pr->caller_w);
+			pr->caller_w = NULL;
+		}
+		w = pr->caller_w;
+	}
+	if (!w && db_wctx_init(w = &own, db_compare_files_needed(c)) != 0) {
+		if (kept)
+			pthread_mutex_unlock(&pr->caller_mu);
 		db_pair_publish(c, p, NULL, "out of memory");
 		return;
 	}
-	db_pair_compute_all(c, &w, p);
-	db_wctx_free(&w);
+	db_pair_compute_all(c, w, p);
+	if (w == &own)
+		db_wctx_free(&own);
+	else
+		db_wctx_drop_inflating(w);
+	if (kept)
+		pthread_mutex_unlock(&pr->caller_mu);
 }

@@ -103,6 +103,9 @@ void db_advise(const db_file *f, const db_tensor *t, int64_t b, int64_t e, int a
 void db_wctx_small_read(db_wctx *w, uint64_t nbytes);
 /* Close every file of w (their inflate budget given back). */
 void db_wctx_drop_files(db_wctx *w);
+/* Closes the files holding inflate budget (a context kept idle must not
+ * hold what a worker waits for). */
+void db_wctx_drop_inflating(db_wctx *w);
 /* Inflate budget held by the files the current pair uses. */
 uint64_t db_wctx_pinned_inflate(const db_wctx *w);
 /* A file of w shrank under its mapping while read (SIGBUS at addr,
@@ -262,6 +265,13 @@ typedef struct db_cmp_priv {
 	void *xform;            /* measure/xform.c's decision for pairs_gen */
 	struct db_noise *noise; /* --noise: the floors (db_noise.h), or NULL */
 	struct db_cwrites *writes;      /* cache files still to write (cache_writes.h) */
+	/* db_compare_pair's files between calls (bisect asks pair after pair
+	 * of one dict file: a fresh context re-parsed it each time; a
+	 * statistics tree's dump.json took 10 s for 200 pairs). Created on
+	 * first use, guarded by caller_mu (a second caller thread uses a
+	 * context of its own); keeps no inflate budget between calls. */
+	struct db_wctx *caller_w;
+	pthread_mutex_t caller_mu;
 	/* Batch slots found by itself (db_slots_assign counts them): whether
 	 * they are judged bitwise, -1 until the first layer is computed
 	 * (db_slot_regime_settle); the lock orders deciding against pairs

@@ -457,6 +457,12 @@ static int next_member(scan *s, char c, db_file *f, db_err *err, const char *jpa
 	                                           : "unexpected end", jpath) - 1;
 }
 
+/* db_jp_free for db_bus_hold */
+static void free_jp(void *v)
+{
+	db_jp_free(v);
+}
+
 /* '{' or the empty object's '}'; a key and its ':'. */
 static int member_key(scan *s, db_jp **key, db_file *f, db_err *err, const char *jpath)
 {
@@ -551,7 +557,11 @@ static int stream_data(rd *r, scan *s, db_strmap *seen)
 		const char *em = NULL;
 		int rc = 0;
 		bool added = false;
-		if (db_jp_parse_at_max(s->t, s->n, true, s->i, CALL_PARSED_MAX, &node, &s->i, &ep, &em)) {
+		int held = db_bus_hold(free_jp, key);  /* a fault in the parse leaves key */
+		int perr = db_jp_parse_at_max(s->t, s->n, true, s->i, CALL_PARSED_MAX, &node, &s->i,
+		                              &ep, &em);
+		db_bus_drop(held);
+		if (perr) {
 			/* step over it when its brackets close, else stop here */
 			size_t end = skip_value(s, at);
 			bool big = em && !strcmp(em, "parsed form over its cap");
@@ -613,9 +623,14 @@ static int read_doc(void *arg)
 			else if (s->i < n && s->t[s->i] != '{')
 				rc = db_err_set(err, f->path, NULL, (int64_t)s->i,
 				                "$.data: missing or not an object of calls");
-			else if ((rc = stream_data(r, s, j->seen)) == 1) {
-				db_jp_free(key);
-				return 0;       /* the rest cannot be followed: said */
+			else {
+				int held = db_bus_hold(free_jp, key);
+				rc = stream_data(r, s, j->seen);
+				db_bus_drop(held);
+				if (rc == 1) {
+					db_jp_free(key);
+					return 0;       /* the rest cannot be followed: said */
+				}
 			}
 			data = true;
 		} else {

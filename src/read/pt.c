@@ -433,6 +433,7 @@ static int run_guarded(pt_ctx *c, const db_zip_entry *pe, size_t want, db_pk **v
 {
 	db_bus_guard g;
 	if (sigsetjmp(g.jb, 0) != 0) {
+		db_bus_unwind(&g);
 		int64_t off = c->z && g.addr ? (int64_t)((const uint8_t *)g.addr - c->z->data) : -1;
 		return db_err_set(err, c->f->path, NULL, off, "file changed while read (it shrank "
 		                  "under its mapping: this byte is gone); rescan");

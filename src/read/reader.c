@@ -242,14 +242,15 @@ static int changed_error(const db_file *f, const void *addr, db_err *err)
 }
 
 /* parse under a guard: a SIGBUS on the mapping is an error for this file
- * (the parser's scratch may leak then; the pickle VM and its budget do
- * not: pt.c guards them itself) and the process goes on. */
+ * (what the readers held is freed: db_bus_hold) and the process goes on. */
 static int parse_guarded(db_file *file, db_err *err)
 {
 	db_file *volatile f = file;     /* read after a jump */
 	db_bus_guard g;
-	if (sigsetjmp(g.jb, 0) != 0)
+	if (sigsetjmp(g.jb, 0) != 0) {
+		db_bus_unwind(&g);
 		return changed_error(f, g.addr, err);
+	}
 	db_bus_enter(&g);
 	int rc = parse(f, err);
 	db_bus_leave(&g);

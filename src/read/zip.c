@@ -4,6 +4,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "db_bus.h"
+
 #include "util/strmap.h"
 
 #define SIG_LOCAL   0x04034b50u
@@ -269,6 +271,19 @@ int db_zip_verify_crc(const db_zip *z, const db_zip_entry *e, db_err *err)
 	return rc;
 }
 
+typedef struct inflating {
+	z_stream s;
+	uint8_t *buf;
+} inflating;
+
+static void inflate_abandon(void *arg)
+{
+	inflating *h = arg;
+	inflateEnd(&h->s);
+	free(h->buf);
+	free(h);
+}
+
 static int inflate_member(const db_zip *z, const db_zip_entry *e, uint64_t off, size_t cap,
                           const uint8_t **p, size_t *len, void **owned, db_err *err)
 {
@@ -276,16 +291,22 @@ static int inflate_member(const db_zip *z, const db_zip_entry *e, uint64_t off, 
 		return db_err_set(err, z->fname, e->name, (int64_t)off,
 		                  "zip: deflated member would inflate to %llu bytes, more than the %zu allowed",
 		                  (unsigned long long)e->usize, cap);
-	uint8_t *buf = malloc(e->usize ? e->usize : 1);
-	if (!buf)
+	/* on the heap, held: a fault in the mapped input jumps out of here */
+	inflating *h = calloc(1, sizeof *h);
+	uint8_t *buf = h ? malloc(e->usize ? e->usize : 1) : NULL;
+	if (!buf) {
+		free(h);
 		return db_err_set(err, z->fname, e->name, (int64_t)off,
 		                  "out of memory inflating %llu bytes", (unsigned long long)e->usize);
-	z_stream s;
-	memset(&s, 0, sizeof s);
-	if (inflateInit2(&s, -MAX_WBITS) != Z_OK) {
+	}
+	h->buf = buf;
+	z_stream *sp = &h->s;
+	if (inflateInit2(sp, -MAX_WBITS) != Z_OK) {
 		free(buf);
+		free(h);
 		return db_err_set(err, z->fname, e->name, (int64_t)off, "zlib: inflateInit failed");
 	}
+	int held = db_bus_hold(inflate_abandon, h);
 	/* Feed in chunks: avail_in/avail_out are 32-bit. */
 	const uint8_t *in = z->data + off;
 	uint64_t in_left = e->csize, out_done = 0;
@@ -296,23 +317,25 @@ static int inflate_member(const db_zip *z, const db_zip_entry *e, uint64_t off, 
 		/* one spare byte of output room detects a member longer than usize */
 		uint8_t spare;
 		bool use_spare = out_left == 0;
-		s.next_in = (Bytef *)(uintptr_t)in;
-		s.avail_in = ci;
-		s.next_out = use_spare ? &spare : buf + out_done;
-		s.avail_out = use_spare ? 1 : (out_left > 1u << 30 ? 1u << 30 : (uInt)out_left);
-		uInt ai = s.avail_in, ao = s.avail_out;
-		zr = inflate(&s, Z_NO_FLUSH);
-		in += ai - s.avail_in;
-		in_left -= ai - s.avail_in;
-		if (use_spare && s.avail_out == 0) {
+		sp->next_in = (Bytef *)(uintptr_t)in;
+		sp->avail_in = ci;
+		sp->next_out = use_spare ? &spare : buf + out_done;
+		sp->avail_out = use_spare ? 1 : (out_left > 1u << 30 ? 1u << 30 : (uInt)out_left);
+		uInt ai = sp->avail_in, ao = sp->avail_out;
+		zr = inflate(sp, Z_NO_FLUSH);
+		in += ai - sp->avail_in;
+		in_left -= ai - sp->avail_in;
+		if (use_spare && sp->avail_out == 0) {
 			zr = Z_DATA_ERROR;
 			break;
 		}
-		out_done += ao - s.avail_out;
-		if (zr == Z_OK && ai == s.avail_in && ao == s.avail_out)
+		out_done += ao - sp->avail_out;
+		if (zr == Z_OK && ai == sp->avail_in && ao == sp->avail_out)
 			zr = Z_BUF_ERROR; /* no progress: input exhausted */
 	}
-	inflateEnd(&s);
+	db_bus_drop(held);
+	inflateEnd(sp);
+	free(h);
 	if (zr != Z_STREAM_END || out_done != e->usize) {
 		free(buf);
 		return db_err_set(err, z->fname, e->name, (int64_t)off,

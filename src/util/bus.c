@@ -99,6 +99,8 @@ void db_bus_enter(db_bus_guard *g)
 {
 	db_bus_install();
 	g->addr = NULL;
+	for (int i = 0; i < DB_BUS_HOLDS; i++)
+		g->hold_fn[i] = NULL;
 	g->prev = cur;
 	cur = g;
 }
@@ -106,6 +108,34 @@ void db_bus_enter(db_bus_guard *g)
 void db_bus_leave(db_bus_guard *g)
 {
 	cur = g->prev;
+}
+
+int db_bus_hold(void (*fn)(void *), void *arg)
+{
+	db_bus_guard *g = cur;
+	for (int i = 0; g && i < DB_BUS_HOLDS; i++)
+		if (!g->hold_fn[i]) {
+			g->hold_arg[i] = arg;
+			g->hold_fn[i] = fn;     /* after arg: a fault between sees both */
+			return i;
+		}
+	return -1;
+}
+
+void db_bus_drop(int slot)
+{
+	if (slot >= 0 && cur)
+		cur->hold_fn[slot] = NULL;
+}
+
+void db_bus_unwind(db_bus_guard *g)
+{
+	for (int i = DB_BUS_HOLDS - 1; i >= 0; i--) {
+		void (*fn)(void *) = g->hold_fn[i];
+		g->hold_fn[i] = NULL;
+		if (fn)
+			fn(g->hold_arg[i]);
+	}
 }
 
 void db_bus_map_add(const void *p, size_t n)
@@ -141,6 +171,7 @@ int db_bus_run(int (*fn)(void *arg), void *arg, const void **addr)
 {
 	db_bus_guard g;
 	if (sigsetjmp(g.jb, 0) != 0) {
+		db_bus_unwind(&g);
 		if (addr)
 			*addr = g.addr;
 		return DB_BUS_FAULT;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bus.h"
+
 /* Every node, string and array of one document lives in an arena freed at
  * once: a million-tensor header was ten million mallocs, and freeing them
  * took as long as parsing. */
@@ -563,41 +565,66 @@ int db_jp_parse(const char *text, size_t len, db_jp **out, size_t *err_pos,
 	return db_jp_parse_py(text, len, false, out, err_pos, err_msg);
 }
 
+/* A fault in a mapped text (db_bus.h) jumps out of the parse: the state
+ * and its document are on the heap, held by the guard until the end. */
+static void parse_abandon(void *arg)
+{
+	jp_state *st = arg;
+	free(st->sv);
+	free(st->sk);
+	if (st->doc)
+		jp_doc_free(st->doc);
+	free(st);
+}
+
 /* One value from text[start..len); whole: nothing but blanks after it. */
 static int parse_from(const char *text, size_t len, bool py, size_t start, bool whole,
                       size_t max, db_jp **out, size_t *end, size_t *err_pos,
                       const char **err_msg)
 {
-	jp_state st = { (const unsigned char *)text, len, start, 0, NULL, py, NULL, NULL, 0, 0, NULL,
-	                0, 0, max, 0, false, 0 };
-	jp_doc *d = calloc(1, sizeof *d);
-	st.doc = d;
-	int rc = d ? jp_value(&st, &d->root, 0) : jp_fail(&st, start, "out of memory");
-	if (rc == 0) {
-		jp_ws(&st);
-		if (whole && st.i != len)
-			rc = jp_fail(&st, st.i, "trailing characters after JSON value");
-	}
-	free(st.sv);
-	free(st.sk);
-	if (rc && st.over) {
-		st.err_pos = st.over_pos;
-		st.err_msg = "parsed form over its cap";
-	}
-	if (rc) {
-		if (d)
-			jp_doc_free(d);
+	jp_state *st = calloc(1, sizeof *st);
+	jp_doc *d = st ? calloc(1, sizeof *d) : NULL;
+	if (!d) {
+		free(st);
 		*out = NULL;
 		if (err_pos)
-			*err_pos = st.err_pos;
+			*err_pos = start;
 		if (err_msg)
-			*err_msg = st.err_msg;
+			*err_msg = "out of memory";
 		return -1;
 	}
-	if (end)
-		*end = st.i;
-	*out = &d->root;
-	return 0;
+	st->s = (const unsigned char *)text;
+	st->len = len;
+	st->i = start;
+	st->py = py;
+	st->max = max;
+	st->doc = d;
+	int held = db_bus_hold(parse_abandon, st);
+	int rc = jp_value(st, &d->root, 0);
+	if (rc == 0) {
+		jp_ws(st);
+		if (whole && st->i != len)
+			rc = jp_fail(st, st->i, "trailing characters after JSON value");
+	}
+	db_bus_drop(held);
+	if (rc && st->over) {
+		st->err_pos = st->over_pos;
+		st->err_msg = "parsed form over its cap";
+	}
+	if (rc) {
+		*out = NULL;
+		if (err_pos)
+			*err_pos = st->err_pos;
+		if (err_msg)
+			*err_msg = st->err_msg;
+	} else {
+		if (end)
+			*end = st->i;
+		*out = &d->root;
+		st->doc = NULL;         /* the caller's now */
+	}
+	parse_abandon(st);
+	return rc ? -1 : 0;
 }
 
 int db_jp_parse_py(const char *text, size_t len, bool py, db_jp **out, size_t *err_pos,

@@ -24,6 +24,14 @@ need_python() {
 	PY=$(command -v python3) || { echo "python3 is needed $1"; exit 1; }
 }
 
+# sanitized: DB_BIN is the AddressSanitizer build. Scale tests (linear vs
+# quadratic cost) run a tenth of their size there: the plain build checks
+# the scaling, the sanitizer the memory (at full size they were 5 of CI's
+# 15 minutes).
+sanitized() {
+	ldd "$DB_BIN" 2>/dev/null | grep -q libasan
+}
+
 # vlimit KB: ulimit -v KB, except under AddressSanitizer, which reserves
 # terabytes of address space (the sanitizer build then runs unbounded).
 vlimit() {
