@@ -333,6 +333,9 @@ typedef struct db_bisect_result {
 	db_bisect_kind kind;
 	bool by_noise;          /* judged against a noise run (--noise): the
 	                           steps' words are within / beyond noise */
+	bool by_bits;           /* judged bitwise (--slots, or the prompt alone
+	                           against a batch): the steps' words are
+	                           bit-identical / bits differ */
 	bool input_ids_mismatch;
 	char *input_ids_stage;  /* the stage that differs, NULL */
 	bool has_first_bad;     /* false: first_bad_layer is null in JSON */

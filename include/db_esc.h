@@ -20,6 +20,10 @@
  * nothing (a backslash is left as it is for that reason). */
 size_t db_esc_char(const char *s, size_t n, char out[DB_ESC_CHAR_MAX]);
 
+/* s is valid UTF-8 (shortest forms, no surrogates): what YAML and JSON
+ * can hold as text. */
+int db_utf8_valid(const char *s);
+
 /* s escaped into dst (cap >= 4, always NUL-terminated). When the escaped
  * text does not fit, it is cut at a character boundary and ends in "...".
  * Returns the escaped length (without the cut). */

@@ -118,12 +118,31 @@ surfaces alone "7 self_attn.o_proj 0 0 bits differ" $R/v33_alone_batch/ref $R/v3
 # (torch.equal: slots 1-3 equal to the prompt alone everywhere, slot 0 from L6
 # mlp.down_proj on); the slot is chosen for the pass, not pair by pair
 surfaces slot0 "6 mlp.down_proj 0 0 bits differ" $R/v33_alone_slot0/ref $R/v33_alone_slot0/target
+# the bug in the last slot of a batch of 3 (slot 2, L5 o_proj; torch: slots 0-1 equal,
+# slot 2 max |diff| 5.96e-7): measured on slot 2's rows, and every surface names them
+S2=$R/v33_alone_slot2
+surfaces slot2 "5 self_attn.o_proj 0 0 bits differ" $S2/ref $S2/target
+check "slot2: compare's row names slot 2's rows" \
+	grep -qE '^[^ ]+ +0 +5 +0 +self_attn\.o_proj .* bits differ  hint batch slot: target dim 0 \[24:36\]$' "$T/slot2/compare.txt"
+check "slot2: the workbench headline names them too" \
+	grep -qE '^▸ first divergence L5 self_attn\.o_proj .*batch slot: target dim 0 \[24:36\]' "$T/slot2/tui.screen"
+tui_run 130 30 --no-cache $S2/ref $S2/target <<EOF
+f
+s
+:save-display $T/slot2s.screen
+EOF
+check "slot2: the cell's sub-stages: bits off, not a ✓ ok" bash -c \
+	'grep -qE "^▸ first whose bits differ \(judged bitwise\): L5 self_attn\.o_proj " "$1" &&
+	 grep -qE "^▸ +1 +self_attn\.o_proj .* ≢ bits differ " "$1"' _ "$T/slot2s.screen"
 check "alone: the heatmap's L7 row shows bits off (≢), L6 ✓" bash -c \
 	'grep -qE "^(▸| )L7 .*≢" "$1" && grep -qE "^ L6( +✓  1\.0000)+$" "$1"' _ "$T/alone/tui.screen"
 out=$( (cd "$DB_FIXTURES" && "$DB_BIN" bisect --no-cache --auto $R/v33_alone_slot0/ref \
 	$R/v33_alone_slot0/target 2>&1) || true)
 check "slot0: bisect's text names L6 and its culprit, bits differ" bash -c \
 	'grep -q "^first bad layer L6: " <<<"$1" && grep -qE "^  > mlp\.down_proj .* bits differ .* introduces$" <<<"$1"' _ "$out"
+check "slot0: bisect's steps word L5 and L6 bitwise" bash -c \
+	'grep -qE "^ +[0-9]+\. L5 +good +\(auto\) .* bit-identical$" <<<"$1" &&
+	 grep -qE "^ +[0-9]+\. L6 +bad +\(auto\) .* bits differ$" <<<"$1"' _ "$out"
 check "slot0: the block with the bug is named (slot 0's rows)" \
 	grep -qF "  hint:     batch slot: target dim 0 [0:12]" <<<"$out"
 

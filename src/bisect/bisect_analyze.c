@@ -262,6 +262,8 @@ int db_bisect_analyze(db_bisect_run *r, db_bisect_result *res, db_err *err)
 	snprintf(res->pass, sizeof res->pass, "%s", r->pass ? r->pass : "");
 	snprintf(res->pass_why, sizeof res->pass_why, "%s", r->pass_why);
 	res->by_noise = db_noise_root(r->c) != NULL;
+	res->by_bits = r->o.pred.kind == DB_PRED_BAND && r->o.pred.worst_good == DB_BAND_OK &&
+	               (r->c->n_slots > 0 || db_slot_regime_holds(r->c));
 	for (size_t i = 0; r->c->slots_alone && r->pass && i < r->c->n_slot_passes; i++) {
 		const db_slot_pass *sp = &r->c->slot_passes[i];
 		if (!strcmp(sp->pass, r->pass) && !strcmp(sp->phase, r->phase ? r->phase : ""))

@@ -145,9 +145,14 @@ void db_bisect_result_json(FILE *out, const db_bisect *b,
 
 /* A step's word, as db_verdict_word worded its probe pair: with a noise
  * run the floor decided the band (ok = within, algo or worse = beyond; a
- * pair without a floor keeps drift). */
-static const char *step_word(const db_bisect_result *res, db_band b)
+ * pair without a floor keeps drift); judged bitwise, the auto verdict is
+ * the bits' (a band worse than drift keeps its name). */
+static const char *step_word(const db_bisect_result *res, const db_bisect_step *s)
 {
+	db_band b = s->band;
+	if (res->by_bits && b <= DB_BAND_DRIFT && b != DB_BAND_NONE &&
+	    (s->auto_verdict == DB_V_GOOD || s->auto_verdict == DB_V_BAD))
+		return s->auto_verdict == DB_V_BAD ? "bits differ" : "bit-identical";
 	if (res->by_noise && b == DB_BAND_OK)
 		return "within noise";
 	if (res->by_noise && b >= DB_BAND_ALGO && b <= DB_BAND_SCRAMBLE)
@@ -264,7 +269,7 @@ void db_bisect_result_text(FILE *out, const db_bisect *b,
 			fprintf(out, "  %2zu. %-6s %-4s (%s) cos %s rel %.3g %s\n", i + 1,
 			        db_layer_label(s->layer, l, sizeof l), db_verdict_name(s->verdict),
 			        s->by_user ? "user" : "auto", cs, s->rel,
-			        step_word(res, s->band));
+			        step_word(res, s));
 		}
 	}
 	/* the search always ends on a layer; with accumulated drift the

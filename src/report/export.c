@@ -584,6 +584,15 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 		        "Mean %.4g, Norm %.4g)%s, band **%s**.\n", p->m.rel, p->m.st_rel[0],
 		        p->m.st_rel[1], p->m.st_rel[2], p->m.st_rel[3], p->m.md5_eq < 0 ? ""
 		        : p->m.md5_eq ? "; md5 equal" : "; md5 differs", db_verdict_word(p));
+	} else if (p && p->status == DB_ST_OK && db_pair_judged_bitwise(p) && db_pair_diverges(p) &&
+	           p->band <= DB_BAND_DRIFT) {
+		/* judged bitwise: the bits decide, not the size (issue 33) */
+		fprintf(f, "rel_diff = %.3g: %s by size. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band "
+		        "%s; judged bitwise, verdict **%s**.\n", p->m.rel_diff,
+		        severity_meaning(p->m.rel_diff), p->m.cos, p->m.rel, p->m.rel_l2,
+		        db_band_name(p->band), db_verdict_word(p));
+		fprintf(f, "\nJudged bitwise: **%s** (max |diff| %.3g).\n", db_verdict_word(p),
+		        p->m.max_abs);
 	} else if (p && p->status == DB_ST_OK) {
 		fprintf(f, "rel_diff = %.3g: %s. cos = %.8f, rel = %.4g, rel_l2 = %.4g, band **%s**.\n",
 		        p->m.rel_diff, severity_meaning(p->m.rel_diff), p->m.cos, p->m.rel,
@@ -593,7 +602,7 @@ int db_export_report_md(FILE *f, const db_export_ctx *x)
 			fprintf(f, "\nAgainst the noise run: **%s**.\n", nz);
 		else if (db_pair_judged_bitwise(p))
 			fprintf(f, "\nJudged bitwise: **%s** (max |diff| %.3g).\n",
-			        p->m.byte_equal == 1.0 ? "bit-identical" : "bits off", p->m.max_abs);
+			        db_verdict_word(p), p->m.max_abs);
 	} else if (p) {
 		fprintf(f, "Status %s%s", db_status_name(p->status), p->error ? ": " : "");
 		db_esc_md_text(p->error, f);

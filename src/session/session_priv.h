@@ -7,6 +7,9 @@
 #include "db_session.h"
 
 #define DB_SESSION_VERSION 2
+/* The tag of a string that is not UTF-8 (a tree path's raw bytes), written
+ * with '%' and every byte over 0x7f as %XX. */
+#define DB_YAML_BYTES "!bytes"
 
 /* A version 1 file read into s: its marks placed (include/db_session.h).
  * -1 on OOM. */

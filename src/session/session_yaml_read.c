@@ -43,12 +43,47 @@ static const char *scalar_of(const yaml_node_t *n)
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A DB_YAML_BYTES scalar's bytes (%XX decoded); NULL with *bad on a
+ * malformed escape or a NUL. */
+static char *bytes_of(const char *v, bool *bad)
+{
+	char *d = malloc(strlen(v) + 1), *o = d;
+	*bad = false;
+	for (const char *p = v; d && *p; p++) {
+		if (*p != '%') {
+			*o++ = *p;
+			continue;
+		}
+		int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+		if (lo < 0 || (hi | lo) == 0) {
+			*bad = true;
+			free(d);
+			return NULL;
+		}
+		*o++ = (char)(hi << 4 | lo);
+		p += 2;
+	}
+	if (d)
+		*o = 0;
+	return d;
+}
+
 static int want_str(rd *r, const yaml_node_t *n, const char *key, char **out)
 {
 	const char *v = scalar_of(n);
 	if (!v)
 		return fail_at(r, n, "'%s' must be a string", key);
-	char *d = strdup(v);
+	bool bad = false;
+	char *d = n->tag && !strcmp((const char *)n->tag, DB_YAML_BYTES) ? bytes_of(v, &bad)
+	                                                                 : strdup(v);
+	if (bad)
+		return fail_at(r, n, "'%s': a %%XX escape that is not two hex digits (or is %%00)", key);
 	if (!d)
 		return fail_at(r, n, "out of memory");
 	free(*out);

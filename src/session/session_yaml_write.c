@@ -10,6 +10,7 @@
 #include <yaml.h>
 
 #include "session_priv.h"
+#include "db_esc.h"
 
 typedef struct sbuf {
 	char *p;
@@ -64,10 +65,35 @@ static void scalar(emit *m, const char *s)
 	                                       (int)strlen(s), 1, 1, YAML_ANY_SCALAR_STYLE));
 }
 
+/* Text that is not UTF-8 (a tree path's bytes: a file system allows any)
+ * cannot be a YAML scalar: it is written tagged DB_YAML_BYTES, '%' and each
+ * byte outside ASCII as %XX (session_yaml_read.c decodes it). */
+static void bytes_scalar(emit *m, const char *s)
+{
+	size_t n = strlen(s);
+	char *q = malloc(3 * n + 1), *o = q;
+	if (!q) {
+		m->ok = 0;
+		return;
+	}
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		o += *p == '%' || *p >= 0x80 ? sprintf(o, "%%%02X", *p) : (*o = (char)*p, 1);
+	*o = 0;
+	yaml_event_t e;
+	ev(m, &e, yaml_scalar_event_initialize(&e, NULL, (yaml_char_t *)DB_YAML_BYTES,
+	                                       (yaml_char_t *)q, (int)(o - q), 0, 0,
+	                                       YAML_DOUBLE_QUOTED_SCALAR_STYLE));
+	free(q);
+}
+
 /* Strings that a reader could take for another type get quoted: we read
  * every scalar as a string anyway, but other tools should not be fooled. */
 static void str_scalar(emit *m, const char *s)
 {
+	if (!db_utf8_valid(s)) {
+		bytes_scalar(m, s);
+		return;
+	}
 	yaml_event_t e;
 	ev(m, &e, yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s,
 	                                       (int)strlen(s), 1, 1,

@@ -34,6 +34,16 @@ static size_t utf8_dec(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+int db_utf8_valid(const char *s)
+{
+	size_t n = strlen(s);
+	uint32_t cp;
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = utf8_dec((const unsigned char *)s + i, n - i, &cp)))
+			return 0;
+	return 1;
+}
+
 /* Characters that reorder or break what the terminal shows around them. */
 static int neutralise(uint32_t c)
 {

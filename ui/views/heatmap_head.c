@@ -29,6 +29,13 @@ static char *slot_note(const struct tui *t, char *buf, size_t len)
 		snprintf(buf, len, "aligned by token");
 		return buf;
 	}
+	/* the first divergence's own block (a pass's blocks may differ pair
+	 * by pair when the prompt fills several: db_slot_pick), as its status
+	 * line names it */
+	long fd = t->first_div;
+	if (fd >= 0 && (size_t)fd < c->n_pairs && c->pairs[fd].slot.side &&
+	    c->pairs[fd].slot.side != DB_SLOT_IN_TREE)
+		return db_slot_str(&c->pairs[fd], buf, len);
 	size_t done = atomic_load(&t->cmp->n_done);
 	if (kc != c || kgen != c->pairs_gen || kdone != done) {
 		kc = c, kgen = c->pairs_gen, kdone = done, at = SIZE_MAX;

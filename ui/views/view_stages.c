@@ -110,11 +110,20 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 	}
 	if (nw > W / 3)
 		nw = W / 3;
+	/* the verdict column: wider for words other than a band's ("bits
+	 * differ", "beyond noise"); a band's keep the layout as it was */
+	int bw = 9;
+	for (size_t i = 0; i < r->n_walk; i++) {
+		const db_substage_row *row = &r->walk[i];
+		if (row->word && strcmp(row->word, db_band_name(row->band)) &&
+		    draw_width(row->word) + 3 > bw)
+			bw = draw_width(row->word) + 3;
+	}
 	int hy = ny + 2;
-	int xs = 6, xc = xs + nw + 1, xr = xc + 11, xb = xr + 9, xi = xb + 9, xo = xi + 9,
+	int xs = 6, xc = xs + nw + 1, xr = xc + 11, xb = xr + 9, xi = xb + bw, xo = xi + 9,
 	    xa = xo + 9, xq = xa + 11, xl = xq + 7;
 	const struct col_head heads[] = {{xs, "stage"}, {xc, "cos"}, {xr, "rel"},
-	                                  {xb, "band"}, {xi, "err in"}, {xo, "err out"},
+	                                  {xb, bw > 9 ? "verdict" : "band"}, {xi, "err in"}, {xo, "err out"},
 	                                  {xa, "amp"}, {xq, "SQNR"}, {xl, "role"}};
 	draw_heads(w, hy, W, heads, sizeof heads / sizeof *heads);
 	s->page = h - 4 - (hy - y0);
@@ -144,9 +153,13 @@ static void walk_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h,
 			snprintf(v1, sizeof v1, "%.6f", row->cos);
 		draw_text(w, y, xc, W - xc, C_DEFAULT, a, v1);
 		draw_text(w, y, xr, W - xr, C_DEFAULT, a, num(row->rel, v2, sizeof v2));
-		x = xb + draw_text(w, y, xb, W - xb, draw_band_color(row->band), a,
-		                   draw_band_glyph(row->band));
-		draw_textf(w, y, x, W - x, C_DEFAULT, a, " %s", db_band_name(row->band));
+		/* the pair's word, as its status line and bisect's walk: a stage
+		 * judged bitwise whose bits are off is not "ok" (issue 33) */
+		bool off = row->word && !strcmp(row->word, "bits differ");
+		x = xb + draw_text(w, y, xb, W - xb, draw_band_color(off ? DB_BAND_DRIFT : row->band),
+		                   a, off ? G("≢", "#") : draw_band_glyph(row->band));
+		draw_textf(w, y, x, W - x, C_DEFAULT, a, " %s",
+		           row->word ? row->word : db_band_name(row->band));
 		draw_text(w, y, xi, W - xi, C_DEFAULT, a, num(row->err_in, v1, sizeof v1));
 		draw_text(w, y, xo, W - xo, C_DEFAULT, a, num(row->err_out, v1, sizeof v1));
 		if (isinf(row->amp) || isnan(row->amp))
@@ -208,7 +221,9 @@ static long culprit(struct tui *t, struct stages *s)
 		/* statistics only: no cos, the band alone says it */
 		bool drop = !p->m.stats_only && (prev - p->m.cos > DROP_LIMIT || isnan(p->m.cos));
 		bool leaves = p->band > DB_BAND_OK && prev_band <= DB_BAND_OK;
-		if (drop || leaves)
+		/* judged bitwise: the first whose bits are off (issue 33) */
+		bool bits = db_pair_judged_bitwise(p) && db_pair_diverges(p);
+		if (drop || leaves || bits)
 			return (long)i;
 		prev = p->m.stats_only ? prev : p->m.cos, prev_band = p->band;
 	}
@@ -249,8 +264,13 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 	if (cul >= 0) {
 		tui_pair_label(t, s->pairs[cul], buf, sizeof buf);
 		x = draw_text(w, ny, 0, W, C_MARK, A_BOLD, G("▸ ", "* "));
-		draw_textf(w, ny, x, W - x, C_HILITE, 0, "first drop > %g or leaving ok: %s",
-		           DROP_LIMIT, buf);
+		const db_pair *cp = &t->cmp->pairs[s->pairs[cul]];
+		if (db_pair_judged_bitwise(cp) && db_pair_diverges(cp))
+			draw_textf(w, ny, x, W - x, C_HILITE, 0, "first whose bits differ (judged "
+			           "bitwise): %s", buf);
+		else
+			draw_textf(w, ny, x, W - x, C_HILITE, 0, "first drop > %g or leaving ok: %s",
+			           DROP_LIMIT, buf);
 	} else if (!tui_computing(t)) {
 		draw_text(w, ny, 0, W, C_GOOD, 0, "no sub-stage drops more than 0.001 or leaves ok");
 	} else {
@@ -322,7 +342,11 @@ static void stages_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		draw_text(w, y, xst, W - xst, big ? C_HILITE : C_DEFAULT, a, step);
 		draw_text(w, y, xr, W - xr, C_DEFAULT, a, rel);
 		x = xb;
-		if (p->status == DB_ST_OK && draw_pair_done(p))
+		bool off = p->status == DB_ST_OK && draw_pair_done(p) && db_pair_judged_bitwise(p) &&
+		           db_pair_diverges(p) && p->band < DB_BAND_ALGO;
+		if (off)        /* bits off in an ok band: not a ✓, as its heatmap cell */
+			x += draw_text(w, y, x, W - x, draw_band_color(DB_BAND_DRIFT), a, G("≢", "#"));
+		else if (p->status == DB_ST_OK && draw_pair_done(p))
 			x += draw_text(w, y, x, W - x, bc, a, draw_band_glyph(p->band));
 		else
 			x += draw_text(w, y, x, W - x, bc, a, draw_status_glyph(p->status));
