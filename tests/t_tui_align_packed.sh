@@ -40,4 +40,19 @@ tui_run 160 32 --no-cache --no-session --filter "$F" $E/engines $E/fwd_only <<EO
 EOF
 check "engine-only: the headline is compare's beyond drift, L1 mlp_output" \
 	grep_screen eng '^▸ first beyond drift L1 mlp_output \(merged ranks\) bug .*\(drift from L0 mlp_output\)'
+# TP 1, three samples in one micro-batch, pack_leak at L3 (realdump/pack_miles_tp1): the
+# bisect view judges the layers as compare names the place (beyond the bf16 drift of L2),
+# and says so
+P=realdump/pack_miles_tp1/target
+tui_run 200 32 --no-cache --no-session --filter "$F" $P/engines $P/fwd_only <<EOF
+:save-display $T/tp1.screen
+b
+:save-display $T/tp1_b.screen
+EOF
+check "tp1: the headline names L3 beyond drift" \
+	grep_screen tp1 '^▸ first beyond drift L3 attn_pre_o_proj rank 0 bug .*\(drift from L2 layer_input\)'
+check "tp1: the bisect view says its predicate" \
+	grep_screen tp1_b '^a layer is bad when its probe goes beyond drift \(compare names the first divergence beyond drift in this pass\)$'
+check "tp1: the bisect view's pass is compare's" \
+	grep_screen tp1_b '^Layer bisect  probe mlp_output  phase -  pass 2$'
 finish
