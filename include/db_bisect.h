@@ -46,6 +46,9 @@ typedef struct db_predicate {
 	db_band worst_good;     /* BAND: DB_BAND_OK (default) or DB_BAND_DRIFT, ... */
 	double cos_min, rel_max;/* THRESH: NaN = that side unused */
 	const struct db_rules *rules;   /* RULES: shared, process lifetime (db_rules_intern) */
+	bool beyond_drift;      /* the default predicate where compare names the first
+	                           divergence beyond drift (db_first_beyond_drift_of):
+	                           drift is good; set by the bisect's open, not saved */
 } db_predicate;
 
 void db_predicate_default(db_predicate *p);

@@ -34,6 +34,13 @@ int db_pair_first_token(const db_compare *c, const db_pair *p, bool bitwise, db_
 int db_first_divergence_token(const db_compare *c, long fd, db_token_at *out);
 int db_first_beyond_drift_token(const db_compare *c, long fb, db_token_at *out);
 
+/* Pair i's first bad token as compare words its divergences: bitwise for
+ * the bit-identical regime's pair (and batch slots), else the first row
+ * worse than drift when the pair is beyond drift, the first out of ok when
+ * it drifts. 1 found, 0 none (a pair in the ok band, no row off by itself),
+ * -1 a read error. The tensor view's "first off". */
+int db_pair_bad_token(const db_compare *c, size_t i, db_token_at *out);
+
 /* The error per token of pair i over the whole aligned sequence (--align
  * tokens, db_slot.tokens): each token's rel_l2 from the pair of the pass
  * that holds it (the same phase, layer, stage, rank and occurrence), NaN

@@ -63,6 +63,34 @@ PY
 done <"$R/cases_packed.tsv"
 [ $n -ge 3 ] || fail "only $n cases"
 
+# TP 1, three samples in one micro-batch (cu_seqlens [0, 14, 28, 43, 48]), pack_leak at L3,
+# layers 2-3 dumped: compare names L3 attn_pre_o_proj beyond the bf16 drift of L2 (rel
+# 1.0939490445859872, torch float64: truth_packed.py pack_miles_tp1 attn_pre_o_proj 3 2 14
+# 14 0); bisect judges the layers by the same rule (db_first_beyond_drift_of): the drift
+# of L2 is not bad (it said "inconclusive: one of L0..L2"), L3 is
+T=$R/pack_miles_tp1/target
+expect 1 "tp1: compare" "$DB_BIN" compare --no-cache --filter "$F" "$T/engines" "$T/fwd_only"
+has "$out" "reference passes 4-6 (14 tokens) = target pass 0 rows 28-41 (48 rows, the rest compared with nothing)" \
+	"tp1: the third request in the one micro-batch"
+expect 1 "tp1: compare json" "$DB_BIN" compare --no-cache --filter "$F" --format json "$T/engines" "$T/fwd_only"
+printf '%s' "$out" >"$DB_TMP/c.json"
+expect 1 "tp1: bisect" "$DB_BIN" bisect --no-cache --auto --filter "$F" --format json "$T/engines" "$T/fwd_only"
+printf '%s' "$out" >"$DB_TMP/b.json"
+"$PY" - "$DB_TMP/c.json" "$DB_TMP/b.json" <<'PY' || fail "tp1: bisect as compare"
+import json, sys
+c, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+p, t = c["pairs"][c["first_beyond_drift"]], c["first_beyond_drift_token"]
+want = ("2", 3, "attn_pre_o_proj", 14)
+got_c = (str(p["pass"]), p["layer"], p["stage"], t["token"])
+got_b = (str(b["pass"]), b["first_bad_layer"], b["first_bad_substage"] or b["first_bad_stage"],
+         b["token"])
+ok = got_c == want and got_b == want and b["kind"] == "sudden-drop"
+ok = ok and abs(p["rel"] - 1.0939490445859872) <= 1e-12
+if not ok:
+    print("compare", got_c, p["rel"], "bisect", got_b, b["kind"])
+sys.exit(0 if ok else 1)
+PY
+
 # without cu_seqlens (a dump that left them out) the requests follow each other in the
 # micro-batch: the second is found after the first's rows (and the token the engine never
 # ran), not at row 0

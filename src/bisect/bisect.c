@@ -43,6 +43,7 @@ void db_predicate_default(db_predicate *p)
 	p->worst_good = DB_BAND_OK;
 	p->cos_min = NAN;
 	p->rel_max = NAN;
+	p->beyond_drift = false;
 }
 
 db_verdict db_predicate_eval(const db_predicate *p, const db_metrics *m,
@@ -103,6 +104,12 @@ db_verdict db_predicate_eval_pair(const db_predicate *pr, const db_pair *p, bool
 	                                                               : dtype_eps(p->dtype_tgt);
 	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK && across &&
 	    p->status == DB_ST_OK && p->band == DB_BAND_DRIFT && p->m.rel <= 4 * eps)
+		return DB_V_GOOD;
+	/* one rule with compare: where it names the first divergence beyond
+	 * drift (the first divergence of the pass only drifts: bf16 engine
+	 * against trainer), that drift is not where the bug is */
+	if (pr->kind == DB_PRED_BAND && pr->worst_good == DB_BAND_OK && pr->beyond_drift &&
+	    p->status == DB_ST_OK && p->band == DB_BAND_DRIFT)
 		return DB_V_GOOD;
 	/* a dequantized weight within its rounding floor differs by rounding
 	 * only, as a pair across layouts by reduction order: the default

@@ -229,6 +229,23 @@ int db_bisect_run_open(db_compare *c, const db_bisect_opts *o,
 	r->o.phase = r->phase;
 	r->o.pass = r->pass;
 	r->o.stage = r->stage;
+	/* the layers are judged as compare names the place in this pass: beyond
+	 * the drift where it names a first divergence beyond drift that the
+	 * probe of its layer shows (bf16 engine against trainer at TP 1, no
+	 * pair across layouts), else from the first one (the drift of a KV
+	 * write in fp32 is the place; drift that grows layer by layer is
+	 * accumulated drift) */
+	r->o.pred.beyond_drift = false;
+	if (r->o.pred.kind == DB_PRED_BAND && r->o.pred.worst_good == DB_BAND_OK) {
+		db_bisect_measure_all(r);
+		long fb = db_first_beyond_drift_of(c, db_first_divergence(c, r->phase, r->pass, -2));
+		db_probe pr;
+		if (fb >= 0 && c->pairs[fb].f.layer >= 0) {
+			db_bisect_probe(r, c->pairs[fb].f.layer, &pr);
+			r->o.pred.beyond_drift = pr.dumped && pr.band > DB_BAND_DRIFT &&
+			                         pr.band != DB_BAND_NONE;
+		}
+	}
 	if (o->final_sentinel && r->probe_how != DB_PROBE_FIRST_DIV) {
 		const char *fs = find_final_stage(r);
 		if (fs && !(r->final_stage = strdup(fs))) {

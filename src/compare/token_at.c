@@ -124,6 +124,20 @@ int db_first_beyond_drift_token(const db_compare *c, long fb, db_token_at *out)
 	return db_pair_first_token(c, &c->pairs[fb], false, DB_BAND_DRIFT, out);
 }
 
+int db_pair_bad_token(const db_compare *c, size_t i, db_token_at *out)
+{
+	memset(out, 0, sizeof *out);
+	if (i >= c->n_pairs)
+		return 0;
+	const db_pair *p = &c->pairs[i];
+	bool bitwise = p->slot.side == DB_SLOT_IN_TREE || (long)i == db_first_not_identical(c);
+	db_band upto = p->band > DB_BAND_DRIFT ? DB_BAND_DRIFT : DB_BAND_OK;
+	int rc = db_pair_first_token(c, p, bitwise, upto, out);
+	if (rc == 1 && !bitwise && out->band <= upto)
+		return 0;       /* no row leaves the band by itself: the worst is not "first" */
+	return rc;
+}
+
 static bool siblings(const db_pair *a, const db_pair *b)
 {
 	return a->slot.tokens && b->slot.tokens && a->f.phase == b->f.phase &&

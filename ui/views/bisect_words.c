@@ -10,6 +10,11 @@
  * "cos < 0.99 or rel > 0.01". */
 const char *tui_bisect_pred_words(const db_predicate *p, char *buf, size_t len)
 {
+	if (p->kind == DB_PRED_BAND && p->worst_good == DB_BAND_OK && p->beyond_drift) {
+		snprintf(buf, len, "its probe goes beyond drift (compare names the first "
+		         "divergence beyond drift in this pass)");
+		return buf;
+	}
 	if (p->kind == DB_PRED_BAND) {
 		snprintf(buf, len, p->worst_good == DB_BAND_OK ? "its probe leaves the ok band"
 		         : "its probe is worse than %s", db_band_name(p->worst_good));

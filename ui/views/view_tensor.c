@@ -47,7 +47,7 @@ struct tensor {
 	/* --align tokens: rows is the error per token over the whole aligned
 	 * sequence (db_token_curve), this pair's own tokens tok_lo.. */
 	bool tok_curve;
-	int64_t tok_lo, tok_len;
+	int64_t tok_lo, tok_len, tok_bad;      /* tok_bad: db_pair_bad_token's, -1 */
 	char *path_x, *path_y;
 	db_compare *cmp;
 	bool deq;                       /* the numbers are the dequantized values' */
@@ -312,6 +312,8 @@ static void *work(void *arg)
 		s->tok_curve = true;
 		s->tok_lo = lo;
 		s->tok_len = len;
+		db_token_at bt;
+		s->tok_bad = db_pair_bad_token(s->cmp, s->pair, &bt) == 1 ? bt.token : -1;
 	}
 	atomic_store(&s->done, true);
 	return NULL;
@@ -445,7 +447,7 @@ static void draw_sparkline(struct tensor *s, WINDOW *w, int y, int W)
 		bool bad = false;
 		for (int64_t i = a; i < b && i < n; i++) {
 			if (!isfinite(s->rows[i]))
-				bad = true;
+				bad = bad || !s->tok_curve;     /* a token no pass holds: none */
 			else if (s->rows[i] > mx)
 				mx = s->rows[i];
 		}
@@ -460,7 +462,8 @@ static void draw_sparkline(struct tensor *s, WINDOW *w, int y, int W)
 			level = 0;
 		if (level >= levels)
 			level = levels - 1;
-		enum tui_color col = mx > 0.1 || bad ? C_MARK : mx > 0.01 ? C_HILITE : C_GOOD;
+		enum tui_color col = mx > 0.1 || bad ? C_MARK : mx > 0.01 ? C_HILITE
+		                     : mx > 0 || !s->tok_curve ? C_GOOD : C_DIM;
 		if (draw_utf8)
 			draw_text(w, y, 9 + c, 1, col, 0, blocks[level]);
 		else
@@ -611,13 +614,10 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		y++;
 	}
 	if (s->tok_curve && y + 3 <= y0 + h - 2) {
-		int64_t n = s->n_rows, worst = -1, first = -1;
-		for (int64_t i = 0; i < n; i++) {
+		int64_t n = s->n_rows, worst = -1, first = s->tok_bad;   /* compare's rule */
+		for (int64_t i = 0; i < n; i++)
 			if (isfinite(s->rows[i]) && (worst < 0 || s->rows[i] > s->rows[worst]))
 				worst = i;
-			if (first < 0 && isfinite(s->rows[i]) && s->rows[i] > 0)
-				first = i;
-		}
 		char c[16] = "-";
 		if (worst >= 0)
 			fmt_sci(s->rows[worst], c, sizeof c, 8);
@@ -630,7 +630,7 @@ static void tensor_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 			draw_textf(w, y, x, W - x, C_HILITE, A_BOLD, "  first off: token %lld",
 			           (long long)first);
 		else
-			draw_text(w, y, x, W - x, C_DIM, 0, "  every token identical");
+			draw_text(w, y, x, W - x, C_DIM, 0, "  no token of this pass off by itself");
 		draw_sparkline(s, w, y + 1, W);
 	} else if (s->n_rows > 0 && y + 3 <= y0 + h - 2) {
 		int64_t n = s->n_rows, q = n >= 4 ? n / 4 : 1;
