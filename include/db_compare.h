@@ -204,6 +204,7 @@ typedef struct db_compare {
 	/* two trees: the reference ran the prompt alone, the target's batch
 	 * holds it N times (each slot against the alone run: slots_alone.c) */
 	bool slots_alone;
+	bool slots_found;       /* N found from the data, not given (db_slots_alone_find) */
 	char slots_align[160];  /* how the passes were aligned, or "" */
 	db_slot_pass *slot_passes;
 	size_t n_slot_passes;
@@ -282,6 +283,12 @@ int db_slots_split(db_compare *c, int n, db_err *err);
  * judged bitwise. -1 with err when a side has several ranks or no pass
  * aligns. */
 int db_slots_alone(db_compare *c, int n, db_err *err);
+/* n when the two trees are the prompt alone (every reference pass one
+ * sequence, one rank) against n copies of it in a batch whose passes do
+ * not line up by name (a warmup first): what --slots n would do is what is
+ * meant. 0 otherwise -- passes that line up are judged by the slot found
+ * pair by pair (measure/slot.c). */
+int db_slots_alone_find(db_compare *c);
 
 /* The path given for side 0 (ref) or 1 (target): the root, or the file
  * or folder below it when the open rooted it at an ancestor so that its

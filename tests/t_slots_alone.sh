@@ -12,7 +12,9 @@
 #    divergence names pass, ref pass, layer, stage and slot; every other
 #    slot is bit-identical to the alone run everywhere;
 #  - bisect names the same pass, ref pass, layer, stage and slot;
-#  - a batch that does not hold N copies is refused, saying why.
+#  - a batch that does not hold N copies is refused, saying why;
+#  - without --slots, a batch out of step with the alone run (the warmup)
+#    is found from the data and read as --slots N would.
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 fresh_tmp
 need_python "to read the JSON answers"
@@ -109,6 +111,22 @@ PY
 	expect 2 "$case: --slots 3" "$DB_BIN" compare --no-cache --slots 3 "$A" "$B"
 	has "$err" "--slots 3: no pass of the target holds 3 copies of a pass of the reference" \
 		"$case: --slots 3 refused"
+
+	# no --slots: the warmup puts the passes out of step and the batch holds
+	# the alone run's prompt N times: found from the data, said, and the
+	# same place (before: pass 0 met the warmup, "input ids differ")
+	expect 1 "$case: no --slots" "$DB_BIN" compare --no-cache "$A" "$B"
+	has "$out" "slots   $nslots in the target's batch, each against the reference (the prompt run alone), judged bitwise; slot k is shown as rank k (found from the data" \
+		"$case: no --slots: the slots found"
+	grep -qE "^first divergence: L$layer [^ ]+ slot $slot pass $pass \(ref pass $((pass - 1))\): .*\[bits differ\]" \
+		<<<"$out" || fail "$case: no --slots: headline: $(grep '^first divergence' <<<"$out")"
+	expect 1 "$case: no --slots, json" "$DB_BIN" compare --no-cache --format json "$A" "$B"
+	printf '%s' "$out" >"$DB_TMP/c.json"
+	check_json "$DB_TMP/c.json" "$pass" "$layer" "$stage" "$slot" "$skipped" ||
+		fail "$case: no --slots: compare json"
+	grep -q '"found": true' "$DB_TMP/c.json" || fail "$case: no --slots: json slots.found"
+	expect 1 "$case: no --slots, bisect" "$DB_BIN" bisect --no-cache --auto "$A" "$B"
+	grep -qE "^first bad layer L$layer" <<<"$out" || fail "$case: no --slots: bisect: $(head -1 <<<"$out")"
 done <"$R/cases_slots.tsv"
 [ $n -ge 1 ] || fail "no pair slot case"
 

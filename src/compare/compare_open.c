@@ -535,6 +535,14 @@ pair:
 		return -1;
 	}
 	db_slots_assign(c, pr->has_slot ? &pr->slot : NULL);
+	/* the prompt alone against a batch that a warmup (or another pass)
+	 * puts out of step: aligned as --slots N would (the raw kit's
+	 * --batch-same tree, issue 33); tokens aligned across passes win */
+	if (!pr->n_slots && !pr->has_slot && !same && !c->align && !opts->noise &&
+	    pr->align_mode == DB_ALIGN_AUTO && (pr->n_slots = db_slots_alone_find(c))) {
+		pr->slots_alone = true;
+		c->slots_found = true;
+	}
 	if (pr->n_slots && (pr->slots_alone ? db_slots_alone(c, pr->n_slots, err)
 	                                    : db_slots_split(c, pr->n_slots, err)) != 0) {
 		db_compare_free(c);

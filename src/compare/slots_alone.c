@@ -157,6 +157,32 @@ static void free_side(side *s)
 	db_strmap_free(&s->at);
 }
 
+/* The shift of target passes against alone passes (target index = alone
+ * index + shift) that lines up the most of them holding n copies (*cnt),
+ * the forward one first on a tie (a warmup precedes). */
+static long best_shift(const side *a, const side *t, const size_t *ai, size_t na,
+                       const size_t *ti, size_t nt, int n, size_t *cnt)
+{
+	long best = 0;
+	*cnt = 0;
+	for (long m = 0; m < (long)(na + nt); m++)
+		for (int sgn = 1; sgn >= -1; sgn -= 2) {
+			long sh = sgn * m;
+			if (!m && sgn < 0)
+				continue;
+			size_t k = 0;
+			for (size_t x = 0; x < na; x++) {
+				long y = (long)x + sh;
+				k += y >= 0 && y < (long)nt && holds(&a->d[ai[x]], &t->d[ti[y]], n);
+			}
+			if (k > *cnt) {
+				*cnt = k;
+				best = sh;
+			}
+		}
+	return best;
+}
+
 /* Indices of s's groups of phase, in pass order, into out; their count. */
 static size_t phase_passes(const side *s, const char *phase, size_t *out)
 {
@@ -250,6 +276,55 @@ static size_t split_alone(const db_compare *c, const db_pair *p, const db_item *
 	return (size_t)n;
 }
 
+int db_slots_alone_find(db_compare *c)
+{
+	db_err e = {{0}};
+	if (one_rank(c, true, &e) || one_rank(c, false, &e))
+		return 0;
+	side a = {0}, t = {0};
+	db_strmap_init(&a.at);
+	db_strmap_init(&t.at);
+	int n = 0;
+	size_t *ai = NULL, *ti = NULL;
+	if (list_side(c, c->ref, true, &a) || list_side(c, c->tgt, false, &t))
+		goto out;
+	for (size_t i = 0; i < a.n; i++) {
+		read_seqs(c->ref, &a.d[i]);
+		if (a.d[i].nseq != 1)
+			goto out;       /* the reference is not one prompt alone */
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		read_seqs(c->tgt, &t.d[i]);
+		if (t.d[i].nseq >= 2 && t.d[i].len > 0) {
+			if (n && t.d[i].nseq != n)
+				goto none;      /* batches of other sizes */
+			n = (int)t.d[i].nseq;
+		}
+	}
+	ai = malloc((a.n + 1) * sizeof *ai);
+	ti = malloc((t.n + 1) * sizeof *ti);
+	if (!n || !ai || !ti)
+		goto none;
+	bool moved = false;
+	for (size_t g = 0; g < t.n && !moved; g++) {
+		size_t na = phase_passes(&a, t.d[g].phase, ai), nt = phase_passes(&t, t.d[g].phase, ti);
+		size_t cnt, at0 = 0;
+		long sh = best_shift(&a, &t, ai, na, ti, nt, n, &cnt);
+		for (size_t x = 0; x < na && x < nt; x++)
+			at0 += holds(&a.d[ai[x]], &t.d[ti[x]], n);
+		moved = cnt && sh != 0 && cnt > at0;
+	}
+	if (!moved)
+none:
+		n = 0;
+out:
+	free(ai);
+	free(ti);
+	free_side(&a);
+	free_side(&t);
+	return n;
+}
+
 int db_slots_alone(db_compare *c, int n, db_err *err)
 {
 	free(c->slot_passes);
@@ -292,24 +367,8 @@ int db_slots_alone(db_compare *c, int n, db_err *err)
 		if (!first)
 			continue;
 		size_t na = phase_passes(&a, t.d[g].phase, ai), nt = phase_passes(&t, t.d[g].phase, ti);
-		long best = 0;
-		size_t best_n = 0;
-		/* shifts by size, the forward one first: a warmup precedes */
-		for (long m = 0; m < (long)(na + nt); m++)
-			for (int sgn = 1; sgn >= -1; sgn -= 2) {
-				long sh = sgn * m;
-				if (!m && sgn < 0)
-					continue;
-				size_t cnt = 0;
-				for (size_t x = 0; x < na; x++) {
-					long y = (long)x + sh;
-					cnt += y >= 0 && y < (long)nt && holds(&a.d[ai[x]], &t.d[ti[y]], n);
-				}
-				if (cnt > best_n) {
-					best_n = cnt;
-					best = sh;
-				}
-			}
+		size_t best_n;
+		long best = best_shift(&a, &t, ai, na, ti, nt, n, &best_n);
 		if (!best_n)
 			continue;
 		any = true;

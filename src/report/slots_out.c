@@ -13,8 +13,9 @@ void db_slots_text(FILE *out, const db_compare *c)
 		return;
 	if (c->slots_alone)
 		fprintf(out, "slots   %d in the target's batch, each against the reference (the prompt "
-		        "run alone), judged bitwise; slot k is shown as rank k\n  aligned: %s\n",
-		        c->n_slots, db_esc(c->slots_align));
+		        "run alone), judged bitwise; slot k is shown as rank k%s\n  aligned: %s\n",
+		        c->n_slots, c->slots_found ? " (found from the data: the passes do not "
+		        "line up by name; --slots N forces another N)" : "", db_esc(c->slots_align));
 	else
 		fprintf(out, "slots   %d in one tree: slot 0's rows (ref side) against slot k's (target "
 		        "side), judged bitwise; slot k is shown as rank k\n", c->n_slots);
@@ -37,8 +38,8 @@ void db_slots_json(FILE *out, const db_compare *c)
 {
 	if (!c->n_slots)
 		return;
-	fprintf(out, ", \"slots\": {\"n\": %d, \"alone\": %s, ", c->n_slots,
-	        c->slots_alone ? "true" : "false");
+	fprintf(out, ", \"slots\": {\"n\": %d, \"alone\": %s, \"found\": %s, ", c->n_slots,
+	        c->slots_alone ? "true" : "false", c->slots_found ? "true" : "false");
 	if (c->slots_alone) {
 		fputs("\"aligned\": ", out);
 		db_json_str(out, c->slots_align);
