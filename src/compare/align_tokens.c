@@ -22,6 +22,7 @@
 #include "pair/align_items.h"
 #include "pair/compare_priv.h"
 #include "slots_priv.h"
+#include "util/strmap.h"
 
 const char *db_align_mode_name(int m)
 {
@@ -50,13 +51,19 @@ typedef struct ppass {
 typedef struct pside {
 	ppass *p;
 	size_t n, cap;
+	db_strmap at;           /* the interned (phase, pass) pointers -> index */
 } pside;
 
 static ppass *pass_of(pside *s, const db_item *it)
 {
-	for (size_t i = s->n; i-- > 0;)
-		if (s->p[i].phase == it->f.phase && s->p[i].pass == it->f.pass)
-			return &s->p[i];
+	/* by a map: a linear search was items x passes (20k passes: 0.7 s) */
+	char k[48];
+	snprintf(k, sizeof k, "%p\x1f%p", (const void *)it->f.phase, (const void *)it->f.pass);
+	size_t *at = db_strmap_get(&s->at, k);
+	if (at)
+		return &s->p[*at];
+	if (!db_strmap_put(&s->at, k, s->n, NULL))
+		return NULL;
 	if (s->n == s->cap) {
 		size_t nc = s->cap ? s->cap * 2 : 16;
 		ppass *np = realloc(s->p, nc * sizeof *np);
@@ -119,6 +126,7 @@ static int64_t load_flat(const db_index *ix, const db_item *it, int64_t **v)
 static int list_passes(const db_compare *c, const db_index *ix, pside *s)
 {
 	memset(s, 0, sizeof *s);
+	db_strmap_init(&s->at);
 	for (size_t i = 0; i < ix->n_items; i++) {
 		const db_item *it = &ix->items[i];
 		if (it->err || !it->f.pass[0])
@@ -156,13 +164,7 @@ static size_t phase_passes(const pside *s, const char *phase, size_t *out)
 	for (size_t i = 0; i < s->n; i++)
 		if (s->p[i].phase == phase && count_of(&s->p[i]) > 0)
 			out[m++] = i;
-	for (size_t a = 1; a < m; a++)
-		for (size_t b = a; b > 0 && db_profile_pass_cmp(s->p[out[b - 1]].pass,
-		                                                s->p[out[b]].pass) > 0; b--) {
-			size_t u = out[b];
-			out[b] = out[b - 1];
-			out[b - 1] = u;
-		}
+	db_sort_passes(out, m, &s->p[0].pass, sizeof s->p[0]);
 	return m;
 }
 
@@ -518,13 +520,17 @@ int db_align_prepare(db_compare *c, int mode, db_err *err)
 	char why[384] = "", note[384];
 	/* each phase once, in the reference's order; the whole side is the one
 	 * the first aligned phase found (a second orientation is left as is) */
+	const char *done[64];   /* phases tried (a tree has a few) */
+	size_t n_done = 0;
 	for (size_t i = 0; i < ps[0].n; i++) {
 		const char *ph = ps[0].p[i].phase;
 		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = ps[0].p[j].phase == ph;
+		for (size_t j = 0; j < n_done && !seen; j++)
+			seen = done[j] == ph;
 		if (seen)
 			continue;
+		if (n_done < sizeof done / sizeof done[0])
+			done[n_done++] = ph;
 		for (int whole = 1; whole <= 2; whole++) {
 			if (a->whole && a->whole != whole)
 				continue;
@@ -569,7 +575,9 @@ out:
 	db_align_free(a);
 	free(wi);
 	free(si);
-	free(ps[0].p);
-	free(ps[1].p);
+	for (int k = 0; k < 2; k++) {
+		free(ps[k].p);
+		db_strmap_free(&ps[k].at);
+	}
 	return rc;
 }

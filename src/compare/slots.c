@@ -402,3 +402,29 @@ oom:
 	free(gi);
 	return db_err_set(err, NULL, NULL, -1, "out of memory");
 }
+
+typedef struct pass_ix {
+	const char *pass;
+	size_t i;
+} pass_ix;
+
+static int pass_ix_cmp(const void *a, const void *b)
+{
+	const pass_ix *x = a, *y = b;
+	int r = db_profile_pass_cmp(x->pass, y->pass);
+	return r ? r : (x->i > y->i) - (x->i < y->i);
+}
+
+void db_sort_passes(size_t *idx, size_t n, const char *const *first_pass, size_t stride)
+{
+	pass_ix *v = n > 1 ? malloc(n * sizeof *v) : NULL;
+	if (!v)
+		return;         /* one (or, out of memory, left in listing order) */
+	for (size_t k = 0; k < n; k++)
+		v[k] = (pass_ix){*(const char *const *)(const void *)((const char *)first_pass +
+		                                                      idx[k] * stride), idx[k]};
+	qsort(v, n, sizeof *v, pass_ix_cmp);
+	for (size_t k = 0; k < n; k++)
+		idx[k] = v[k].i;
+	free(v);
+}

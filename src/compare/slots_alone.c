@@ -190,13 +190,15 @@ static size_t phase_passes(const side *s, const char *phase, size_t *out)
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->d[i].phase, phase))
 			out[m++] = i;
-	for (size_t a = 1; a < m; a++)
-		for (size_t b = a; b > 0 && db_profile_pass_cmp(s->d[out[b - 1]].pass,
-		                                                s->d[out[b]].pass) > 0; b--) {
-			size_t u = out[b];
-			out[b] = out[b - 1];
-			out[b - 1] = u;
+	if (m > 1) {
+		const char **names = malloc(s->n * sizeof *names);
+		if (names) {
+			for (size_t i = 0; i < s->n; i++)
+				names[i] = s->d[i].pass;
+			db_sort_passes(out, m, names, sizeof *names);
+			free(names);
 		}
+	}
 	return m;
 }
 
@@ -276,6 +278,10 @@ static size_t split_alone(const db_compare *c, const db_pair *p, const db_item *
 	return (size_t)n;
 }
 
+/* The first passes of each phase are enough to see a warmup's shift: a
+ * tree of thousands of decode steps is not read pass by pass to decide. */
+#define FIND_PASSES 8
+
 int db_slots_alone_find(db_compare *c)
 {
 	db_err e = {{0}};
@@ -285,29 +291,39 @@ int db_slots_alone_find(db_compare *c)
 	db_strmap_init(&a.at);
 	db_strmap_init(&t.at);
 	int n = 0;
-	size_t *ai = NULL, *ti = NULL;
-	if (list_side(c, c->ref, true, &a) || list_side(c, c->tgt, false, &t))
-		goto out;
-	for (size_t i = 0; i < a.n; i++) {
-		read_seqs(c->ref, &a.d[i]);
-		if (a.d[i].nseq != 1)
-			goto out;       /* the reference is not one prompt alone */
-	}
-	for (size_t i = 0; i < t.n; i++) {
-		read_seqs(c->tgt, &t.d[i]);
-		if (t.d[i].nseq >= 2 && t.d[i].len > 0) {
-			if (n && t.d[i].nseq != n)
-				goto none;      /* batches of other sizes */
-			n = (int)t.d[i].nseq;
-		}
-	}
-	ai = malloc((a.n + 1) * sizeof *ai);
-	ti = malloc((t.n + 1) * sizeof *ti);
-	if (!n || !ai || !ti)
-		goto none;
 	bool moved = false;
-	for (size_t g = 0; g < t.n && !moved; g++) {
+	size_t *ai = NULL, *ti = NULL;
+	if (list_side(c, c->ref, true, &a) || list_side(c, c->tgt, false, &t) ||
+	    !(ai = malloc((a.n + 1) * sizeof *ai)) || !(ti = malloc((t.n + 1) * sizeof *ti)))
+		goto out;
+	char done[8][32];       /* phases tried (a tree has a few) */
+	size_t n_done = 0;
+	for (size_t g = 0; g < t.n && !moved && n_done < 8; g++) {
+		bool first = true;      /* each phase once: at its first group */
+		for (size_t h = 0; h < n_done && first; h++)
+			first = strcmp(done[h], t.d[g].phase) != 0;
+		if (!first)
+			continue;
+		snprintf(done[n_done++], sizeof done[0], "%s", t.d[g].phase);
 		size_t na = phase_passes(&a, t.d[g].phase, ai), nt = phase_passes(&t, t.d[g].phase, ti);
+		na = na < FIND_PASSES ? na : FIND_PASSES;
+		nt = nt < FIND_PASSES ? nt : FIND_PASSES;
+		for (size_t x = 0; x < na; x++) {
+			read_seqs(c->ref, &a.d[ai[x]]);
+			if (a.d[ai[x]].nseq != 1)
+				goto none;      /* the reference is not one prompt alone */
+		}
+		for (size_t y = 0; y < nt; y++) {
+			const desc *d = &t.d[ti[y]];
+			read_seqs(c->tgt, &t.d[ti[y]]);
+			if (d->nseq >= 2 && d->len > 0) {
+				if (n && d->nseq != n)
+					goto none;      /* batches of other sizes */
+				n = (int)d->nseq;
+			}
+		}
+		if (!n)
+			continue;
 		size_t cnt, at0 = 0;
 		long sh = best_shift(&a, &t, ai, na, ti, nt, n, &cnt);
 		for (size_t x = 0; x < na && x < nt; x++)
