@@ -164,7 +164,8 @@ static size_t phase_passes(const pside *s, const char *phase, size_t *out)
 	for (size_t i = 0; i < s->n; i++)
 		if (s->p[i].phase == phase && count_of(&s->p[i]) > 0)
 			out[m++] = i;
-	db_sort_passes(out, m, &s->p[0].pass, sizeof s->p[0]);
+	if (m > 1)      /* s->p is NULL on a side with no pass */
+		db_sort_passes(out, m, &s->p[0].pass, sizeof s->p[0]);
 	return m;
 }
 
