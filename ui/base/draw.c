@@ -458,7 +458,7 @@ enum tui_color draw_status_color(db_status s)
 
 /* The key sits beside the glyphs it explains, so a new band or status
  * cannot miss its entry. */
-void draw_legend(WINDOW *w, int y, bool marks)
+void draw_legend(WINDOW *w, int y, bool marks, bool bitwise)
 {
 	int W = getmaxx(w), x = 0;
 	draw_fill(w, y, 0, W, C_DEFAULT, 0);
@@ -475,6 +475,10 @@ void draw_legend(WINDOW *w, int y, bool marks)
 		x += draw_text(w, y, x, W - x, draw_status_color(st[i].s), 0,
 		               draw_status_glyph(st[i].s));
 		x += draw_textf(w, y, x, W - x, C_DEFAULT, 0, " %s  ", st[i].what);
+	}
+	if (bitwise) {  /* only where a cell can show it: the slots' verdict */
+		x += draw_text(w, y, x, W - x, draw_band_color(DB_BAND_DRIFT), 0, G("≢", "#"));
+		x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " bits differ  ");
 	}
 	x += draw_text(w, y, x, W - x, C_MARK, A_BOLD, G("▸", "*"));
 	x += draw_text(w, y, x, W - x, C_DEFAULT, 0, " 1st divergence  ");

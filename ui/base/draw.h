@@ -83,7 +83,7 @@ enum tui_color draw_status_color(db_status s);
 bool draw_pair_done(const db_pair *p);
 /* The key to the glyphs on line y: every band, the statuses, the first
  * divergence marker and, when marks, the mark. */
-void draw_legend(WINDOW *w, int y, bool marks);
+void draw_legend(WINDOW *w, int y, bool marks, bool bitwise);
 
 /* Numbers: cos fixed ("0.9999", "-0.123"); others compact scientific
  * ("1.2e-3", "0"). width: the maximum columns (>= 5). */

@@ -10,6 +10,7 @@
 #include "base/triage_ui.h"
 #include "heatmap_head.h"
 #include "db_session.h"
+#include "db_slot.h"
 
 #define CELL_W 9                /* 2 glyph + 7 value */
 #define NAME_MAX_W 32           /* column names wider than this stay cut */
@@ -324,6 +325,13 @@ static bool marked(struct tui *t, size_t p)
 	                          t->rank_sel ? tui_rank(t) : -1, false) >= 0;
 }
 
+/* Cells may read ≢ (bits differ): --slots, or slots found and judged
+ * bitwise (measure/slot.c). */
+static bool judged_bitwise(const struct tui *t)
+{
+	return t->cmp && (t->cmp->n_slots || db_slot_regime_holds(t->cmp));
+}
+
 /* A mark of the session is on the pass shown: the legend says "marked". */
 static bool marks_here(struct tui *t)
 {
@@ -364,7 +372,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		          t->have_grid ? "nothing to show: the filter hides every stage (/ and "
 		                         "<Enter> clears it)"
 		                       : "no tensors in this phase / pass / rank");
-		draw_legend(w, y0 + hgt - 3, marks_here(t));
+		draw_legend(w, y0 + hgt - 3, marks_here(t), judged_bitwise(t));
 		tui_draw_pair_status(t, w, y0 + hgt - 2, DB_NO_PAIR);
 		return;
 	}
@@ -464,7 +472,7 @@ static void heatmap_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h
 		draw_text(w, h->gy, 0, 1, C_DIM, 0, G("▴", "^"));
 	if (h->top + (size_t)h->grows < nr)
 		draw_text(w, h->gy + h->grows - 1, 0, 1, C_DIM, 0, G("▾", "v"));
-	draw_legend(w, y0 + hgt - 3, marks_here(t));
+	draw_legend(w, y0 + hgt - 3, marks_here(t), judged_bitwise(t));
 	size_t cur = cell_pick(t, h);
 	char note[96];
 	tui_draw_pair_status_note(t, w, y0 + hgt - 2, cur,

@@ -170,7 +170,7 @@ static void time_draw(struct view *v, struct tui *t, WINDOW *w, int y0, int h)
 		row_summary(g, row, buf, sizeof buf);
 		draw_text(w, yy, xs, W - xs, C_DEFAULT, cur ? A_BOLD : 0, buf);
 	}
-	draw_legend(w, y0 + h - 1, false);
+	draw_legend(w, y0 + h - 1, false, false);
 }
 
 /* Select the pass of row and go back to its heatmap. */
