@@ -157,6 +157,11 @@ static int64_t count_of(const ppass *p)
 	return p->pos ? p->pos->shape[0] : p->ids ? numel_of(p->ids) : p->rows;
 }
 
+static const char *pass_name(const void *s, size_t i)
+{
+	return ((const pside *)s)->p[i].pass;
+}
+
 /* Indices of s's passes of phase with a token count, in pass order. */
 static size_t phase_passes(const pside *s, const char *phase, size_t *out)
 {
@@ -164,8 +169,7 @@ static size_t phase_passes(const pside *s, const char *phase, size_t *out)
 	for (size_t i = 0; i < s->n; i++)
 		if (s->p[i].phase == phase && count_of(&s->p[i]) > 0)
 			out[m++] = i;
-	if (m > 1)      /* s->p is NULL on a side with no pass */
-		db_sort_passes(out, m, &s->p[0].pass, sizeof s->p[0]);
+	db_sort_passes(out, m, pass_name, s);
 	return m;
 }
 

@@ -415,14 +415,14 @@ static int pass_ix_cmp(const void *a, const void *b)
 	return r ? r : (x->i > y->i) - (x->i < y->i);
 }
 
-void db_sort_passes(size_t *idx, size_t n, const char *const *first_pass, size_t stride)
+void db_sort_passes(size_t *idx, size_t n, const char *(*pass)(const void *ctx, size_t i),
+                    const void *ctx)
 {
 	pass_ix *v = n > 1 ? malloc(n * sizeof *v) : NULL;
 	if (!v)
 		return;         /* one (or, out of memory, left in listing order) */
 	for (size_t k = 0; k < n; k++)
-		v[k] = (pass_ix){*(const char *const *)(const void *)((const char *)first_pass +
-		                                                      idx[k] * stride), idx[k]};
+		v[k] = (pass_ix){pass(ctx, idx[k]), idx[k]};
 	qsort(v, n, sizeof *v, pass_ix_cmp);
 	for (size_t k = 0; k < n; k++)
 		idx[k] = v[k].i;

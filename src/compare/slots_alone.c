@@ -183,6 +183,11 @@ static long best_shift(const side *a, const side *t, const size_t *ai, size_t na
 	return best;
 }
 
+static const char *pass_name(const void *s, size_t i)
+{
+	return ((const side *)s)->d[i].pass;
+}
+
 /* Indices of s's groups of phase, in pass order, into out; their count. */
 static size_t phase_passes(const side *s, const char *phase, size_t *out)
 {
@@ -190,15 +195,7 @@ static size_t phase_passes(const side *s, const char *phase, size_t *out)
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->d[i].phase, phase))
 			out[m++] = i;
-	if (m > 1) {
-		const char **names = malloc(s->n * sizeof *names);
-		if (names) {
-			for (size_t i = 0; i < s->n; i++)
-				names[i] = s->d[i].pass;
-			db_sort_passes(out, m, names, sizeof *names);
-			free(names);
-		}
-	}
+	db_sort_passes(out, m, pass_name, s);
 	return m;
 }
 

@@ -17,9 +17,10 @@ int64_t db_slots_load_ints(const db_index *ix, const db_item *it, int64_t **v);
 void db_slots_list_ints(char *buf, size_t cap, const int64_t *v, int64_t n);
 /* The token dim of p's stage (the profile's token_dim, else 0). */
 int db_slots_token_dim(const db_compare *c, const db_pair *p);
-/* idx[0..n) in pass order (db_profile_pass_cmp, then index), where the
- * pass name of index i is the const char * at first_pass + i * stride
- * bytes: O(n log n) (an insertion sort was quadratic on 20k passes). */
-void db_sort_passes(size_t *idx, size_t n, const char *const *first_pass, size_t stride);
+/* idx[0..n) in pass order (db_profile_pass_cmp, then index), pass(ctx, i)
+ * naming index i's pass: O(n log n) (an insertion sort was quadratic on
+ * 20k passes). */
+void db_sort_passes(size_t *idx, size_t n, const char *(*pass)(const void *ctx, size_t i),
+                    const void *ctx);
 
 #endif

@@ -179,14 +179,19 @@ static bool same_shape(const db_item *it, const db_tensor *t)
 	return true;
 }
 
+/* f was opened for another version of it's file than the index saw */
+static bool stale(const db_file *f, const db_item *it)
+{
+	return it && (f->st_size != it->size || f->st_mtime_ns != it->mtime_ns ||
+	              f->st_ident != it->ident);
+}
+
 static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *fd_out,
                           db_err *err)
 {
 	for (size_t i = 0; i < w->n_files; i++)
 		if (!strcmp(w->files[i].path, path)) {
-			const db_file *o = w->files[i].f;
-			if (it && (o->st_size != it->size || o->st_mtime_ns != it->mtime_ns ||
-			           o->st_ident != it->ident)) {
+			if (stale(w->files[i].f, it)) {
 				/* opened for an older index (a context kept across a
 				 * rescan): open again and check the file as new */
 				wfile_close(&w->files[i]);
@@ -202,7 +207,7 @@ static db_file *wctx_file(db_wctx *w, const char *path, const db_item *it, int *
 	db_file *f = NULL;
 	if (wctx_open(w, path, &f, err) != 0)
 		return NULL;
-	if (it && (f->st_size != it->size || f->st_mtime_ns != it->mtime_ns || f->st_ident != it->ident)) {
+	if (stale(f, it)) {
 		db_file_close(f);
 		db_err_set(err, path, NULL, -1, "file changed since the tree was indexed; rescan");
 		return NULL;
